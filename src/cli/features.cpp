@@ -1,0 +1,15 @@
+#include "cli/features.hpp"
+
+#include "vramdoc/config.h"
+
+namespace vramdoc::cli {
+
+bool have_cuda_kernels() { return VRAMDOC_HAVE_CUDA; }
+bool have_cupti_tracer() { return VRAMDOC_HAVE_CUPTI; }
+
+std::string how_to_enable_cuda() {
+  return "this vramdoc was built without CUDA: install the CUDA toolkit (nvcc) and rebuild "
+         "(cmake -DVRAMDOC_CUDA=ON)";
+}
+
+}  // namespace vramdoc::cli

@@ -1,0 +1,15 @@
+# Helpers for the end-to-end CLI tests (sourced, not a test itself).
+set -u
+fails=0
+check() {  # check "description" expected_exit command...
+  local what=$1 want=$2; shift 2
+  "$@" >/tmp/vramdoc-test.out 2>/tmp/vramdoc-test.err
+  local got=$?
+  if [[ $got != "$want" ]]; then
+    echo "FAIL: $what: exit $got, wanted $want"; cat /tmp/vramdoc-test.out /tmp/vramdoc-test.err; fails=$((fails + 1))
+  fi
+}
+contains() {  # contains "description" file pattern
+  if ! grep -q -- "$3" "$2"; then echo "FAIL: $1: '$3' not in output"; cat "$2"; fails=$((fails + 1)); fi
+}
+finish() { if [[ $fails -gt 0 ]]; then echo "$fails check(s) failed"; exit 1; fi; echo "all checks passed"; }
