@@ -1,0 +1,18 @@
+// The classifier: leak / insufficient / fragmentation / plateau / stable / inconclusive.
+// Method and thresholds: docs/run-analyze.md.
+#pragma once
+#include "core/timeline/diagnosis.hpp"
+#include "core/timeline/timeline.hpp"
+
+namespace vramdoc::timeline {
+
+// Diagnoses a timeline. Never fails: input too poor to judge gives Inconclusive with the reason.
+Diagnosis classify(const Timeline& tl);
+
+// One sentence: the verdict and its main figure.
+std::string summary_for(const Diagnosis& d);
+
+// Remedies from the articles for a verdict (plain sentences, most effective first).
+std::vector<std::string> remedies_for(const Diagnosis& d);
+
+}  // namespace vramdoc::timeline

@@ -1,0 +1,197 @@
+#include "core/timeline/reader.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "core/timeline/oom_message.hpp"
+
+namespace vramdoc::timeline {
+
+using nlohmann::json;
+
+std::optional<long> step_number(const std::string& label) {
+  static const std::regex kStep(R"(^\s*(?:step|iter|iteration)\s*[:=#]?\s*([0-9]{1,12})\b)", std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(label, m, kStep)) return std::nullopt;
+  return std::stol(m[1].str());
+}
+
+const char* outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Ok: return "ok";
+    case Outcome::Oom: return "oom";
+    case Outcome::Failed: return "failed";
+    case Outcome::Unknown: break;
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Thrown inside this file only, turned into an Error at the public boundary.
+struct BadInput {
+  std::string what;
+};
+
+double number(const json& v, const std::string& where) {
+  if (!v.is_number()) throw BadInput{where + " is not a number"};
+  double d = v.get<double>();
+  if (!std::isfinite(d)) throw BadInput{where + " is not a finite number"};
+  return d;
+}
+
+std::uint64_t bytes(const json& v, const std::string& where) {
+  double d = number(v, where);
+  if (d < 0 || d > kMaxBytes) throw BadInput{where + " = " + v.dump() + " bytes is out of range"};
+  return static_cast<std::uint64_t>(d);
+}
+
+std::optional<std::uint64_t> optional_bytes(const json& v, const std::string& where) {
+  if (v.is_null()) return std::nullopt;
+  return bytes(v, where);
+}
+
+Outcome parse_outcome(const json& v) {
+  if (!v.is_string()) return Outcome::Unknown;
+  const auto s = v.get<std::string>();
+  return s == "ok" ? Outcome::Ok : s == "oom" ? Outcome::Oom : s == "failed" ? Outcome::Failed : Outcome::Unknown;
+}
+
+// Column positions; t and process_used are required.
+struct Columns {
+  int t = -1, process_used = -1, device_used = -1, allocated = -1, reserved = -1;
+  std::size_t count = 0;
+};
+
+Columns parse_columns(const json& v) {
+  if (!v.is_array()) throw BadInput{"\"columns\" is missing or not a list"};
+  Columns c;
+  c.count = v.size();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) throw BadInput{"column " + std::to_string(i) + " is not a name"};
+    const auto name = v[i].get<std::string>();
+    const int k = static_cast<int>(i);
+    if (name == "t") c.t = k;
+    else if (name == "process_used") c.process_used = k;
+    else if (name == "device_used") c.device_used = k;
+    else if (name == "torch_allocated" || name == "allocated") c.allocated = k;
+    else if (name == "torch_reserved" || name == "reserved") c.reserved = k;
+  }
+  if (c.t < 0 || c.process_used < 0) throw BadInput{"\"columns\" must name \"t\" and \"process_used\""};
+  return c;
+}
+
+Sample parse_sample(const json& row, const Columns& c, const std::string& where) {
+  if (!row.is_array() || row.size() != c.count)
+    throw BadInput{where + " is not a list of " + std::to_string(c.count) + " values"};
+  Sample s;
+  s.t_seconds = number(row[c.t], where + " t");
+  if (s.t_seconds < 0 || s.t_seconds > 1e9) throw BadInput{where + " t = " + row[c.t].dump() + " is out of range"};
+  s.process_used_bytes = bytes(row[c.process_used], where + " process_used");
+  if (c.device_used >= 0) s.device_used_bytes = optional_bytes(row[c.device_used], where + " device_used");
+  if (c.allocated >= 0) s.allocated_bytes = optional_bytes(row[c.allocated], where + " torch_allocated");
+  if (c.reserved >= 0) s.reserved_bytes = optional_bytes(row[c.reserved], where + " torch_reserved");
+  return s;
+}
+
+Mark parse_mark(const json& v, const std::string& where) {
+  Mark m;
+  if (v.is_array() && v.size() >= 2 && v[1].is_string()) {  // shared: [t, label, allocated, reserved]
+    m.t_seconds = number(v[0], where + " t");
+    m.label = v[1].get<std::string>();
+    if (v.size() > 2) m.allocated_bytes = optional_bytes(v[2], where + " allocated");
+    if (v.size() > 3) m.reserved_bytes = optional_bytes(v[3], where + " reserved");
+  } else if (v.is_object() && v.contains("mark") && v["mark"].is_string()) {  // ours
+    m.t_seconds = number(v.value("t", json()), where + " t");
+    m.label = v["mark"].get<std::string>();
+  } else {
+    throw BadInput{where + " is not a mark [t, label, ...]"};
+  }
+  if (m.label.size() > 200) m.label.resize(200);
+  return m;
+}
+
+void check_order(const Timeline& tl) {
+  for (std::size_t i = 1; i < tl.samples.size(); ++i)
+    if (tl.samples[i].t_seconds < tl.samples[i - 1].t_seconds)
+      throw BadInput{"sample " + std::to_string(i) + " goes back in time"};
+}
+
+Timeline read_shared(const json& doc) {
+  if (!doc.is_object()) throw BadInput{"not a timeline: a JSON object with \"samples\" was expected"};
+  if (!doc.contains("samples") || !doc["samples"].is_array()) throw BadInput{"\"samples\" is missing or not a list"};
+  Timeline tl;
+  if (doc.contains("name") && doc["name"].is_string()) tl.name = doc["name"].get<std::string>();
+  if (doc.contains("device") && doc["device"].is_string()) tl.device = doc["device"].get<std::string>();
+  if (doc.contains("total") && !doc["total"].is_null()) tl.total_bytes = bytes(doc["total"], "\"total\"");
+  if (doc.contains("outcome")) tl.outcome = parse_outcome(doc["outcome"]);
+  if (doc.contains("message") && doc["message"].is_string()) tl.messages.push_back(doc["message"].get<std::string>());
+  const Columns c = doc.contains("columns") ? parse_columns(doc["columns"]) : Columns{0, 1, -1, -1, -1, 2};
+  const auto& rows = doc["samples"];
+  tl.samples.reserve(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) tl.samples.push_back(parse_sample(rows[i], c, "sample " + std::to_string(i)));
+  if (doc.contains("marks") && doc["marks"].is_array())
+    for (std::size_t i = 0; i < doc["marks"].size(); ++i)
+      tl.marks.push_back(parse_mark(doc["marks"][i], "mark " + std::to_string(i)));
+  return tl;
+}
+
+Timeline read_lines(std::string_view text, const json& header) {
+  Timeline tl;
+  if (header["vramdoc_timeline"] != 1) throw BadInput{"timeline format version " + header["vramdoc_timeline"].dump() + " is not supported (this vramdoc reads version 1)"};
+  tl.name = header.value("name", "");
+  if (header.contains("device") && header["device"].is_string()) tl.device = header["device"].get<std::string>();
+  if (header.contains("total") && !header["total"].is_null()) tl.total_bytes = bytes(header["total"], "header \"total\"");
+  const Columns c = parse_columns(header.value("columns", json()));
+  std::size_t pos = text.find('\n');
+  for (std::size_t line_no = 2; pos != std::string_view::npos && pos + 1 < text.size(); ++line_no) {
+    const std::size_t next = text.find('\n', pos + 1);
+    const auto line = text.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
+    pos = next;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    json v = json::parse(line, nullptr, false);
+    const std::string where = "line " + std::to_string(line_no);
+    if (v.is_discarded()) {
+      if (next == std::string_view::npos) break;  // the last line of a file still being written
+      throw BadInput{where + " is not JSON"};
+    }
+    if (v.is_array()) tl.samples.push_back(parse_sample(v, c, where));
+    else if (v.is_object() && v.contains("mark")) tl.marks.push_back(parse_mark(v, where));
+    else if (v.is_object() && v.contains("oom_message") && v["oom_message"].is_string()) tl.messages.push_back(v["oom_message"].get<std::string>());
+    else if (v.is_object() && v.contains("end") && v["end"].is_object()) {
+      tl.outcome = parse_outcome(v["end"].value("outcome", json()));
+      if (v["end"].contains("exit_status") && v["end"]["exit_status"].is_number_integer()) tl.exit_status = v["end"]["exit_status"].get<int>();
+    } else throw BadInput{where + " is neither a sample, a mark, an oom_message nor the end"};
+  }
+  return tl;
+}
+
+}  // namespace
+
+Result<Timeline> read_timeline(std::string_view text, const std::string& source) {
+  try {
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return make_error(source + ": the file is empty");
+    const auto first_end = text.find('\n');
+    json first = json::parse(text.substr(0, first_end), nullptr, false);
+    Timeline tl;
+    if (!first.is_discarded() && first.is_object() && first.contains("vramdoc_timeline")) {
+      tl = read_lines(text, first);
+    } else {
+      json doc = json::parse(text, nullptr, false);
+      if (doc.is_discarded()) return make_error(source + ": not a timeline (not JSON, or cut short)");
+      tl = read_shared(doc);
+    }
+    check_order(tl);
+    if (tl.name.empty()) tl.name = source;
+    for (const auto& m : tl.messages)
+      if (parse_oom_message(m) && tl.outcome == Outcome::Unknown) tl.outcome = Outcome::Oom;
+    return tl;
+  } catch (const BadInput& e) {
+    return make_error(source + ": " + e.what);
+  } catch (const std::exception& e) {  // a wrongly typed field nlohmann rejects
+    return make_error(source + ": not a valid timeline (" + std::string(e.what()) + ")");
+  }
+}
+
+}  // namespace vramdoc::timeline

@@ -1,0 +1,18 @@
+// Renderers of a diagnosis: text for the terminal, JSON (field "verdict"), a self-contained HTML
+// report with an inline SVG chart. They return strings; only the CLI writes.
+#pragma once
+#include <string>
+
+#include "core/timeline/diagnosis.hpp"
+#include "core/timeline/timeline.hpp"
+
+namespace vramdoc::timeline {
+
+// Verdict, evidence and remedies, for a terminal.
+std::string render_text(const Timeline& tl, const Diagnosis& d);
+// One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
+std::string render_json(const Timeline& tl, const Diagnosis& d);
+// A single HTML page, no network: the chart (timeline, steps, warm-up, trend, OOM), verdict, evidence.
+std::string render_html(const Timeline& tl, const Diagnosis& d);
+
+}  // namespace vramdoc::timeline

@@ -1,0 +1,90 @@
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/table.hpp"
+#include "core/timeline/render.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::timeline {
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+std::string bytes(double b) { return (b < 0 ? "-" : "") + format_bytes(static_cast<std::uint64_t>(std::fabs(b))); }
+
+}  // namespace
+
+std::string render_text(const Timeline& tl, const Diagnosis& d) {
+  const auto& ev = d.evidence;
+  std::string out = "vramdoc analyze: " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
+  TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
+  t.add_row({"samples", std::to_string(ev.samples) + " over " + fixed(ev.duration_seconds, 2) + " s"});
+  t.add_row({"steps", ev.steps ? std::to_string(*ev.steps) + " (marks)" : ev.step_seconds ? "period " + fixed(*ev.step_seconds, 3) + " s (found in the signal)" : "n/a (no marks, no period found)"});
+  t.add_row({"warm-up", fixed(ev.warmup_seconds, 2) + " s" + (ev.warmup_steps ? " / " + std::to_string(*ev.warmup_steps) + " steps" : "") + (ev.settled ? "" : " (never levelled off; first tenth taken)")});
+  t.add_row({"trend measured on", ev.trend_series.empty() ? "n/a" : ev.trend_series});
+  const std::string method = ev.growth_method.empty() ? "" : " (" + ev.growth_method + ")";
+  t.add_row({"growth per step", ev.growth_bytes_per_step ? bytes(*ev.growth_bytes_per_step) + method : "n/a"});
+  t.add_row({"growth per second", ev.growth_bytes_per_second ? bytes(*ev.growth_bytes_per_second) + method : "n/a"});
+  t.add_row({"Mann-Kendall z", ev.mann_kendall_z ? fixed(*ev.mann_kendall_z, 2) + " over " + std::to_string(ev.trend_points) + " points (> 3.09: growing, p < 0.001)" : "n/a"});
+  t.add_row({"rises after warm-up", std::to_string(ev.late_rises) + ", " + bytes(ev.late_rise_bytes) + " (working set " + bytes(ev.working_set_bytes) + ")"});
+  if (ev.cache_flushes) t.add_row({"cache given back", std::to_string(ev.cache_flushes) + " time(s)"});
+  std::string peak = bytes(double(ev.peak_bytes)) + " at " + fixed(ev.peak_seconds, 2) + " s";
+  if (ev.capacity_bytes) peak += " of " + bytes(double(*ev.capacity_bytes)) + " (" + fixed(100 * ev.peak_fraction.value_or(0), 1) + "%)";
+  else peak += " (capacity unknown)";
+  t.add_row({"peak (driver)", peak});
+  t.add_row({"first / last", bytes(double(ev.first_bytes)) + " / " + bytes(double(ev.last_bytes))});
+  if (ev.oom_seconds) t.add_row({"out of memory", "at " + fixed(*ev.oom_seconds, 2) + " s" + (ev.oom ? " (" + ev.oom->framework + " message)" : "")});
+  if (ev.oom) {
+    const auto& m = *ev.oom;
+    auto opt = [](const std::optional<std::uint64_t>& v) { return v ? bytes(double(*v)) : std::string("n/a"); };
+    t.add_row({"  requested", opt(m.requested_bytes)});
+    t.add_row({"  free / capacity", opt(m.free_bytes) + " / " + opt(m.capacity_bytes)});
+    t.add_row({"  reserved, unallocated", opt(m.reserved_unallocated_bytes)});
+  }
+  if (ev.missing_bytes) t.add_row({"missing", "at least " + bytes(double(*ev.missing_bytes))});
+  if (ev.projected_oom_seconds)
+    t.add_row({"projected OOM", "at about " + fixed(*ev.projected_oom_seconds, 0) + " s" + (ev.projected_oom_step ? ", step " + fixed(*ev.projected_oom_step, 0) : "")});
+  out += t.render("  ") + "\n";
+  if (!d.reasons.empty()) {
+    out += "  why:\n";
+    for (const auto& r : d.reasons) out += "    - " + r + "\n";
+  }
+  out += "\n  what to do:\n";
+  for (const auto& r : d.remedies) out += "    - " + r + "\n";
+  return out;
+}
+
+std::string render_json(const Timeline& tl, const Diagnosis& d) {
+  using nlohmann::json;
+  const auto& ev = d.evidence;
+  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  json e = {{"samples", ev.samples}, {"duration_s", ev.duration_seconds}, {"steps", opt(ev.steps)},
+            {"step_s", opt(ev.step_seconds)}, {"step_source", ev.step_source}, {"warmup_s", ev.warmup_seconds},
+            {"warmup_steps", opt(ev.warmup_steps)}, {"settled", ev.settled}, {"trend_series", ev.trend_series},
+            {"growth_bytes_per_step", opt(ev.growth_bytes_per_step)}, {"growth_bytes_per_s", opt(ev.growth_bytes_per_second)}, {"growth_method", ev.growth_method},
+            {"mann_kendall_z", opt(ev.mann_kendall_z)}, {"trend_points", ev.trend_points}, {"late_rises", ev.late_rises},
+            {"late_rise_bytes", ev.late_rise_bytes}, {"working_set_bytes", ev.working_set_bytes}, {"cache_flushes", ev.cache_flushes},
+            {"first_bytes", ev.first_bytes}, {"peak_bytes", ev.peak_bytes}, {"peak_s", ev.peak_seconds}, {"last_bytes", ev.last_bytes},
+            {"capacity_bytes", opt(ev.capacity_bytes)}, {"peak_fraction", opt(ev.peak_fraction)}, {"oom_s", opt(ev.oom_seconds)},
+            {"projected_oom_s", opt(ev.projected_oom_seconds)}, {"projected_oom_step", opt(ev.projected_oom_step)},
+            {"missing_bytes", opt(ev.missing_bytes)}};
+  if (ev.oom) {
+    const auto& m = *ev.oom;
+    e["oom_message"] = {{"framework", m.framework}, {"requested_bytes", opt(m.requested_bytes)}, {"capacity_bytes", opt(m.capacity_bytes)},
+                        {"free_bytes", opt(m.free_bytes)}, {"in_use_bytes", opt(m.in_use_bytes)}, {"allocated_bytes", opt(m.allocated_bytes)},
+                        {"reserved_unallocated_bytes", opt(m.reserved_unallocated_bytes)}, {"text", m.text}};
+  } else {
+    e["oom_message"] = nullptr;
+  }
+  json out = {{"name", tl.name}, {"verdict", verdict_name(d.verdict)}, {"summary", d.summary}, {"reasons", d.reasons},
+              {"to_settle", d.to_settle.empty() ? json(nullptr) : json(d.to_settle)}, {"evidence", e}, {"remedies", d.remedies},
+              {"outcome", outcome_name(tl.outcome)}, {"exit_status", opt(tl.exit_status)}};
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace vramdoc::timeline

@@ -1,0 +1,124 @@
+#include "core/timeline/series.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/timeline/stats.hpp"
+
+namespace vramdoc::timeline {
+
+std::vector<double> step_end_times(const Timeline& tl) {
+  std::vector<double> ends;
+  for (const auto& m : tl.marks)
+    if (step_number(m.label)) ends.push_back(m.t_seconds);
+  std::sort(ends.begin(), ends.end());
+  return ends;
+}
+
+Series retained_per_step(const Timeline& tl, const std::vector<double>& step_ends) {
+  Series s;
+  s.x_is_steps = true;
+  for (const auto& m : tl.marks) {
+    if (!step_number(m.label) || !m.allocated_bytes) continue;
+    s.x.push_back(static_cast<double>(s.x.size()));
+    s.t.push_back(m.t_seconds);
+    s.y.push_back(static_cast<double>(*m.allocated_bytes));
+  }
+  if (!s.y.empty()) {
+    s.what = "framework-allocated bytes at each step end";
+    return s;
+  }
+  double start = tl.samples.empty() ? 0 : tl.samples.front().t_seconds;
+  std::size_t i = 0;
+  for (double end : step_ends) {
+    double low = std::numeric_limits<double>::infinity();
+    for (; i < tl.samples.size() && tl.samples[i].t_seconds <= end; ++i)
+      if (tl.samples[i].t_seconds >= start && tl.samples[i].allocated_bytes)
+        low = std::min(low, static_cast<double>(*tl.samples[i].allocated_bytes));
+    if (low != std::numeric_limits<double>::infinity()) {
+      s.x.push_back(static_cast<double>(s.x.size()));
+      s.t.push_back(end);
+      s.y.push_back(low);
+    }
+    start = end;
+  }
+  if (!s.y.empty()) s.what = "minimum framework-allocated bytes within each step";
+  return s;
+}
+
+Series driver_floors(const Timeline& tl, const std::vector<double>& step_ends, std::size_t max_bins) {
+  Series s;
+  if (tl.samples.empty()) return s;
+  std::vector<double> edges;
+  if (step_ends.size() >= 2) {
+    s.x_is_steps = true;
+    s.what = "the driver's per-process number, minimum within each step";
+    edges = step_ends;
+  } else {
+    s.what = "the driver's per-process number, minimum within each time bin";
+    const double t0 = tl.samples.front().t_seconds, t1 = tl.samples.back().t_seconds;
+    const std::size_t bins = std::min(max_bins, tl.samples.size());
+    for (std::size_t b = 1; b <= bins; ++b) edges.push_back(t0 + (t1 - t0) * static_cast<double>(b) / static_cast<double>(bins));
+    edges.back() = t1;
+  }
+  std::size_t i = 0;
+  double start = tl.samples.front().t_seconds;
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    double low = std::numeric_limits<double>::infinity();
+    for (; i < tl.samples.size() && tl.samples[i].t_seconds <= edges[k]; ++i)
+      low = std::min(low, static_cast<double>(tl.samples[i].process_used_bytes));
+    if (low == std::numeric_limits<double>::infinity()) continue;
+    s.x.push_back(s.x_is_steps ? static_cast<double>(k) : (start + edges[k]) / 2);
+    s.t.push_back(s.x_is_steps ? edges[k] : (start + edges[k]) / 2);
+    s.y.push_back(low);
+    start = edges[k];
+  }
+  return s;
+}
+
+Levels find_levels(const Series& s, double tolerance, double min_quiet) {
+  Levels l;
+  l.tolerance = tolerance;
+  if (s.y.empty()) return l;
+  double level = s.y[0];
+  std::vector<std::size_t> changes{0};
+  for (std::size_t i = 1; i < s.y.size(); ++i) {
+    if (s.y[i] > level + tolerance) {
+      l.rises.push_back(i);
+      l.rise_bytes.push_back(s.y[i] - level);
+      if (!l.drops.empty() && l.drops.back() < i && (l.rises.size() < 2 || l.rises[l.rises.size() - 2] < l.drops.back()))
+        ++l.flushes;
+    } else if (s.y[i] < level - tolerance) {
+      if (s.y[i] < 0.9 * level) l.drops.push_back(i);  // a flush gives back a tenth or more
+    } else {
+      continue;
+    }
+    level = s.y[i];
+    changes.push_back(i);
+  }
+  const double x_end = s.x.back();
+  for (std::size_t k = 0; k < changes.size(); ++k) {
+    const std::size_t at = changes[k];
+    const double quiet = (k + 1 < changes.size() ? s.x[changes[k + 1]] : x_end) - s.x[at];
+    if (quiet >= std::max(s.x[at] - s.x[0], min_quiet) && quiet > 0) {
+      l.settled_at = at;
+      break;
+    }
+  }
+  l.warmup_end = l.settled_at ? *l.settled_at : std::max<std::size_t>(1, s.y.size() / 10);
+  return l;
+}
+
+Trend trend_after(const Series& s, std::size_t from) {
+  Trend tr;
+  if (from >= s.y.size()) return tr;
+  std::vector<double> x(s.x.begin() + static_cast<long>(from), s.x.end());
+  std::vector<double> y(s.y.begin() + static_cast<long>(from), s.y.end());
+  tr.points = y.size();
+  tr.span = x.back() - x.front();
+  tr.slope = theil_sen_slope(x, y);
+  tr.mk_z = mann_kendall(y).z;
+  return tr;
+}
+
+}  // namespace vramdoc::timeline

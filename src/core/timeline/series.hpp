@@ -1,0 +1,57 @@
+// The series the classifier reads from a timeline: per-step floors, time-binned floors, the
+// warm-up (when the signal first levels off), the level changes after it, and their trend.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/timeline/timeline.hpp"
+
+namespace vramdoc::timeline {
+
+// Points in order; x is a step index or seconds, t is always seconds.
+struct Series {
+  std::string what;  // how it was made, for the evidence
+  bool x_is_steps = false;
+  std::vector<double> x, t, y;
+};
+
+// Step ends, in time order, from "step N" marks (our run writes these from --step-regex and the
+// marker file). Empty when the timeline has none.
+std::vector<double> step_end_times(const Timeline& tl);
+
+// Bytes the framework still holds at each step end: from the marks' allocated figures, or the
+// minimum of the allocated column within each step. Empty when neither exists.
+Series retained_per_step(const Timeline& tl, const std::vector<double>& step_ends);
+
+// The driver's number (process_used): per-step minima when steps are known, otherwise minima
+// over at most `max_bins` equal time bins.
+Series driver_floors(const Timeline& tl, const std::vector<double>& step_ends, std::size_t max_bins = 240);
+
+// Level changes larger than a tolerance, and where the signal first settles.
+struct Levels {
+  double tolerance = 0;
+  std::vector<std::size_t> rises;        // indices where the level went up
+  std::vector<double> rise_bytes;        // by how much
+  std::vector<std::size_t> drops;        // indices where it fell by a tenth or more
+  std::size_t flushes = 0;               // drops later followed by a rise again (a cache given back)
+  std::optional<std::size_t> settled_at; // first index after which it stayed level long enough
+  std::size_t warmup_end = 0;            // settled_at, or a tenth of the points when it never settles
+};
+
+// A level change is larger than `tolerance`; a level is settled when it then holds for at least
+// as long as it took to reach it and at least `min_quiet` (x units): first steps are slow (CUDA
+// context, autotuning, lazy optimizer state), so a short quiet spell is not yet a steady state.
+Levels find_levels(const Series& s, double tolerance, double min_quiet);
+
+// Trend of y against x over points [from, end): Theil-Sen slope (y per x) and Mann-Kendall z.
+struct Trend {
+  std::optional<double> slope;
+  double mk_z = 0;
+  std::size_t points = 0;
+  double span = 0;  // x range covered
+};
+Trend trend_after(const Series& s, std::size_t from);
+
+}  // namespace vramdoc::timeline

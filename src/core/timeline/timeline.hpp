@@ -1,0 +1,47 @@
+// A GPU-memory timeline of one job: samples of the driver's numbers, step marks, the outcome.
+// Plain data, filled by the readers (our JSON Lines format, the shared timeline JSON) or by `run`.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vramdoc::timeline {
+
+// One reading. Only t and process_used are sure to exist; anything else may be unknown.
+struct Sample {
+  double t_seconds = 0;                            // since the recording began
+  std::uint64_t process_used_bytes = 0;            // the driver's charge to the job (sum over its processes)
+  std::optional<std::uint64_t> device_used_bytes;  // the whole device
+  std::optional<std::uint64_t> allocated_bytes;    // framework allocator: live tensors (torch_allocated)
+  std::optional<std::uint64_t> reserved_bytes;     // framework allocator: cached segments (torch_reserved)
+};
+
+// An event: "step N" (end of step N), "epoch N", "batch N", "oom", or free text.
+struct Mark {
+  double t_seconds = 0;
+  std::string label;
+  std::optional<std::uint64_t> allocated_bytes;  // framework figures at the mark, when recorded
+  std::optional<std::uint64_t> reserved_bytes;
+};
+
+// How the job ended, when known.
+enum class Outcome { Unknown, Ok, Oom, Failed };
+
+struct Timeline {
+  std::string name;
+  std::optional<std::string> device;
+  std::optional<std::uint64_t> total_bytes;  // device memory capacity
+  Outcome outcome = Outcome::Unknown;
+  std::optional<int> exit_status;            // as a shell reports it: 128+N when killed by signal N
+  std::vector<std::string> messages;         // out-of-memory messages seen in the job's output
+  std::vector<Sample> samples;               // in time order
+  std::vector<Mark> marks;                   // in time order
+};
+
+// The step number of a "step N" mark (also "iter N", "iteration N"); empty for other labels.
+std::optional<long> step_number(const std::string& label);
+// "ok", "oom", "failed", "unknown".
+const char* outcome_name(Outcome outcome);
+
+}  // namespace vramdoc::timeline
