@@ -30,6 +30,10 @@ constexpr double kMinQuietSteps = 3.0;
 constexpr std::size_t kMinTrendPoints = 8;
 // Fewer level changes than this before an OOM: the job never completed a steady step.
 constexpr std::size_t kFewRises = 10;
+// At most this many working-set-sized rises after warm-up are read as new largest input shapes:
+// random lengths set a new record about ln(n) times (5 in 150 steps, 7 in 1000); a leak that keeps
+// a step's activations rises every step.
+constexpr std::size_t kFewShapeRecords = 8;
 
 std::string mib(double bytes) { return format_bytes(static_cast<std::uint64_t>(std::max(0.0, bytes))); }
 
@@ -142,14 +146,21 @@ void project_oom(Diagnosis& d) {
 bool late_rises_look_like_leak(const Analysis& a, Evidence& ev) {
   const auto& l = a.levels;
   const auto& y = a.series.y;
-  ev.working_set_bytes = y[std::min(l.warmup_end, y.size() - 1)] - y[0];
+  ev.working_set_bytes = 0;  // the largest single rise during warm-up: what one step's activations cost
+  for (std::size_t k = 0; k < l.rises.size() && l.rises[k] <= l.warmup_end; ++k)
+    ev.working_set_bytes = std::max(ev.working_set_bytes, l.rise_bytes[k]);
   double small = 0, large = 0;
   for (std::size_t k = 0; k < l.rises.size(); ++k) {
     if (l.rises[k] <= l.warmup_end) continue;
+    if (l.rise_bytes[k] * 3 >= ev.working_set_bytes) ++ev.large_late_rises;
     ++ev.late_rises;
     ev.late_rise_bytes += l.rise_bytes[k];
     (l.rise_bytes[k] * 3 < ev.working_set_bytes ? small : large) += l.rise_bytes[k];
   }
+  // Net growth, so that noise going up and down is not counted as rises.
+  const std::size_t tail = std::max<std::size_t>(1, (y.size() - std::min(l.warmup_end, y.size() - 1)) / 10);
+  const double net = median(std::vector<double>(y.end() - static_cast<long>(tail), y.end())) - y[std::min(l.warmup_end, y.size() - 1)];
+  if (net < growth_floor(a.series)) ev.late_rise_bytes = std::max(0.0, net);
   return ev.late_rise_bytes >= growth_floor(a.series) && small > large;
 }
 
@@ -165,6 +176,21 @@ void use_staircase_rate(const Analysis& a, Diagnosis& d) {
   ev.growth_method = "late rises over the time after warm-up";
   ev.growth_bytes_per_step = ev.step_seconds ? std::optional<double>(*ev.growth_bytes_per_second * *ev.step_seconds) : std::nullopt;
   d.trend = TrendLine{s.t[w], s.t.back(), s.y[w], s.y[w] + ev.late_rise_bytes};
+}
+
+// Growth that slows down: the rises in the second half of the time after warm-up add up to less
+// than a quarter of those in the first half. New largest input shapes arrive ever more rarely (a
+// record of n random lengths is broken about ln n times); a leak keeps its pace.
+bool decelerating(const Analysis& a) {
+  const auto& l = a.levels;
+  const auto& x = a.series.x;
+  if (x.empty()) return false;
+  const std::size_t w = std::min(l.warmup_end, x.size() - 1);
+  const double mid = (x[w] + x.back()) / 2;
+  double first = 0, second = 0;
+  for (std::size_t k = 0; k < l.rises.size(); ++k)
+    if (l.rises[k] > w) (x[l.rises[k]] <= mid ? first : second) += l.rise_bytes[k];
+  return first >= growth_floor(a.series) && second < 0.25 * first;
 }
 
 }  // namespace
@@ -213,10 +239,21 @@ Diagnosis classify(const Timeline& tl) {
   } else if (oom && rises < kFewRises && !driver.levels.settled_at) {
     d.verdict = Verdict::Insufficient;
     why("it ran out of memory before the memory ever levelled off (" + std::to_string(rises) + " rises): the first steps already need more than the card has");
+  } else if (!oom && driver.trend.points < kMinTrendPoints) {
+    d.verdict = Verdict::Inconclusive;
+    d.to_settle = "record longer: too little of the run after warm-up to see a trend";
   } else if (!oom && driver.levels.flushes > 0) {
     d.verdict = Verdict::Inconclusive;
     d.to_settle = "the driver's number grows but the allocator gave memory back " + std::to_string(driver.levels.flushes) +
                   " time(s), so it is not all kept: mark steps (--step-regex or $VRAMDOC_MARK_FILE) or record the framework's allocated bytes";
+  } else if (!oom && decelerating(driver)) {
+    d.verdict = Verdict::Plateau;
+    why("the driver's number grew after warm-up but ever more slowly (the second half of the run added less than a quarter of the first): "
+        "the allocator's cache filling up for new, larger shapes, not a leak");
+  } else if (!oom && ev.late_rises > 0 && ev.large_late_rises * 2 > ev.late_rises && ev.large_late_rises <= kFewShapeRecords) {
+    d.verdict = Verdict::Plateau;
+    why("the driver's number rose " + std::to_string(ev.large_late_rises) + " time(s) after warm-up by steps as large as a step's working set, too few for a leak "
+        "that keeps something every step: new, larger input shapes filling the allocator's cache");
   } else if (driver.sustained || (staircase_leak && driver.levels.settled_at)) {
     d.verdict = Verdict::Leak;
     if (driver.sustained) why("the driver's number keeps growing after warm-up (Mann-Kendall z = " + std::to_string(driver.trend.mk_z).substr(0, 5) + ")");

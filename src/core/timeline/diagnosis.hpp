@@ -31,6 +31,7 @@ struct Evidence {
   std::size_t trend_points = 0;
   std::size_t late_rises = 0;               // the driver's number went up after warm-up, this often
   double late_rise_bytes = 0;
+  std::size_t large_late_rises = 0;         // of those, how many were a third of the working set or more
   double working_set_bytes = 0;             // the rise during warm-up
   std::size_t cache_flushes = 0;            // the driver's number fell and grew again
   std::uint64_t first_bytes = 0, peak_bytes = 0, last_bytes = 0;  // the driver's per-process number

@@ -2,12 +2,16 @@
 // report with an inline SVG chart. They return strings; only the CLI writes.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/timeline/diagnosis.hpp"
 #include "core/timeline/timeline.hpp"
 
 namespace vramdoc::timeline {
 
+// The evidence as (name, value) rows, shared by the text and HTML renderers; unknown is "n/a".
+std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& d);
 // Verdict, evidence and remedies, for a terminal.
 std::string render_text(const Timeline& tl, const Diagnosis& d);
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.

@@ -19,36 +19,43 @@ std::string bytes(double b) { return (b < 0 ? "-" : "") + format_bytes(static_ca
 
 }  // namespace
 
-std::string render_text(const Timeline& tl, const Diagnosis& d) {
+std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& d) {
   const auto& ev = d.evidence;
-  std::string out = "vramdoc analyze: " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
-  TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
-  t.add_row({"samples", std::to_string(ev.samples) + " over " + fixed(ev.duration_seconds, 2) + " s"});
-  t.add_row({"steps", ev.steps ? std::to_string(*ev.steps) + " (marks)" : ev.step_seconds ? "period " + fixed(*ev.step_seconds, 3) + " s (found in the signal)" : "n/a (no marks, no period found)"});
-  t.add_row({"warm-up", fixed(ev.warmup_seconds, 2) + " s" + (ev.warmup_steps ? " / " + std::to_string(*ev.warmup_steps) + " steps" : "") + (ev.settled ? "" : " (never levelled off; first tenth taken)")});
-  t.add_row({"trend measured on", ev.trend_series.empty() ? "n/a" : ev.trend_series});
+  std::vector<std::pair<std::string, std::string>> rows;
+  auto row = [&rows](std::string k, std::string v) { rows.emplace_back(std::move(k), std::move(v)); };
+  row("samples", std::to_string(ev.samples) + " over " + fixed(ev.duration_seconds, 2) + " s");
+  row("steps", ev.steps ? std::to_string(*ev.steps) + " (marks)" : ev.step_seconds ? "period " + fixed(*ev.step_seconds, 3) + " s (found in the signal)" : "n/a (no marks, no period found)");
+  row("warm-up", fixed(ev.warmup_seconds, 2) + " s" + (ev.warmup_steps ? " / " + std::to_string(*ev.warmup_steps) + " steps" : "") + (ev.settled ? "" : " (never levelled off; first tenth taken)"));
+  row("trend measured on", ev.trend_series.empty() ? "n/a" : ev.trend_series);
   const std::string method = ev.growth_method.empty() ? "" : " (" + ev.growth_method + ")";
-  t.add_row({"growth per step", ev.growth_bytes_per_step ? bytes(*ev.growth_bytes_per_step) + method : "n/a"});
-  t.add_row({"growth per second", ev.growth_bytes_per_second ? bytes(*ev.growth_bytes_per_second) + method : "n/a"});
-  t.add_row({"Mann-Kendall z", ev.mann_kendall_z ? fixed(*ev.mann_kendall_z, 2) + " over " + std::to_string(ev.trend_points) + " points (> 3.09: growing, p < 0.001)" : "n/a"});
-  t.add_row({"rises after warm-up", std::to_string(ev.late_rises) + ", " + bytes(ev.late_rise_bytes) + " (working set " + bytes(ev.working_set_bytes) + ")"});
-  if (ev.cache_flushes) t.add_row({"cache given back", std::to_string(ev.cache_flushes) + " time(s)"});
+  row("growth per step", ev.growth_bytes_per_step ? bytes(*ev.growth_bytes_per_step) + method : "n/a");
+  row("growth per second", ev.growth_bytes_per_second ? bytes(*ev.growth_bytes_per_second) + method : "n/a");
+  row("Mann-Kendall z", ev.mann_kendall_z ? fixed(*ev.mann_kendall_z, 2) + " over " + std::to_string(ev.trend_points) + " points (> 3.09: growing, p < 0.001)" : "n/a");
+  row("rises after warm-up", std::to_string(ev.late_rises) + ", " + bytes(ev.late_rise_bytes) + " (working set " + bytes(ev.working_set_bytes) + ")");
+  if (ev.cache_flushes) row("cache given back", std::to_string(ev.cache_flushes) + " time(s)");
   std::string peak = bytes(double(ev.peak_bytes)) + " at " + fixed(ev.peak_seconds, 2) + " s";
   if (ev.capacity_bytes) peak += " of " + bytes(double(*ev.capacity_bytes)) + " (" + fixed(100 * ev.peak_fraction.value_or(0), 1) + "%)";
   else peak += " (capacity unknown)";
-  t.add_row({"peak (driver)", peak});
-  t.add_row({"first / last", bytes(double(ev.first_bytes)) + " / " + bytes(double(ev.last_bytes))});
-  if (ev.oom_seconds) t.add_row({"out of memory", "at " + fixed(*ev.oom_seconds, 2) + " s" + (ev.oom ? " (" + ev.oom->framework + " message)" : "")});
+  row("peak (driver)", peak);
+  row("first / last", bytes(double(ev.first_bytes)) + " / " + bytes(double(ev.last_bytes)));
+  if (ev.oom_seconds) row("out of memory", "at " + fixed(*ev.oom_seconds, 2) + " s" + (ev.oom ? " (" + ev.oom->framework + " message)" : ""));
   if (ev.oom) {
     const auto& m = *ev.oom;
     auto opt = [](const std::optional<std::uint64_t>& v) { return v ? bytes(double(*v)) : std::string("n/a"); };
-    t.add_row({"  requested", opt(m.requested_bytes)});
-    t.add_row({"  free / capacity", opt(m.free_bytes) + " / " + opt(m.capacity_bytes)});
-    t.add_row({"  reserved, unallocated", opt(m.reserved_unallocated_bytes)});
+    row("  requested", opt(m.requested_bytes));
+    row("  free / capacity", opt(m.free_bytes) + " / " + opt(m.capacity_bytes));
+    row("  reserved, unallocated", opt(m.reserved_unallocated_bytes));
   }
-  if (ev.missing_bytes) t.add_row({"missing", "at least " + bytes(double(*ev.missing_bytes))});
+  if (ev.missing_bytes) row("missing", "at least " + bytes(double(*ev.missing_bytes)));
   if (ev.projected_oom_seconds)
-    t.add_row({"projected OOM", "at about " + fixed(*ev.projected_oom_seconds, 0) + " s" + (ev.projected_oom_step ? ", step " + fixed(*ev.projected_oom_step, 0) : "")});
+    row("projected OOM", "at about " + fixed(*ev.projected_oom_seconds, 0) + " s" + (ev.projected_oom_step ? ", step " + fixed(*ev.projected_oom_step, 0) : ""));
+  return rows;
+}
+
+std::string render_text(const Timeline& tl, const Diagnosis& d) {
+  std::string out = "vramdoc analyze: " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
+  TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
+  for (auto& [k, v] : evidence_rows(d)) t.add_row({k, v});
   out += t.render("  ") + "\n";
   if (!d.reasons.empty()) {
     out += "  why:\n";
@@ -68,7 +75,7 @@ std::string render_json(const Timeline& tl, const Diagnosis& d) {
             {"warmup_steps", opt(ev.warmup_steps)}, {"settled", ev.settled}, {"trend_series", ev.trend_series},
             {"growth_bytes_per_step", opt(ev.growth_bytes_per_step)}, {"growth_bytes_per_s", opt(ev.growth_bytes_per_second)}, {"growth_method", ev.growth_method},
             {"mann_kendall_z", opt(ev.mann_kendall_z)}, {"trend_points", ev.trend_points}, {"late_rises", ev.late_rises},
-            {"late_rise_bytes", ev.late_rise_bytes}, {"working_set_bytes", ev.working_set_bytes}, {"cache_flushes", ev.cache_flushes},
+            {"late_rise_bytes", ev.late_rise_bytes}, {"large_late_rises", ev.large_late_rises}, {"working_set_bytes", ev.working_set_bytes}, {"cache_flushes", ev.cache_flushes},
             {"first_bytes", ev.first_bytes}, {"peak_bytes", ev.peak_bytes}, {"peak_s", ev.peak_seconds}, {"last_bytes", ev.last_bytes},
             {"capacity_bytes", opt(ev.capacity_bytes)}, {"peak_fraction", opt(ev.peak_fraction)}, {"oom_s", opt(ev.oom_seconds)},
             {"projected_oom_s", opt(ev.projected_oom_seconds)}, {"projected_oom_step", opt(ev.projected_oom_step)},

@@ -97,7 +97,7 @@ Levels find_levels(const Series& s, double tolerance, double min_quiet) {
     changes.push_back(i);
   }
   const double x_end = s.x.back();
-  for (std::size_t k = 0; k < changes.size(); ++k) {
+  for (std::size_t k = 1; k < changes.size(); ++k) {  // the level before any rise is not a steady state
     const std::size_t at = changes[k];
     const double quiet = (k + 1 < changes.size() ? s.x[changes[k + 1]] : x_end) - s.x[at];
     if (quiet >= std::max(s.x[at] - s.x[0], min_quiet) && quiet > 0) {
@@ -105,7 +105,18 @@ Levels find_levels(const Series& s, double tolerance, double min_quiet) {
       break;
     }
   }
-  l.warmup_end = l.settled_at ? *l.settled_at : std::max<std::size_t>(1, s.y.size() / 10);
+  // Never settled: warm-up ends at the last rise far larger than the typical one (the first
+  // step's working set, the optimizer state), and not before a tenth of the points.
+  l.warmup_end = std::max<std::size_t>(1, s.y.size() / 10);
+  if (!l.settled_at && l.rises.size() >= 3) {
+    std::vector<double> sizes = l.rise_bytes;
+    std::nth_element(sizes.begin(), sizes.begin() + static_cast<long>(sizes.size() / 2), sizes.end());
+    const double typical = sizes[sizes.size() / 2];
+    const std::size_t limit = std::min(s.y.size() / 2, l.drops.empty() ? s.y.size() : l.drops.front());
+    for (std::size_t k = 0; k < l.rises.size() && l.rises[k] < limit; ++k)
+      if (l.rise_bytes[k] > 3 * typical) l.warmup_end = std::max(l.warmup_end, l.rises[k]);
+  }
+  if (l.settled_at) l.warmup_end = *l.settled_at;
   return l;
 }
 

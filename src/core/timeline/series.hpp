@@ -37,10 +37,12 @@ struct Levels {
   std::vector<std::size_t> drops;        // indices where it fell by a tenth or more
   std::size_t flushes = 0;               // drops later followed by a rise again (a cache given back)
   std::optional<std::size_t> settled_at; // first index after which it stayed level long enough
-  std::size_t warmup_end = 0;            // settled_at, or a tenth of the points when it never settles
+  std::size_t warmup_end = 0;            // settled_at; when it never settles, the last rise in the first
+                                         // half far above the typical rise, and at least a tenth
 };
 
-// A level change is larger than `tolerance`; a level is settled when it then holds for at least
+// A level change is larger than `tolerance`; a level reached by a change (the starting level, before
+// the job's first step, does not count) is settled when it then holds for at least
 // as long as it took to reach it and at least `min_quiet` (x units): first steps are slow (CUDA
 // context, autotuning, lazy optimizer state), so a short quiet spell is not yet a steady state.
 Levels find_levels(const Series& s, double tolerance, double min_quiet);

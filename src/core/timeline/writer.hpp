@@ -1,0 +1,32 @@
+// Our timeline format, version 1 (docs/timeline-format.md): JSON Lines, a header line first,
+// then one line per sample, mark, out-of-memory message, and an end line. Each function returns
+// one "\n"-ended line; the writer appends and flushes it, so the file is readable while written.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/timeline/timeline.hpp"
+
+namespace vramdoc::timeline {
+
+struct Header {
+  std::string name;
+  std::optional<std::string> device;
+  std::optional<std::uint64_t> total_bytes;
+  std::vector<std::string> command;
+  double interval_seconds = 0;
+  bool device_used = true;  // whether samples carry the device_used column
+};
+
+std::string header_line(const Header& h);
+// [t, process_used, device_used]; an unknown device_used is null.
+std::string sample_line(const Sample& s, bool with_device_used = true);
+std::string mark_line(const Mark& m);
+std::string oom_message_line(double t_seconds, const std::string& text);
+std::string end_line(double t_seconds, Outcome outcome, std::optional<int> exit_status);
+
+// The whole timeline in our format (for tests and conversions).
+std::string write_timeline(const Timeline& tl, const Header& h);
+
+}  // namespace vramdoc::timeline

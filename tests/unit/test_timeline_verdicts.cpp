@@ -1,0 +1,153 @@
+// The classifier on real recordings (shared/data/timelines, tests/data/timelines), whole and
+// reduced to what `run` sees from outside (t + process_used, no marks), and on synthetic kinds.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/timeline/classify.hpp"
+#include "core/timeline/reader.hpp"
+#include "test_timeline_synth.hpp"
+
+namespace vramdoc::timeline {
+namespace {
+
+using test::Kind;
+using Verdicts = std::set<std::string>;
+
+Timeline load(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto tl = read_timeline(text.str(), path);
+  EXPECT_TRUE(tl.ok()) << (tl.ok() ? "" : tl.error());
+  return tl.ok() ? *tl : Timeline{};
+}
+
+// Without outcome, message and capacity either: only the two columns.
+Timeline bare(const Timeline& tl) {
+  Timeline r = test::reduce(tl);
+  r.messages.clear();
+  r.outcome = Outcome::Unknown;
+  r.total_bytes.reset();
+  return r;
+}
+
+std::string verdict(const Timeline& tl) { return verdict_name(classify(tl).verdict); }
+
+struct Recorded {
+  std::string path, whole, reduced;
+};
+
+TEST(TimelineVerdicts, RecordedTimelinesWholeAndReduced) {
+  const std::string shared = std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/";
+  const std::string ours = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/";
+  const Recorded cases[] = {
+      {shared + "stable.json", "stable", "stable"},
+      {shared + "leak_tensor.json", "leak", "leak"},
+      {shared + "oom_insufficient.json", "insufficient", "insufficient"},
+      {ours + "trace_leak_to_oom.json", "leak", "leak"},
+      {ours + "trace_plateau_varseq.json", "plateau", "plateau"},
+      {ours + "trace_batch_ramp_oom.json", "insufficient", "insufficient"},
+      {ours + "trace_fragmentation.json", "fragmentation", "fragmentation"},
+      {ours + "trace_leak_slow.json", "leak", "stable"},  // see SlowLeakInsideTheCache below
+  };
+  for (const auto& c : cases) {
+    const Timeline tl = load(c.path);
+    EXPECT_EQ(verdict(tl), c.whole) << c.path;
+    EXPECT_EQ(verdict(test::reduce(tl)), c.reduced) << c.path << " reduced";
+  }
+}
+
+// With no outcome, message or capacity the no-OOM recordings keep their verdicts, and the OOM
+// ones are never called a leak they are not.
+TEST(TimelineVerdicts, BareTwoColumnTimelines) {
+  const std::string shared = std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/";
+  const std::string ours = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/";
+  EXPECT_EQ(verdict(bare(load(shared + "stable.json"))), "stable");
+  EXPECT_EQ(verdict(bare(load(shared + "leak_tensor.json"))), "leak");
+  EXPECT_EQ(verdict(bare(load(ours + "trace_plateau_varseq.json"))), "plateau");
+  EXPECT_EQ(verdict(bare(load(ours + "trace_leak_to_oom.json"))), "leak");
+  EXPECT_NE(verdict(bare(load(shared + "oom_insufficient.json"))), "leak");
+  EXPECT_NE(verdict(bare(load(ours + "trace_batch_ramp_oom.json"))), "leak");
+}
+
+// A leak of 2 MiB per step that never outgrows the allocator's cache leaves the driver's number
+// flat: from outside it is invisible and the honest verdict is "stable", with the caveat printed.
+TEST(TimelineVerdicts, SlowLeakInsideTheCache) {
+  const Timeline tl = load(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/trace_leak_slow.json");
+  const auto d = classify(test::reduce(tl));
+  EXPECT_EQ(d.verdict, Verdict::Stable);
+  bool caveat = false;
+  for (const auto& r : d.reasons) caveat |= r.find("hidden") != std::string::npos;
+  EXPECT_TRUE(caveat);
+}
+
+TEST(TimelineVerdicts, OomEvidence) {
+  const auto d = classify(load(std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/oom_insufficient.json"));
+  ASSERT_TRUE(d.evidence.missing_bytes);
+  EXPECT_NEAR(double(*d.evidence.missing_bytes) / 1073741824.0, 2.40, 0.01);
+  ASSERT_TRUE(d.evidence.peak_fraction);
+  EXPECT_GT(*d.evidence.peak_fraction, 0.9);
+}
+
+TEST(TimelineVerdicts, LeakRateAndProjection) {
+  const auto d = classify(load(std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/leak_tensor.json"));
+  ASSERT_TRUE(d.evidence.growth_bytes_per_step);
+  EXPECT_NEAR(*d.evidence.growth_bytes_per_step / 1048576.0, 8.0, 0.5);  // the loop keeps 8 MiB per step
+  ASSERT_TRUE(d.evidence.projected_oom_step);
+  EXPECT_GT(*d.evidence.projected_oom_step, 120);
+}
+
+struct SynthCase {
+  Kind kind;
+  double leak_mib;
+  Verdicts whole, reduced;
+};
+
+TEST(TimelineVerdicts, SyntheticKindsOverManySeeds) {
+  const SynthCase cases[] = {
+      {Kind::Stable, 0, {"stable"}, {"stable"}},
+      {Kind::Plateau, 0, {"plateau", "stable"}, {"plateau", "stable"}},
+      // 300 MiB in all: it stays inside the cache, or shows as one rise that alone cannot be told
+      // from a new input shape. Whole (with the allocated bytes at step ends) it is always seen.
+      {Kind::Leak, 2, {"leak"}, {"leak", "stable", "plateau"}},
+      {Kind::Leak, 64, {"leak"}, {"leak"}},
+      {Kind::Leak, 512, {"leak"}, {"leak"}},
+      {Kind::LeakToOom, 1024, {"leak"}, {"leak"}},
+      {Kind::Insufficient, 0, {"insufficient"}, {"insufficient"}},
+      {Kind::BatchRamp, 0, {"insufficient"}, {"insufficient"}},
+      {Kind::Fragmentation, 0, {"fragmentation"}, {"fragmentation"}},
+  };
+  for (const auto& c : cases) {
+    for (unsigned seed = 1; seed <= 12; ++seed) {
+      test::SynthParams p;
+      p.kind = c.kind, p.seed = seed, p.leak_mib_per_step = c.leak_mib;
+      const Timeline tl = test::synthesize(p);
+      const std::string whole = verdict(tl), reduced = verdict(test::reduce(tl));
+      EXPECT_TRUE(c.whole.count(whole)) << "kind " << int(c.kind) << " leak " << c.leak_mib << " seed " << seed << ": " << whole;
+      EXPECT_TRUE(c.reduced.count(reduced)) << "kind " << int(c.kind) << " leak " << c.leak_mib << " seed " << seed << " reduced: " << reduced;
+    }
+  }
+}
+
+TEST(TimelineVerdicts, NoiseAloneIsNeverALeak) {
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    test::SynthParams p;
+    p.kind = Kind::Stable, p.seed = seed, p.noise_mib = 20;
+    EXPECT_NE(verdict(test::synthesize(p)), "leak") << seed;
+    EXPECT_NE(verdict(test::reduce(test::synthesize(p))), "leak") << seed;
+  }
+}
+
+TEST(TimelineVerdicts, TooShortIsInconclusive) {
+  Timeline tl;
+  tl.samples = {{0, 100}, {0.02, 100}};
+  EXPECT_EQ(verdict(tl), "inconclusive");
+  tl.samples.push_back({0.04, 5000000000});
+  EXPECT_EQ(verdict(tl), "inconclusive");
+}
+
+}  // namespace
+}  // namespace vramdoc::timeline
