@@ -143,9 +143,9 @@ TEST(TimelineVerdicts, NoiseAloneIsNeverALeak) {
 
 TEST(TimelineVerdicts, TooShortIsInconclusive) {
   Timeline tl;
-  tl.samples = {{0, 100}, {0.02, 100}};
+  tl.samples = {{0, 100, {}, {}, {}}, {0.02, 100, {}, {}, {}}};
   EXPECT_EQ(verdict(tl), "inconclusive");
-  tl.samples.push_back({0.04, 5000000000});
+  tl.samples.push_back({0.04, 5000000000, {}, {}, {}});
   EXPECT_EQ(verdict(tl), "inconclusive");
 }
 

@@ -70,6 +70,7 @@ std::string polyline(const Timeline& tl, const Scale& sc, Get get, const char* c
 
 std::string chart(const Timeline& tl, const Diagnosis& d) {
   const auto& ev = d.evidence;
+  if (tl.samples.size() < 2) return "<p>No chart: fewer than two samples.</p>\n";
   Scale sc{tl.samples.front().t_seconds, tl.samples.back().t_seconds, static_cast<double>(ev.peak_bytes)};
   for (const auto& s : tl.samples) sc.y1 = std::max(sc.y1, static_cast<double>(s.device_used_bytes.value_or(0)));
   const bool show_capacity = ev.capacity_bytes && double(*ev.capacity_bytes) < 2 * sc.y1;

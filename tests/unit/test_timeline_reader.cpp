@@ -1,0 +1,149 @@
+// Timeline readers: both formats, a round trip of ours, and bad input of every kind -> an error
+// naming the input, or a timeline the classifier handles; never a crash.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/timeline/classify.hpp"
+#include "core/timeline/reader.hpp"
+#include "core/timeline/render.hpp"
+#include "core/timeline/writer.hpp"
+
+namespace vramdoc::timeline {
+namespace {
+
+const char* kShared = R"({"name": "t", "total": 1000000000, "outcome": "ok",
+  "columns": ["t", "process_used", "device_used", "torch_allocated", "torch_reserved"],
+  "samples": [[0.0, 100, 200, 10, 20], [0.02, 150, null, 15, 25], [0.04, 150, 250, 15, 25]],
+  "marks": [[0.03, "step 0", 15, 25], [0.04, "epoch 1", 15, 25]]})";
+
+TEST(TimelineReader, SharedFormatWithOptionalColumns) {
+  auto tl = read_timeline(kShared, "x.json");
+  ASSERT_TRUE(tl.ok()) << tl.error();
+  ASSERT_EQ(tl->samples.size(), 3u);
+  EXPECT_EQ(tl->samples[1].process_used_bytes, 150u);
+  EXPECT_FALSE(tl->samples[1].device_used_bytes.has_value());  // null is unknown, not 0
+  EXPECT_EQ(*tl->samples[2].allocated_bytes, 15u);
+  EXPECT_EQ(tl->marks.size(), 2u);
+  EXPECT_EQ(*tl->total_bytes, 1000000000u);
+  EXPECT_EQ(tl->outcome, Outcome::Ok);
+}
+
+TEST(TimelineReader, OnlyTimeAndProcessUsed) {
+  auto tl = read_timeline(R"({"columns": ["process_used", "t"], "samples": [[5, 0.1], [6, 0.2]]})", "y");
+  ASSERT_TRUE(tl.ok()) << tl.error();
+  EXPECT_EQ(tl->samples[1].process_used_bytes, 6u);
+  EXPECT_DOUBLE_EQ(tl->samples[1].t_seconds, 0.2);
+  EXPECT_FALSE(tl->samples[0].allocated_bytes);
+}
+
+TEST(TimelineReader, OurFormatRoundTripAndTruncatedLastLine) {
+  Timeline tl;
+  tl.samples = {{0, 100, 300, {}, {}}, {0.02, 200, std::nullopt, {}, {}}};
+  tl.marks = {{0.01, "step 0", {}, {}}};
+  tl.messages = {"CUDA out of memory. Tried to allocate 2.00 GiB."};
+  tl.outcome = Outcome::Oom;
+  tl.exit_status = 1;
+  Header h;
+  h.name = "job";
+  h.total_bytes = 1000;
+  const std::string text = write_timeline(tl, h);
+  auto back = read_timeline(text, "j.jsonl");
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->name, "job");
+  ASSERT_EQ(back->samples.size(), 2u);
+  EXPECT_EQ(*back->samples[0].device_used_bytes, 300u);
+  EXPECT_FALSE(back->samples[1].device_used_bytes);
+  EXPECT_EQ(back->marks[0].label, "step 0");
+  EXPECT_EQ(back->outcome, Outcome::Oom);
+  EXPECT_EQ(*back->exit_status, 1);
+  EXPECT_EQ(write_timeline(*back, h), text);  // byte-exact round trip
+  // A file still being written: the last line is cut short, the rest reads.
+  auto partial = read_timeline(text.substr(0, text.find("\n", text.find("\n") + 1) + 5), "j.jsonl");
+  ASSERT_TRUE(partial.ok()) << partial.error();
+  EXPECT_EQ(partial->samples.size(), 1u);
+}
+
+TEST(TimelineReader, BadInputGivesErrorsNamingTheInput) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "empty"},
+      {"   \n", "empty"},
+      {std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10), "not a timeline"},
+      {R"({"samples": [[0, 1], [0.1, 2]], "columns": ["t", "process_used"])", "not a timeline"},  // truncated
+      {R"([1, 2, 3])", "not a timeline"},
+      {R"({"samples": "many"})", "samples"},
+      {R"({"columns": ["t", "process_used"], "samples": [[0, "lots"]]})", "process_used is not a number"},
+      {R"({"columns": ["t", "process_used"], "samples": [[0, -5]]})", "out of range"},
+      {R"({"columns": ["t", "process_used"], "samples": [[0, 1e300]]})", "out of range"},
+      {R"({"columns": ["t", "process_used"], "samples": [[0, 1, 2]]})", "is not a list of 2 values"},
+      {R"({"columns": ["t", "process_used"], "samples": [[1, 1], [0.5, 1]]})", "goes back in time"},
+      {R"({"columns": ["time", "used"], "samples": []})", "must name"},
+      {R"({"columns": ["t", "process_used"], "samples": [], "total": "big"})", "total"},
+      {"{\"vramdoc_timeline\": 2, \"columns\": [\"t\", \"process_used\"]}\n", "version 2"},
+      {"{\"vramdoc_timeline\": 1, \"columns\": [\"t\", \"process_used\"]}\n[0, 1]\nnonsense\n[1, 2]\n", "line 3"},
+  };
+  for (const auto& [text, want] : cases) {
+    auto tl = read_timeline(text, "bad.json");
+    ASSERT_FALSE(tl.ok()) << "accepted: " << text;
+    EXPECT_NE(tl.error().find("bad.json"), std::string::npos) << tl.error();
+    EXPECT_NE(tl.error().find(want), std::string::npos) << tl.error() << " (wanted '" << want << "')";
+  }
+}
+
+TEST(TimelineReader, AbsurdButValidValuesAreJudgedNotCrashed) {
+  auto tl = read_timeline(R"({"columns": ["t", "process_used"], "total": 0,
+    "samples": [[0, 0], [0, 0], [0, 1152921504606846976], [1e9, 0]]})", "absurd");
+  ASSERT_TRUE(tl.ok()) << tl.error();
+  const auto d = classify(*tl);
+  EXPECT_FALSE(render_text(*tl, d).empty());
+  EXPECT_FALSE(render_html(*tl, d).empty());
+}
+
+// Mutations of valid files (bytes flipped, cut, duplicated, digits replaced): each must give an
+// error or a timeline the classifier and renderers get through. Runs in about a second or two.
+TEST(TimelineReader, MutationFuzz) {
+  Timeline tl;
+  for (int i = 0; i < 40; ++i) tl.samples.push_back({i * 0.02, 1000000u + 4096u * i, 2000000u, {}, {}});
+  tl.marks = {{0.1, "step 0", {}, {}}, {0.3, "step 1", {}, {}}};
+  tl.messages = {"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 1.00 GiB of which 1.00 MiB is free."};
+  const std::string seeds[] = {write_timeline(tl, Header{}), kShared};
+  std::mt19937 rng(42);
+  const char alphabet[] = "0123456789-.,:[]{}\"e\n nulltrue";
+  int accepted = 0, rejected = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = seeds[round % 2];
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !text.empty(); ++e) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 4) {
+        case 0: text[at] = alphabet[rng() % (sizeof alphabet - 1)]; break;
+        case 1: text.erase(at, 1 + rng() % 8); break;
+        case 2: text.insert(at, text.substr(rng() % text.size(), rng() % 16)); break;
+        default: text.resize(at); break;
+      }
+    }
+    auto r = read_timeline(text, "fuzz");
+    if (!r.ok()) {
+      ++rejected;
+      EXPECT_FALSE(r.error().empty());
+      continue;
+    }
+    ++accepted;
+    const auto d = classify(*r);
+    EXPECT_FALSE(render_json(*r, d).empty());
+    EXPECT_FALSE(render_html(*r, d).empty());
+  }
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(rejected, 0);
+}
+
+TEST(TimelineReader, StepNumbers) {
+  EXPECT_EQ(*step_number("step 12"), 12);
+  EXPECT_EQ(*step_number("Step: 3 loss=2.1"), 3);
+  EXPECT_EQ(*step_number("iter 7"), 7);
+  EXPECT_FALSE(step_number("epoch 1"));
+  EXPECT_FALSE(step_number("oom"));
+}
+
+}  // namespace
+}  // namespace vramdoc::timeline
