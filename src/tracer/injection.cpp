@@ -40,34 +40,41 @@ std::uint32_t device_of(CUcontext context) {
 
 std::uint64_t as_u64(const void* handle) { return reinterpret_cast<std::uint64_t>(handle); }
 
+// An output parameter's value: read only after a successful call (a failed one may have
+// been given a null pointer, and leaves the output unset).
+template <class T>
+std::uint64_t output(const T* where, bool succeeded) {
+  return succeeded && where != nullptr ? static_cast<std::uint64_t>(*where) : 0;
+}
+
 // Fills `e` from the call's parameters; false for calls that are not recorded.
-bool describe_call(CUpti_CallbackId cbid, const CUpti_CallbackData* info, EventRecord& e) {
+bool describe_call(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool ok, EventRecord& e) {
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
       const auto& p = params<cuMemAlloc_v2_params>(info);
-      e = {.address = *p.dptr, .size_bytes = p.bytesize, .op = Op::Alloc, .kind = MemKind::Device};
+      e = {.address = output(p.dptr, ok), .size_bytes = p.bytesize, .op = Op::Alloc, .kind = MemKind::Device};
       return true;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2: {
       const auto& p = params<cuMemAllocPitch_v2_params>(info);
-      e = {.address = *p.dptr, .size_bytes = *p.pPitch * p.Height, .op = Op::Alloc, .kind = MemKind::Pitch};
+      e = {.address = output(p.dptr, ok), .size_bytes = (ok ? output(p.pPitch, ok) : p.WidthInBytes) * p.Height, .op = Op::Alloc, .kind = MemKind::Pitch};
       return true;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged: {
       const auto& p = params<cuMemAllocManaged_params>(info);
-      e = {.address = *p.dptr, .size_bytes = p.bytesize, .op = Op::Alloc, .kind = MemKind::Managed};
+      e = {.address = output(p.dptr, ok), .size_bytes = p.bytesize, .op = Op::Alloc, .kind = MemKind::Managed};
       return true;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz: {
       const auto& p = params<cuMemAllocAsync_params>(info);  // the _ptsz struct has the same layout
-      e = {.address = *p.dptr, .size_bytes = p.bytesize, .stream = as_u64(p.hStream), .op = Op::Alloc, .kind = MemKind::Async};
+      e = {.address = output(p.dptr, ok), .size_bytes = p.bytesize, .stream = as_u64(p.hStream), .op = Op::Alloc, .kind = MemKind::Async};
       return true;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz: {
       const auto& p = params<cuMemAllocFromPoolAsync_params>(info);
-      e = {.address = *p.dptr, .size_bytes = p.bytesize, .stream = as_u64(p.hStream), .op = Op::Alloc, .kind = MemKind::Async};
+      e = {.address = output(p.dptr, ok), .size_bytes = p.bytesize, .stream = as_u64(p.hStream), .op = Op::Alloc, .kind = MemKind::Async};
       return true;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
@@ -81,7 +88,7 @@ bool describe_call(CUpti_CallbackId cbid, const CUpti_CallbackData* info, EventR
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemCreate: {
       const auto& p = params<cuMemCreate_params>(info);
-      e = {.address = *p.handle, .size_bytes = p.size, .op = Op::Alloc, .kind = MemKind::VmmPhysical};
+      e = {.address = output(p.handle, ok), .size_bytes = p.size, .op = Op::Alloc, .kind = MemKind::VmmPhysical};
       if (p.prop != nullptr && p.prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
         e.device = static_cast<std::uint32_t>(p.prop->location.id);
       return true;
@@ -99,9 +106,11 @@ bool describe_call(CUpti_CallbackId cbid, const CUpti_CallbackData* info, EventR
       e = {.address = p.ptr, .size_bytes = p.size, .op = Op::Free, .kind = MemKind::VmmMap};
       return true;
     }
-    case CUPTI_DRIVER_TRACE_CBID_cuMemPoolCreate:
-      e = {.address = as_u64(*params<cuMemPoolCreate_params>(info).pool), .op = Op::Alloc, .kind = MemKind::Pool};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemPoolCreate: {
+      const auto& p = params<cuMemPoolCreate_params>(info);
+      e = {.address = ok && p.pool != nullptr ? as_u64(*p.pool) : 0, .op = Op::Alloc, .kind = MemKind::Pool};
       return true;
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemPoolDestroy:
       e = {.address = as_u64(params<cuMemPoolDestroy_params>(info).pool), .op = Op::Free, .kind = MemKind::Pool};
       return true;
@@ -128,13 +137,12 @@ bool skipped_frame(std::uint64_t ip) {
 }
 
 void on_exit_of_call(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
-  EventRecord e;
-  if (!describe_call(cbid, info, e)) return;
   const CUresult result = *static_cast<const CUresult*>(info->functionReturnValue);
-  if (result != CUDA_SUCCESS) {
+  EventRecord e;
+  if (!describe_call(cbid, info, result == CUDA_SUCCESS, e)) return;
+  if (result != CUDA_SUCCESS) {  // only refused allocations are worth recording
     if (e.op != Op::Alloc || result != CUDA_ERROR_OUT_OF_MEMORY) return;
     e.op = Op::Failed;
-    e.address = 0;
   }
   if (e.device == trace::kUnknownDevice) e.device = device_of(info->context);
   e.api = static_cast<std::uint16_t>(cbid);
@@ -183,8 +191,11 @@ int start() noexcept {
   module_range(reinterpret_cast<const void*>(&on_callback), &g_skip_start[0], &g_skip_end[0]);
   module_range(reinterpret_cast<const void*>(&cuptiSubscribe), &g_skip_start[1], &g_skip_end[1]);
   CUpti_SubscriberHandle subscriber = nullptr;
-  if (cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr) != CUPTI_SUCCESS) {
-    std::fprintf(stderr, "vramdoc tracer: CUPTI refused the subscription (another profiler attached?); not tracing\n");
+  const CUptiResult subscribed = cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
+  if (subscribed != CUPTI_SUCCESS) {  // e.g. another CUPTI tool (a profiler) holds the subscription
+    const char* why = "unknown error";
+    cuptiGetResultString(subscribed, &why);
+    std::fprintf(stderr, "vramdoc tracer: CUPTI refused the subscription (%s); not tracing\n", why);
     return 1;
   }
   for (auto cbid : kTracedCalls) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
