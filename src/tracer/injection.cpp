@@ -140,6 +140,7 @@ void on_exit_of_call(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
   const CUresult result = *static_cast<const CUresult*>(info->functionReturnValue);
   EventRecord e;
   if (!describe_call(cbid, info, result == CUDA_SUCCESS, e)) return;
+  if (e.op == Op::Free && e.address == 0) return;  // cuMemFree(0) is a no-op; PyTorch calls it
   if (result != CUDA_SUCCESS) {  // only refused allocations are worth recording
     if (e.op != Op::Alloc || result != CUDA_ERROR_OUT_OF_MEMORY) return;
     e.op = Op::Failed;

@@ -126,6 +126,37 @@ TEST(TraceAnalysis, TimelineIsBoundedAndKeepsThePeak) {
   EXPECT_EQ(highest, MiB);
 }
 
+// Regression (GPU run 2026-11-29): a PyTorch loop keeping one tensor per step showed no leak,
+// because Python's teardown frees every tensor before exit. It must show as accumulating.
+TEST(TraceAnalysis, ALoopThatKeepsMemoryIsAccumulatingEvenIfTeardownFreesIt) {
+  Builder b;
+  b.frame(1, 0, 0x100).frame(2, 0, 0x200);
+  for (std::uint64_t i = 0; i < 4; ++i) b.alloc(0x100000 + i, 64 * MiB, 1);  // weights, at the start
+  for (std::uint64_t step = 0; step < 50; ++step) {
+    b.alloc(0x200000 + step, MiB, 2);              // kept by the loop
+    b.alloc(0x300000, 8 * MiB, 1).free(0x300000);  // activations, freed each step
+  }
+  for (std::uint64_t step = 0; step < 50; ++step) b.free(0x200000 + step);  // teardown
+  for (std::uint64_t i = 0; i < 4; ++i) b.free(0x100000 + i);
+  const auto a = analyze_trace(b.t);
+  EXPECT_TRUE(a.leaks.empty());
+  ASSERT_EQ(a.accumulating.size(), 1U);
+  EXPECT_EQ(a.accumulating[0].stack_id, 2U);
+  EXPECT_EQ(a.accumulating[0].count, 50U);
+  EXPECT_GT(a.accumulating[0].last_t_s, a.accumulating[0].first_t_s);
+}
+
+TEST(TraceAnalysis, AllocationsMadeTogetherAreNotAccumulating) {
+  Builder b;
+  b.frame(1, 0, 0x100).frame(2, 0, 0x200).frame(3, 0, 0x300);
+  for (std::uint64_t i = 0; i < 40; ++i) b.alloc(0x100000 + i, MiB, 1);  // e.g. model parameters
+  for (std::uint64_t step = 0; step < 100; ++step) b.alloc(0x300000, MiB, 2).free(0x300000);
+  b.alloc(0x400000, 100 * MiB, 3);  // the peak comes late
+  const auto a = analyze_trace(b.t);
+  EXPECT_EQ(a.peak_contributors.size(), 2U);
+  EXPECT_TRUE(a.accumulating.empty());
+}
+
 TEST(TraceSymbols, StackTableWalksToTheRoot) {
   Builder b;
   b.frame(1, 0, 0x100).frame(2, 1, 0x200).frame(3, 2, 0x300);
@@ -166,6 +197,20 @@ TEST(TraceSymbols, ResolvesThroughTheModuleAndPicksTheCallSite) {
   EXPECT_EQ(describe(frames[2]), "leak_site_b() (p.cu:7)");
   EXPECT_EQ(describe(frames[0]), "libcuda.so.1+0x1233");
   EXPECT_EQ(describe(frames[3]), "0x9999");
+}
+
+TEST(TraceSymbols, PytorchCallSiteIsThePythonBindingOfTheOp) {
+  const auto frame = [](const char* module, const char* function) {
+    return SourceFrame{0, module, 0, function, "", 0};
+  };
+  std::vector<SourceFrame> from_python{frame("libcuda.so.1", "cuMemAlloc_v2"), frame("libcudart.so.13", "cudaMalloc"),
+                                       frame("libc10_cuda.so", "c10::cuda::CUDACachingAllocator::allocate"),
+                                       frame("libtorch_cpu.so", "at::native::full"),
+                                       frame("libtorch_python.so", "torch::autograd::THPVariable_full"),
+                                       frame("python3.12", "_PyEval_EvalFrameDefault")};
+  EXPECT_EQ(call_site_index(from_python), 4U);
+  from_python.erase(from_python.begin() + 4);  // an autograd thread: no Python binding
+  EXPECT_EQ(call_site_index(from_python), 3U);
 }
 
 TEST(TraceReport, TextNamesTheLeakingCallSiteAndThePytorchCaveat) {

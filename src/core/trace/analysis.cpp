@@ -23,6 +23,8 @@ struct Live {
   std::uint64_t size_bytes;
   std::uint32_t stack_id;
   MemKind kind;
+  std::uint64_t t_ns;
+  std::uint64_t ordinal;  // which event made it: 1, 2, ...
 };
 
 using LiveMap = std::map<std::uint64_t, Live>;
@@ -31,13 +33,14 @@ class Replay {
  public:
   // Applies one event; returns true when it changed the traced bytes.
   bool apply(const EventRecord& e, TraceAnalysis& out) {
+    ++ordinal_;
     if (e.op == Op::Failed) { out.failed++; return false; }
     auto& live = spaces_[space_of(e.kind)];
     if (e.op == Op::Alloc) {
       out.allocations++;
       // The address came back without a traced release: count the old one released.
       if (auto old = live.find(e.address); old != live.end()) release(live, old, std::next(old), out);
-      live.emplace(e.address, Live{e.size_bytes, e.stack_id, e.kind});
+      live.emplace(e.address, Live{e.size_bytes, e.stack_id, e.kind, e.t_ns, ordinal_});
       if (counts_bytes(e.kind)) bytes_ += e.size_bytes;
       return counts_bytes(e.kind);
     }
@@ -66,6 +69,11 @@ class Replay {
       for (const auto& [address, a] : space) {
         if (!counts_bytes(a.kind)) continue;
         auto& g = by_stack[{a.stack_id, a.kind}];
+        const double t_s = static_cast<double>(a.t_ns) * 1e-9;
+        g.first_t_s = g.count == 0 ? t_s : std::min(g.first_t_s, t_s);
+        g.last_t_s = g.count == 0 ? t_s : std::max(g.last_t_s, t_s);
+        g.first_event = g.count == 0 ? a.ordinal : std::min(g.first_event, a.ordinal);
+        g.last_event = g.count == 0 ? a.ordinal : std::max(g.last_event, a.ordinal);
         g.stack_id = a.stack_id;
         g.kind = a.kind;
         g.count++;
@@ -90,6 +98,7 @@ class Replay {
  private:
   LiveMap spaces_[kSpaces];
   std::uint64_t bytes_ = 0;
+  std::uint64_t ordinal_ = 0;
 };
 
 std::vector<AllocGroup> refused_groups(const Trace& trace) {
@@ -97,7 +106,8 @@ std::vector<AllocGroup> refused_groups(const Trace& trace) {
   for (const auto& r : trace.records)
     if (const auto* e = std::get_if<EventRecord>(&r); e && e->op == Op::Failed) {
       auto& g = by_stack[{e->stack_id, e->kind}];
-      g = {e->stack_id, e->kind, g.count + 1, g.bytes + e->size_bytes};
+      const double t_s = static_cast<double>(e->t_ns) * 1e-9;
+      g = {e->stack_id, e->kind, g.count + 1, g.bytes + e->size_bytes, g.count ? g.first_t_s : t_s, t_s};
     }
   std::vector<AllocGroup> out;
   for (auto& [key, g] : by_stack) out.push_back(g);
@@ -154,6 +164,10 @@ TraceAnalysis analyze_trace(const Trace& trace, std::size_t max_points) {
     at_peak.apply(*e, scratch);
   }
   out.peak_contributors = at_peak.groups();
+  // Spread is counted in events, not seconds: a pause (loading, compiling) is not activity.
+  for (const auto& g : out.peak_contributors)
+    if (g.count >= kMinAccumulating && 2 * (g.last_event - g.first_event) >= peak_index)
+      out.accumulating.push_back(g);
   return out;
 }
 

@@ -14,6 +14,10 @@ struct AllocGroup {
   MemKind kind = MemKind::Device;
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
+  double first_t_s = 0;  // when the earliest / latest of these allocations was made
+  double last_t_s = 0;
+  std::uint64_t first_event = 0;  // the same, as ordinals of the trace's events (1, 2, ...)
+  std::uint64_t last_event = 0;
 };
 
 struct TimelinePoint {
@@ -33,8 +37,14 @@ struct TraceAnalysis {
   std::vector<AllocGroup> leaks;              // alive at the end, largest first
   std::vector<AllocGroup> peak_contributors;  // alive at the peak, largest first
   std::vector<AllocGroup> refused;            // failed allocation attempts, largest first
+  // Peak contributors that grew steadily: at least kMinAccumulating allocations alive at the peak,
+  // made over at least half of the events before the peak. In Python programs
+  // teardown frees everything, so this, not "alive at exit", is where a loop's leak shows.
+  std::vector<AllocGroup> accumulating;
   std::vector<TimelinePoint> timeline;        // at most max_points points
 };
+
+inline constexpr std::uint64_t kMinAccumulating = 10;
 
 // True for the kinds that own memory (VMM maps are views of physical memory; pools hold none).
 bool counts_bytes(MemKind kind);

@@ -56,6 +56,7 @@ nlohmann::json groups_json(const ProcessTrace& p, const std::vector<AllocGroup>&
       stack.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"module", f.module},
                        {"file_address", f.file_address}});
     out.push_back({{"bytes", g.bytes}, {"count", g.count}, {"kind", kind_name(g.kind)}, {"call_site", call_site(frames)},
+                   {"first_t_s", g.first_t_s}, {"last_t_s", g.last_t_s},
                    {"call_site_frame", frames.empty() ? 0 : call_site_index(frames)}, {"stack", stack}});
   }
   return out;
@@ -84,7 +85,7 @@ const char* kind_name(MemKind kind) {
 
 std::vector<std::uint32_t> group_stacks(const TraceAnalysis& a) {
   std::set<std::uint32_t> ids;
-  for (const auto* groups : {&a.leaks, &a.peak_contributors, &a.refused})
+  for (const auto* groups : {&a.leaks, &a.peak_contributors, &a.refused, &a.accumulating})
     for (const auto& g : *groups) ids.insert(g.stack_id);
   return {ids.begin(), ids.end()};
 }
@@ -102,6 +103,9 @@ std::string render_trace_text(const std::vector<ProcessTrace>& processes, std::s
     out += "  traced peak " + format_bytes(a.peak_bytes) + " at " + std::to_string(a.peak_t_s).substr(0, 6) +
            " s; alive at exit " + format_bytes(a.live_bytes) + "\n";
     if (p.truncated) out += "  (the trace ends mid-record: the process was killed; the last interval is missing)\n";
+    if (!a.accumulating.empty())
+      render_groups(out, p, a.accumulating, "Growing until the peak (kept by a loop: likely leaks), by call site:", max_groups,
+                    max_frames);
     render_groups(out, p, a.leaks, "Alive at exit (leaks unless freed by teardown), by call site:", max_groups, max_frames);
     render_groups(out, p, a.peak_contributors, "Alive at the traced peak, by call site:", max_groups, max_frames);
     if (!a.refused.empty()) render_groups(out, p, a.refused, "Refused allocations (out of memory):", max_groups, max_frames);
@@ -122,7 +126,8 @@ nlohmann::json trace_report_json(const std::vector<ProcessTrace>& processes) {
                     {"unmatched_releases", a.unmatched_releases}, {"failed", a.failed},
                     {"live_bytes", a.live_bytes}, {"peak_bytes", a.peak_bytes}, {"peak_t_s", a.peak_t_s},
                     {"leaks", groups_json(p, a.leaks)}, {"peak_contributors", groups_json(p, a.peak_contributors)},
-                    {"refused", groups_json(p, a.refused)}, {"timeline", timeline}});
+                    {"refused", groups_json(p, a.refused)}, {"accumulating", groups_json(p, a.accumulating)},
+                    {"timeline", timeline}});
   }
   return {{"processes", list}};
 }

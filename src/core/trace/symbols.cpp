@@ -112,8 +112,12 @@ std::vector<SourceFrame> resolve_frames(
 }
 
 std::size_t call_site_index(const std::vector<SourceFrame>& frames) {
+  // PyTorch: the Python binding of the op the script called (THPVariable_full), when the
+  // allocation came from Python; else the first frame past the runtime and c10's allocator.
   for (std::size_t i = 0; i < frames.size(); ++i)
-    if (!is_runtime_frame(frames[i])) return i;
+    if (starts_with(frames[i].module, "libtorch_python.so")) return i;
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (!is_runtime_frame(frames[i]) && !starts_with(frames[i].module, "libc10")) return i;
   return 0;
 }
 

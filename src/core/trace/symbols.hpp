@@ -51,8 +51,9 @@ std::vector<SourceFrame> resolve_frames(
     const Trace& trace, const std::vector<std::uint64_t>& ips,
     const std::map<std::string, std::unordered_map<std::uint64_t, SourceFrame>>& answers);
 
-// The index of the first frame that is the program's own code, skipping the CUDA driver,
-// CUPTI, the tracer and the CUDA runtime (shared or linked statically). 0 if all are.
+// The index of the frame that names the call site: the first frame of the program's own code,
+// past the CUDA driver, CUPTI, the tracer, the CUDA runtime (shared or static) and PyTorch's
+// allocator (libc10*); for PyTorch called from Python, its binding (libtorch_python). 0 if none.
 std::size_t call_site_index(const std::vector<SourceFrame>& frames);
 
 // "function (file:line)" or "module+0xOFFSET" when there is no debug info.

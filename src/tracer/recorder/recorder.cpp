@@ -4,6 +4,7 @@
 #include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -176,6 +177,31 @@ bool module_range(const void* address, std::uint64_t* start, std::uint64_t* end)
   *start = q.start;
   *end = q.end;
   return q.found;
+}
+
+// Call-stack capture with the C++ runtime's unwinder (.eh_frame), safe in any thread.
+namespace {
+
+struct Walk {
+  std::uint64_t* out;
+  int max_depth;
+  int depth;
+};
+
+_Unwind_Reason_Code step(_Unwind_Context* context, void* arg) {
+  auto* walk = static_cast<Walk*>(arg);
+  const auto ip = static_cast<std::uint64_t>(_Unwind_GetIP(context));
+  if (ip == 0 || walk->depth >= walk->max_depth) return _URC_END_OF_STACK;
+  walk->out[walk->depth++] = ip;
+  return _URC_NO_REASON;
+}
+
+}  // namespace
+
+int capture_stack(std::uint64_t* out, int max_depth) {
+  Walk walk{out, max_depth, 0};
+  _Unwind_Backtrace(step, &walk);
+  return walk.depth;
 }
 
 }  // namespace vramdoc::tracer
