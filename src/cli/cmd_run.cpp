@@ -1,10 +1,146 @@
+// vramdoc run [OPTIONS] -- COMMAND ARGS...: run a job, record its GPU memory, diagnose it.
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <regex>
+#include <unistd.h>
+
+#include "backends/process_job.hpp"
+#include "backends/process_sampler.hpp"
 #include "cli/command.hpp"
+#include "cli/timeline_io.hpp"
+#include "core/timeline/classify.hpp"
+#include "core/timeline/oom_message.hpp"
+#include "core/timeline/render.hpp"
+#include "core/timeline/writer.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::cli {
 
+namespace {
+
+struct RunOptions {
+  std::string interval = "20ms", out, html, step_regex, config;
+  std::vector<std::string> command;
+};
+
+std::string default_out_name(const std::string& program) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return "vramdoc-" + std::filesystem::path(program).filename().string() + "-" + stamp + ".jsonl";
+}
+
+// The step number in a --step-regex match: its first group when numeric, else a count.
+std::string step_label(const std::smatch& m, long& counter) {
+  ++counter;
+  if (m.size() > 1 && m[1].matched) {
+    const std::string g = m[1].str();
+    if (!g.empty() && g.find_first_not_of("0123456789") == std::string::npos && g.size() < 12) return "step " + g;
+  }
+  return "step " + std::to_string(counter - 1);
+}
+
+}  // namespace
+
 int cmd_run(const std::vector<std::string>& args) {
-  (void)args;
-  return not_built_yet("run", "vramdoc run (issue 4)");
+  RunOptions o;
+  auto dash = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> own(args.begin(), dash);
+  if (dash != args.end()) o.command.assign(dash + 1, args.end());
+  CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree), and diagnose it:\n"
+               "leak, insufficient, fragmentation, plateau or stable. Usage: vramdoc run [OPTIONS] -- COMMAND ARGS...\n"
+               "The job may write \"step N\" lines to the file named by $VRAMDOC_MARK_FILE to mark steps.", "run"};
+  app.add_option("--interval", o.interval, "sampling interval (default 20ms)");
+  app.add_option("--out", o.out, "the timeline file, written while the job runs (default vramdoc-COMMAND-TIME.jsonl)");
+  app.add_option("--html", o.html, "write the HTML report here when the job ends");
+  app.add_option("--step-regex", o.step_regex, "a line of the job's output matching this ends a step (group 1: its number)");
+  app.add_option("--config", o.config, "model config (JSON) to quantify remedies with the estimator (not yet connected)");
+  if (int rc = parse_args(app, own); rc >= 0) return rc;
+  if (o.command.empty()) return fail("run", "no command: vramdoc run [OPTIONS] -- COMMAND ARGS...");
+  auto interval = parse_duration(o.interval);
+  if (!interval) return fail("run", interval.error());
+  if (*interval < 0.001 || *interval > 60) return fail("run", "--interval must be between 1ms and 60s");
+  std::optional<std::regex> step_re;
+  if (!o.step_regex.empty()) {
+    try {
+      step_re.emplace(o.step_regex);
+    } catch (const std::regex_error& e) {
+      return fail("run", "--step-regex '" + o.step_regex + "' is not a valid regular expression: " + e.what());
+    }
+  }
+  if (o.out.empty()) o.out = default_out_name(o.command[0]);
+  FILE* out = std::fopen(o.out.c_str(), "w");
+  if (!out) return fail("run", "cannot write " + o.out + ": " + std::strerror(errno));
+
+  // The marker file the job may write "step N" lines to.
+  std::string mark_file = (std::filesystem::temp_directory_path() / "vramdoc-marks-XXXXXX").string();
+  const int mark_fd = mkstemp(mark_file.data());
+  if (mark_fd >= 0) close(mark_fd);
+  else mark_file.clear();
+
+  auto probe = backends::open_nvml_job_probe();
+  if (!probe) std::fprintf(stderr, "vramdoc run: GPU memory sampling unavailable (%s); running the job without it\n", probe.error().c_str());
+  backends::JobMemoryProbe* p = probe ? probe->get() : nullptr;
+  timeline::Header header;
+  header.name = std::filesystem::path(o.command[0]).filename().string();
+  header.command = o.command;
+  header.interval_seconds = *interval;
+  if (p) header.device = p->device_name(), header.total_bytes = p->capacity_bytes({});
+  auto sink = [out](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
+  sink(timeline::header_line(header));
+  backends::JobRecorder recorder(p, *interval, mark_file, sink);
+
+  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file}};
+  if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
+  int error_number = 0;
+  auto job = backends::Job::start(o.command, env, error_number);
+  if (!job) {
+    std::fclose(out);
+    std::remove(o.out.c_str());
+    if (!mark_file.empty()) std::remove(mark_file.c_str());
+    return fail("run", "cannot run '" + o.command[0] + "': " + std::strerror(error_number),
+                error_number == ENOENT ? 127 : 126);
+  }
+  int status = 0;
+  {
+    backends::SignalForwarder forward(job->pid());
+    recorder.start(job->pid());
+    long steps = 0;
+    job->pump_output([&](const std::string& line) {
+      std::smatch m;
+      if (step_re && std::regex_search(line, m, *step_re)) recorder.mark(step_label(m, steps));
+      if (timeline::parse_oom_message(line)) recorder.oom_message(line);
+    });
+    status = job->wait();
+    recorder.stop();
+  }
+  job.reset();
+  if (!mark_file.empty()) std::remove(mark_file.c_str());
+
+  timeline::Timeline tl = recorder.timeline();
+  tl.name = header.name;
+  tl.device = header.device;
+  tl.total_bytes = p ? p->capacity_bytes(recorder.gpus()) : std::nullopt;
+  tl.exit_status = status;
+  tl.outcome = !tl.messages.empty() ? timeline::Outcome::Oom : status == 0 ? timeline::Outcome::Ok : timeline::Outcome::Failed;
+  sink(timeline::end_line(recorder.now(), tl.outcome, status, tl.total_bytes));
+  std::fclose(out);
+
+  const auto diagnosis = timeline::classify(tl);
+  // Hook for the estimator (src/core/estimator): quantify the remedies for --config.
+  if (!o.config.empty()) std::fprintf(stderr, "vramdoc run: --config %s: quantified remedies need the estimator, not in this build yet\n", o.config.c_str());
+  std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + o.out + "\n";
+  if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
+  report += timeline::render_text(tl, diagnosis);
+  std::fputs(report.c_str(), stderr);
+  if (!o.html.empty()) {
+    if (auto w = write_text_file(o.html, timeline::render_html(tl, diagnosis)); !w) fail("run", w.error(), 0);
+  }
+  return status;
 }
 
 }  // namespace vramdoc::cli

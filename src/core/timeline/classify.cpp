@@ -197,9 +197,18 @@ bool decelerating(const Analysis& a) {
 
 Diagnosis classify(const Timeline& tl) {
   Diagnosis d;
-  if (tl.samples.size() < 3) {
-    d.summary = "too few samples to judge (" + std::to_string(tl.samples.size()) + ")";
-    d.to_settle = "record longer: at least a few seconds, or a few steps after the first";
+  if (tl.samples.size() < 3) {  // no timeline to judge; an OOM message alone can still show fragmentation
+    for (const auto& m : tl.messages)
+      if ((d.evidence.oom = parse_oom_message(m))) break;
+    const auto& m = d.evidence.oom;
+    d.evidence.samples = tl.samples.size();
+    if (m && m->requested_bytes && m->reserved_unallocated_bytes && *m->reserved_unallocated_bytes >= *m->requested_bytes) {
+      d.verdict = Verdict::Fragmentation;
+      d.reasons.push_back("the failed request is smaller than the memory reserved but unallocated (from the message alone)");
+    } else {
+      d.to_settle = "too few samples (" + std::to_string(tl.samples.size()) + ") to tell a leak from a job too big: record with GPU memory sampling, over a few steps";
+    }
+    d.summary = summary_for(d);
     d.remedies = remedies_for(d);
     return d;
   }

@@ -162,6 +162,7 @@ Timeline read_lines(std::string_view text, const json& header) {
     else if (v.is_object() && v.contains("end") && v["end"].is_object()) {
       tl.outcome = parse_outcome(v["end"].value("outcome", json()));
       if (v["end"].contains("exit_status") && v["end"]["exit_status"].is_number_integer()) tl.exit_status = v["end"]["exit_status"].get<int>();
+      if (v["end"].contains("total") && !v["end"]["total"].is_null()) tl.total_bytes = bytes(v["end"]["total"], where + " end total");
     } else throw BadInput{where + " is neither a sample, a mark, an oom_message nor the end"};
   }
   return tl;

@@ -24,6 +24,16 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
   std::vector<std::pair<std::string, std::string>> rows;
   auto row = [&rows](std::string k, std::string v) { rows.emplace_back(std::move(k), std::move(v)); };
   row("samples", std::to_string(ev.samples) + " over " + fixed(ev.duration_seconds, 2) + " s");
+  if (ev.samples < 3) {  // nothing measured: only what an OOM message says
+    if (ev.oom) {
+      auto opt = [](const std::optional<std::uint64_t>& v) { return v ? bytes(double(*v)) : std::string("n/a"); };
+      row("out of memory", ev.oom->framework + " message");
+      row("  requested", opt(ev.oom->requested_bytes));
+      row("  free / capacity", opt(ev.oom->free_bytes) + " / " + opt(ev.oom->capacity_bytes));
+      row("  reserved, unallocated", opt(ev.oom->reserved_unallocated_bytes));
+    }
+    return rows;
+  }
   row("steps", ev.steps ? std::to_string(*ev.steps) + " (marks)" : ev.step_seconds ? "period " + fixed(*ev.step_seconds, 3) + " s (found in the signal)" : "n/a (no marks, no period found)");
   row("warm-up", fixed(ev.warmup_seconds, 2) + " s" + (ev.warmup_steps ? " / " + std::to_string(*ev.warmup_steps) + " steps" : "") + (ev.settled ? "" : " (never levelled off; first tenth taken)"));
   row("trend measured on", ev.trend_series.empty() ? "n/a" : ev.trend_series);
@@ -53,7 +63,7 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
 }
 
 std::string render_text(const Timeline& tl, const Diagnosis& d) {
-  std::string out = "vramdoc analyze: " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
+  std::string out = "diagnosis of " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
   TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
   for (auto& [k, v] : evidence_rows(d)) t.add_row({k, v});
   out += t.render("  ") + "\n";

@@ -37,9 +37,10 @@ std::string oom_message_line(double t_seconds, const std::string& text) {
   return line({{"t", round_t(t_seconds)}, {"oom_message", text}});
 }
 
-std::string end_line(double t_seconds, Outcome outcome, std::optional<int> exit_status) {
+std::string end_line(double t_seconds, Outcome outcome, std::optional<int> exit_status, std::optional<std::uint64_t> total_bytes) {
   json end = {{"t", round_t(t_seconds)}, {"outcome", outcome_name(outcome)}};
   end["exit_status"] = exit_status ? json(*exit_status) : json(nullptr);
+  if (total_bytes) end["total"] = *total_bytes;
   return line({{"end", end}});
 }
 
@@ -48,7 +49,8 @@ std::string write_timeline(const Timeline& tl, const Header& h) {
   for (const auto& s : tl.samples) out += sample_line(s, h.device_used);
   for (const auto& m : tl.marks) out += mark_line(m);
   for (const auto& m : tl.messages) out += oom_message_line(tl.samples.empty() ? 0 : tl.samples.back().t_seconds, m);
-  out += end_line(tl.samples.empty() ? 0 : tl.samples.back().t_seconds, tl.outcome, tl.exit_status);
+  out += end_line(tl.samples.empty() ? 0 : tl.samples.back().t_seconds, tl.outcome, tl.exit_status,
+                  tl.total_bytes == h.total_bytes ? std::nullopt : tl.total_bytes);
   return out;
 }
 

@@ -24,7 +24,9 @@ std::string header_line(const Header& h);
 std::string sample_line(const Sample& s, bool with_device_used = true);
 std::string mark_line(const Mark& m);
 std::string oom_message_line(double t_seconds, const std::string& text);
-std::string end_line(double t_seconds, Outcome outcome, std::optional<int> exit_status);
+// `total_bytes`: the capacity of the GPUs the job used, once known (it overrides the header's).
+std::string end_line(double t_seconds, Outcome outcome, std::optional<int> exit_status,
+                     std::optional<std::uint64_t> total_bytes = std::nullopt);
 
 // The whole timeline in our format (for tests and conversions).
 std::string write_timeline(const Timeline& tl, const Header& h);

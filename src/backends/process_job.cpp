@@ -1,0 +1,223 @@
+#include "backends/process_job.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+extern char** environ;
+
+namespace vramdoc::backends {
+
+namespace {
+
+// Gives the terminal's foreground to `group`, ignoring SIGTTOU while doing it (as shells do).
+void hand_terminal(pid_t group) {
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGTTOU, &ignore, &old);
+  tcsetpgrp(STDIN_FILENO, group);
+  sigaction(SIGTTOU, &old, nullptr);
+}
+
+void write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // our own output is closed: keep draining the job so it does not block
+    data += n, size -= static_cast<std::size_t>(n);
+  }
+}
+
+volatile sig_atomic_t g_job_group = 0;
+const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction g_previous[sizeof kForwarded / sizeof kForwarded[0]];
+
+void forward(int sig) {
+  if (g_job_group > 0) kill(-static_cast<pid_t>(g_job_group), sig);
+}
+
+}  // namespace
+
+std::unique_ptr<Job> Job::start(const std::vector<std::string>& argv,
+                                const std::vector<std::pair<std::string, std::string>>& extra_env, int& error_number) {
+  error_number = 0;
+  if (argv.empty()) {
+    error_number = EINVAL;
+    return nullptr;
+  }
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return error_number = errno, nullptr;
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    error_number = errno;
+    close(out[0]), close(out[1]);
+    return nullptr;
+  }
+  std::vector<std::string> env_strings;
+  std::set<std::string> overridden;
+  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v), overridden.insert(k);
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    if (!overridden.count(entry.substr(0, entry.find('=')))) env_strings.push_back(entry);
+  }
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int s : kForwarded) sigaddset(&defaults, s);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(out[1]), close(err[1]);
+  if (rc != 0) {
+    error_number = rc;
+    close(out[0]), close(err[0]);
+    return nullptr;
+  }
+  std::unique_ptr<Job> job(new Job());
+  job->pid_ = pid;
+  job->out_fd_ = out[0];
+  job->err_fd_ = err[0];
+  if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
+    hand_terminal(pid);
+    job->gave_terminal_ = true;
+  }
+  return job;
+}
+
+Job::~Job() {
+  if (out_fd_ >= 0) close(out_fd_);
+  if (err_fd_ >= 0) close(err_fd_);
+  if (gave_terminal_) hand_terminal(getpgrp());
+}
+
+void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
+  constexpr std::size_t kMaxLine = 64 * 1024;  // longer lines are scanned in pieces
+  std::string pending[2];
+  pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+  const int targets[2] = {STDOUT_FILENO, STDERR_FILENO};
+  char buf[65536];
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (!pending[i].empty()) on_line(pending[i]);
+        pending[i].clear();
+        fds[i].fd = -1;
+        --open_fds;
+        continue;
+      }
+      write_all(targets[i], buf, static_cast<std::size_t>(n));
+      for (ssize_t k = 0; k < n; ++k) {
+        const char c = buf[k];
+        if (c == '\n' || c == '\r') {
+          if (!pending[i].empty()) on_line(pending[i]);
+          pending[i].clear();
+        } else {
+          pending[i] += c;
+          if (pending[i].size() >= kMaxLine) on_line(pending[i]), pending[i].clear();
+        }
+      }
+    }
+  }
+}
+
+int Job::wait() {
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  if (gave_terminal_) hand_terminal(getpgrp()), gave_terminal_ = false;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+void Job::signal(int sig) const { kill(-pid_, sig); }
+
+SignalForwarder::SignalForwarder(pid_t job_group) {
+  g_job_group = job_group;
+  struct sigaction sa {};
+  sa.sa_handler = forward;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i) sigaction(kForwarded[i], &sa, &g_previous[i]);
+}
+
+SignalForwarder::~SignalForwarder() {
+  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i) sigaction(kForwarded[i], &g_previous[i], nullptr);
+  g_job_group = 0;
+}
+
+std::vector<pid_t> job_processes(pid_t root, const std::string& proc_root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::set<pid_t> in_group;
+  if (DIR* dir = opendir(proc_root.c_str())) {
+    while (dirent* e = readdir(dir)) {
+      char* end = nullptr;
+      const long pid = std::strtol(e->d_name, &end, 10);
+      if (pid <= 0 || *end) continue;
+      std::ifstream in(proc_root + "/" + e->d_name + "/stat");
+      std::string stat;
+      std::getline(in, stat);
+      // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; cut at the last ')'.
+      const auto close_paren = stat.rfind(')');
+      if (close_paren == std::string::npos) continue;
+      char state = 0;
+      long ppid = 0, pgrp = 0;
+      if (std::sscanf(stat.c_str() + close_paren + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+      children[static_cast<pid_t>(ppid)].push_back(static_cast<pid_t>(pid));
+      if (pgrp == root) in_group.insert(static_cast<pid_t>(pid));
+    }
+    closedir(dir);
+  }
+  std::set<pid_t> seen{root};
+  std::vector<pid_t> todo{root};
+  for (pid_t g : in_group) if (seen.insert(g).second) todo.push_back(g);
+  std::vector<pid_t> out;
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    out.push_back(p);
+    for (pid_t c : children[p]) if (seen.insert(c).second) todo.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace vramdoc::backends

@@ -1,0 +1,57 @@
+// Running a job for `vramdoc run`: spawn it in its own process group with its output piped to
+// us, pass that output through unchanged while handing each line to a scanner, forward signals,
+// and report its exit status the way a shell does.
+#pragma once
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vramdoc::backends {
+
+class Job {
+ public:
+  // Starts argv[0] (searched in PATH) with `extra_env` added to ours, in a new process group;
+  // when our stdin is the terminal's foreground, the job gets the terminal (so Ctrl-C reaches it
+  // directly). Null on failure, with `error_number` set (ENOENT: no such command).
+  static std::unique_ptr<Job> start(const std::vector<std::string>& argv,
+                                    const std::vector<std::pair<std::string, std::string>>& extra_env,
+                                    int& error_number);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Copies the job's stdout and stderr to ours as the bytes come, and calls `on_line` with each
+  // complete line ("\n" or "\r" ended, without it) of either stream. Returns when both close.
+  void pump_output(const std::function<void(const std::string&)>& on_line);
+  // Waits for the job to end: its exit code, or 128 + the signal that killed it.
+  int wait();
+  // Sends `sig` to the job's process group.
+  void signal(int sig) const;
+
+ private:
+  Job() = default;
+  pid_t pid_ = -1;
+  int out_fd_ = -1, err_fd_ = -1;
+  bool gave_terminal_ = false;
+};
+
+// While alive, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to vramdoc go to the job's process group
+// instead (vramdoc itself stays to record the end); the previous handlers come back after.
+class SignalForwarder {
+ public:
+  explicit SignalForwarder(pid_t job_group);
+  ~SignalForwarder();
+  SignalForwarder(const SignalForwarder&) = delete;
+  SignalForwarder& operator=(const SignalForwarder&) = delete;
+};
+
+// The job's processes: the root, its descendants, and any process still in its process group
+// (workers that were re-parented). Read from procfs; `proc_root` is for tests.
+std::vector<pid_t> job_processes(pid_t root, const std::string& proc_root = "/proc");
+
+}  // namespace vramdoc::backends

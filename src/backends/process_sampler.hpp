@@ -1,0 +1,64 @@
+// `vramdoc run`'s recorder: a thread that samples the job's GPU memory every interval (its whole
+// process tree), reads step marks the job writes to the marker file, and collects the marks and
+// OOM messages found in its output; each event becomes a line of our timeline format at once.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "backends/process_memory.hpp"
+#include "core/timeline/timeline.hpp"
+
+namespace vramdoc::backends {
+
+class JobRecorder {
+ public:
+  using Sink = std::function<void(const std::string& line)>;
+  // `probe` may be null (no driver): then only marks and messages are recorded. `mark_file` is
+  // read for new "step N" (or any) lines each interval; empty for none. `sink` gets each line.
+  JobRecorder(JobMemoryProbe* probe, double interval_seconds, std::string mark_file, Sink sink);
+  ~JobRecorder();
+  JobRecorder(const JobRecorder&) = delete;
+  JobRecorder& operator=(const JobRecorder&) = delete;
+
+  // Starts sampling the process tree rooted at `root` (and its process group).
+  void start(pid_t root);
+  // Adds a mark now (thread-safe), e.g. "step 12" from the job's output.
+  void mark(const std::string& label);
+  // Records an out-of-memory message seen in the job's output (the first few are kept).
+  void oom_message(const std::string& text);
+  // Takes a last sample and stops the thread.
+  void stop();
+  // Seconds since the recorder was made.
+  double now() const;
+  // The GPUs the job used, as seen so far.
+  std::vector<unsigned> gpus() const;
+  // Everything recorded (call after stop()).
+  const timeline::Timeline& timeline() const { return tl_; }
+
+ private:
+  void loop();
+  void sample_once();
+  void read_mark_file();
+
+  JobMemoryProbe* probe_;
+  double interval_;
+  std::string mark_file_;
+  long mark_offset_ = 0;
+  std::string mark_pending_;
+  Sink sink_;
+  pid_t root_ = -1;
+  std::chrono::steady_clock::time_point start_;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+  mutable std::mutex mutex_;  // guards tl_, gpus_ and sink_ calls
+  timeline::Timeline tl_;
+  std::vector<unsigned> gpus_;
+};
+
+}  // namespace vramdoc::backends
