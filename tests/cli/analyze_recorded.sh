@@ -1,0 +1,65 @@
+# vramdoc analyze on the recorded timelines, whole and reduced to t + process_used with no marks
+# (what `run` sees from outside), --json's verdict field, and bad input: clear errors, exit 2.
+source "$(dirname "$0")/../cli_lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp" "$out" "$err"' EXIT
+timelines=$SHARED/data/timelines ours=$SRC/tests/data/timelines
+
+verdict_is() {  # verdict_is FILE VERDICT
+  check "analyze $(basename "$1")" 0 "$VRAMDOC" analyze "$1" --json
+  local got
+  got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$out")
+  [[ $got == "$2" ]] || { echo "FAIL: $1: verdict $got, wanted $2"; fails=$((fails + 1)); }
+}
+reduce() {  # reduce IN OUT: keep t and process_used, drop the marks
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+i, j = d["columns"].index("t"), d["columns"].index("process_used")
+d["samples"] = [[s[i], s[j]] for s in d["samples"]]
+d["columns"] = ["t", "process_used"]
+d.pop("marks", None)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+}
+while read -r file want; do
+  verdict_is "$file" "$want"
+  reduce "$file" "$tmp/reduced.json"
+  verdict_is "$tmp/reduced.json" "$want"
+done <<EOF_LIST
+$timelines/stable.json stable
+$timelines/leak_tensor.json leak
+$timelines/oom_insufficient.json insufficient
+$ours/trace_leak_to_oom.json leak
+$ours/trace_plateau_varseq.json plateau
+$ours/trace_batch_ramp_oom.json insufficient
+$ours/trace_fragmentation.json fragmentation
+EOF_LIST
+
+check "text report" 0 "$VRAMDOC" analyze "$timelines/leak_tensor.json"
+contains "verdict line" $out "verdict: leak: memory grows step after step, about 8"
+contains "remedy: keep numbers, not tensors" $out "loss.item()"
+check "insufficient report" 0 "$VRAMDOC" analyze "$timelines/oom_insufficient.json"
+contains "how much is missing" $out "at least 2.40 GiB more was needed"
+contains "remedy: smaller batch" $out "Lower the batch size"
+check "fragmentation report" 0 "$VRAMDOC" analyze "$ours/trace_fragmentation.json"
+contains "remedy: expandable segments" $out "expandable_segments:True"
+
+check "missing file" 2 "$VRAMDOC" analyze "$tmp/nope.json"
+contains "missing file named" $err "^vramdoc analyze: cannot read $tmp/nope.json"
+: > "$tmp/empty.json"
+check "empty file" 2 "$VRAMDOC" analyze "$tmp/empty.json"
+contains "empty said" $err "empty"
+head -c 3000 "$timelines/stable.json" > "$tmp/cut.json"
+check "truncated file" 2 "$VRAMDOC" analyze "$tmp/cut.json"
+contains "truncated file named" $err "$tmp/cut.json: not a timeline"
+check "binary file" 2 "$VRAMDOC" analyze "$VRAMDOC"
+check "a directory" 2 "$VRAMDOC" analyze "$tmp"
+echo '{"columns": ["t", "process_used"], "samples": [[0, "many"]]}' > "$tmp/typed.json"
+check "wrongly typed value" 2 "$VRAMDOC" analyze "$tmp/typed.json"
+contains "the place is named" $err "sample 0 process_used is not a number"
+echo '{"columns": ["t", "process_used"], "samples": [[0, 1], [0.1, 1]]}' > "$tmp/short.json"
+check "too short to judge" 0 "$VRAMDOC" analyze "$tmp/short.json" --json
+contains "inconclusive" $out '"verdict": "inconclusive"'
+check "no file" 2 "$VRAMDOC" analyze
+finish
