@@ -151,3 +151,21 @@ TEST(TimelineVerdicts, TooShortIsInconclusive) {
 
 }  // namespace
 }  // namespace vramdoc::timeline
+
+namespace vramdoc::timeline {
+namespace {
+
+// Regression: in a container NVML lists host PIDs, so the job's own number stays 0; the device's
+// number is judged instead, and the report says so.
+TEST(TimelineVerdicts, JobNeverListedFallsBackToTheDevice) {
+  Timeline tl;
+  for (int i = 0; i < 400; ++i)
+    tl.samples.push_back({i * 0.02, 0, std::uint64_t(4000000000ULL + (i > 20 ? 64ULL << 20 : 0) * std::uint64_t(i)), {}, {}});
+  const auto d = classify(tl);
+  EXPECT_EQ(d.verdict, Verdict::Leak);
+  ASSERT_FALSE(d.reasons.empty());
+  EXPECT_NE(d.reasons.front().find("PID namespace"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vramdoc::timeline

@@ -193,10 +193,30 @@ bool decelerating(const Analysis& a) {
   return first >= growth_floor(a.series) && second < 0.25 * first;
 }
 
+// In a container NVML may list host PIDs that the recorder's /proc does not show: the job's own
+// number then stays 0 while the device's moves.
+bool job_never_listed(const Timeline& tl) {
+  if (tl.samples.empty()) return false;
+  bool moved = false;
+  for (const auto& s : tl.samples) {
+    if (s.process_used_bytes != 0 || !s.device_used_bytes) return false;
+    moved |= *s.device_used_bytes != *tl.samples.front().device_used_bytes;
+  }
+  return moved;
+}
+
 }  // namespace
 
-Diagnosis classify(const Timeline& tl) {
+Diagnosis classify(const Timeline& recorded) {
+  Timeline on_device;
+  const bool use_device = job_never_listed(recorded);
+  if (use_device) {  // judge the device's number instead, and say so
+    on_device = recorded;
+    for (auto& s : on_device.samples) s.process_used_bytes = *s.device_used_bytes;
+  }
+  const Timeline& tl = use_device ? on_device : recorded;
   Diagnosis d;
+  if (use_device) d.reasons.push_back("the driver never charged memory to the job's processes (a PID namespace?): judged on the device's used memory");
   if (tl.samples.size() < 3) {  // no timeline to judge; an OOM message alone can still show fragmentation
     for (const auto& m : tl.messages)
       if ((d.evidence.oom = parse_oom_message(m))) break;
