@@ -4,7 +4,7 @@
 # Usage: scripts/gpu/bench_vs_anchors.sh OUTDIR   (from the repository root, after a build)
 # Env: VRAMDOC (default build/vramdoc), ANCHORS (the anchors folder), ONLY (anchors to run,
 # default every anchor but gpu-latency, which takes 4 minutes: latency is compared with the
-# numbers in the anchors' README instead).
+# numbers in the anchors' README instead), COMPARE_ONLY=1 (only print the table from OUTDIR's files).
 set -uo pipefail
 out=${1:?usage: $0 OUTDIR}
 mkdir -p "$out"
@@ -15,14 +15,16 @@ for d in "$here/../shared/anchors" "$here/../anchors" "$here/.anchors"; do
   [[ -z $anchors && -f $d/run-anchors.sh ]] && anchors=$d
 done
 [[ -n $anchors ]] || { echo "bench_vs_anchors: no anchors folder (set ANCHORS)" >&2; exit 2; }
-echo "=== $(date -u '+%F %T UTC') $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-echo "=== vramdoc bench --json (full suite)"
-"$vramdoc" bench --json --svg "$out/vramdoc-bench.svg" > "$out/vramdoc-bench.json" 2> "$out/vramdoc-bench.progress"
-echo "vramdoc bench exit $?, $(tail -1 "$out/vramdoc-bench.progress")"
-echo "=== anchors"
-ONLY=${ONLY:-"babelstream nvbandwidth gpu-stream gpu-l2-cache gpu-cache"} bash "$anchors/run-anchors.sh" "$out/anchors" \
-  > "$out/anchors.log" 2>&1
-echo "anchors done"
+if [[ -z ${COMPARE_ONLY:-} ]]; then
+  echo "=== $(date -u '+%F %T UTC') $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+  echo "=== vramdoc bench --json (full suite)"
+  "$vramdoc" bench --json --svg "$out/vramdoc-bench.svg" > "$out/vramdoc-bench.json" 2> "$out/vramdoc-bench.progress"
+  echo "vramdoc bench exit $?, $(tail -1 "$out/vramdoc-bench.progress")"
+  echo "=== anchors"
+  ONLY=${ONLY:-"babelstream nvbandwidth gpu-stream gpu-l2-cache gpu-cache"} bash "$anchors/run-anchors.sh" "$out/anchors" \
+    > "$out/anchors.log" 2>&1
+  echo "anchors done"
+fi
 python3 - "$out" <<'PY'
 import json, re, sys, os
 out = sys.argv[1]

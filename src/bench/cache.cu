@@ -1,6 +1,9 @@
 // On-chip bandwidth: L2 (many blocks re-reading chunks of a footprint, L1 bypassed), L1 (every
 // block of an SM re-reading one small buffer) and shared memory.
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <vector>
 
 #include "bench/common.cuh"
 
@@ -9,16 +12,16 @@ namespace vramdoc::bench {
 namespace {
 
 constexpr std::uint32_t kSeed = 0x2468u;
-constexpr int kL2Block = 256, kL2Unroll = 16;           // 64 KiB per block, 16 loads in flight
-constexpr std::uint64_t kL2Chunk = kL2Block * kL2Unroll; // uint4 per block
-constexpr int kL1Block = 256;
+constexpr int kL2Unroll = 16;                           // 16 loads in flight per thread
 constexpr int kSharedBlock = 256, kSharedWords = 2048;  // uint4: 32 KiB per block
 
+// Each block reads one chunk of B x kL2Unroll uint4, chunk (block index mod chunks); CG: L1 bypassed.
+template <int B, bool CG>
 __global__ void l2_kernel(const uint4* __restrict__ buf, unsigned chunks, unsigned* slots) {
-  const uint4* p = buf + (blockIdx.x % chunks) * kL2Chunk + threadIdx.x;
+  const uint4* p = buf + static_cast<std::uint64_t>(blockIdx.x % chunks) * B * kL2Unroll + threadIdx.x;
   uint4 v[kL2Unroll];
 #pragma unroll
-  for (int u = 0; u < kL2Unroll; ++u) v[u] = __ldcg(p + u * kL2Block);
+  for (int u = 0; u < kL2Unroll; ++u) v[u] = CG ? __ldcg(p + u * B) : p[u * B];
   std::uint32_t acc = 0;
 #pragma unroll
   for (int u = 0; u < kL2Unroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
@@ -27,14 +30,16 @@ __global__ void l2_kernel(const uint4* __restrict__ buf, unsigned chunks, unsign
 
 // Each block reads `per_thread` x blockDim uint4 from `buf`, `passes` times. `zero` is 0 at run
 // time: adding it each pass keeps the compiler from hoisting the loads out of the pass loop.
+template <bool LDG>
 __global__ void l1_kernel(const uint4* __restrict__ buf, unsigned per_thread, unsigned passes, unsigned zero,
                           unsigned* slots) {
   const uint4* p = buf + threadIdx.x;
+  const unsigned step = blockDim.x;
   std::uint32_t acc = 0;
   for (unsigned pass = 0; pass < passes; ++pass) {
 #pragma unroll 8
     for (unsigned k = 0; k < per_thread; ++k) {
-      const uint4 v = p[k * kL1Block];
+      const uint4 v = LDG ? __ldg(p + k * step) : p[k * step];
       acc += v.x + v.y + v.z + v.w;
     }
     p += zero;
@@ -62,25 +67,58 @@ __global__ void shared_kernel(unsigned passes, unsigned zero, unsigned* slots) {
   detail::add_to_slots(slots, acc);
 }
 
-// Times `launches` launches of `launch` per sample and checks the slot checksum after each.
-template <class Launch>
-Result<Timed> timed_reads(const char* what, Launch launch, int launches, int samples, std::uint32_t want_per_launch,
-                          unsigned* slots) {
-  Timed out;
+// One way to run a read kernel: its launch, the bytes and the checksum one launch gives.
+struct Trial {
+  std::string name;
+  std::function<void()> launch;
+  double bytes_per_launch = 0;
+  std::uint32_t want_per_launch = 0;
+};
+
+// Times `launches` launches of `t` per sample and checks the slot checksum after each.
+Result<std::vector<double>> timed_reads(const char* what, const Trial& t, int launches, int samples, unsigned* slots) {
+  std::vector<double> seconds;
   detail::Event start, end;
   for (int i = -1; i < samples; ++i) {  // sample -1 is the warm-up
     if (auto r = detail::clear_slots(slots); !r) return make_error(r.error());
     VD_CUDA(cudaEventRecord(start.e));
-    for (int l = 0; l < launches; ++l) launch();
+    for (int l = 0; l < launches; ++l) t.launch();
     VD_CUDA(cudaGetLastError());
     VD_CUDA(cudaEventRecord(end.e));
-    auto t = detail::elapsed_seconds(start.e, end.e);
-    if (!t) return make_error(t.error());
+    auto s = detail::elapsed_seconds(start.e, end.e);
+    if (!s) return make_error(s.error());
     auto sum = detail::sum_slots(slots);
     if (!sum) return make_error(sum.error());
-    if (auto ok = detail::expect_checksum(what, *sum, want_per_launch * launches); !ok) return make_error(ok.error());
-    if (i >= 0) out.seconds.push_back(*t);
+    if (auto ok = detail::expect_checksum(what, *sum, t.want_per_launch * launches); !ok) return make_error(ok.error());
+    if (i >= 0) seconds.push_back(*s);
   }
+  return seconds;
+}
+
+// Three samples of every trial, then `samples` of the fastest.
+Result<Timed> tune_and_time(const char* what, const std::vector<Trial>& trials, int launches, int samples,
+                            unsigned* slots) {
+  const Trial* best = nullptr;
+  double best_rate = 0;
+  std::string tried;
+  for (const auto& t : trials) {
+    auto s = timed_reads(what, t, launches, 3, slots);
+    if (!s) return make_error(s.error());
+    std::sort(s->begin(), s->end());
+    const double rate = t.bytes_per_launch * launches / (*s)[1];
+    char line[96];
+    std::snprintf(line, sizeof line, "%s%s: %.0f", tried.empty() ? "" : "; ", t.name.c_str(), rate / 1e9);
+    tried += line;
+    if (rate > best_rate) best_rate = rate, best = &t;
+  }
+  if (!best) return make_error(std::string(what) + ": no launch shape fits the footprint");
+  auto s = timed_reads(what, *best, launches, samples, slots);
+  if (!s) return make_error(s.error());
+  Timed out;
+  out.seconds = std::move(*s);
+  out.bytes_per_sample = best->bytes_per_launch * launches;
+  out.config = best->name + ", " + std::to_string(launches) + " launch(es) per sample";
+  out.variants = tried;
   return out;
 }
 
@@ -91,59 +129,73 @@ Result<int> sm_count() {
   return sms;
 }
 
+template <int B, bool CG>
+void add_l2_trial(std::vector<Trial>& out, const uint4* buf, std::uint64_t count, unsigned* slots) {
+  const std::uint64_t chunk = std::uint64_t{B} * kL2Unroll;
+  const auto chunks = static_cast<unsigned>(count / chunk);
+  if (chunks == 0 || count % chunk != 0) return;
+  const unsigned reps = (65536 * 256 / B + chunks - 1) / chunks;  // about 4 GiB read per launch
+  const unsigned grid = chunks * reps;
+  char name[120];
+  std::snprintf(name, sizeof name, "%u blocks x %d threads, %llu KiB per block, %s", grid, B,
+                static_cast<unsigned long long>(chunk * sizeof(uint4) / 1024), CG ? "ld.global.cg" : "ld.global");
+  out.push_back({name, [=] { l2_kernel<B, CG><<<grid, B>>>(buf, chunks, slots); },
+                 static_cast<double>(grid) * static_cast<double>(chunk * sizeof(uint4)),
+                 detail::affine_sum(4 * count, 1, kSeed) * reps});
+}
+
+template <bool LDG>
+Result<bool> add_l1_trials(std::vector<Trial>& out, const uint4* buf, std::uint64_t count, unsigned* slots, int sms) {
+  VD_CUDA(cudaFuncSetAttribute(l1_kernel<LDG>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  for (int block : {256, 512, 1024}) {
+    if (count % block != 0) continue;
+    int per_sm = 0;
+    VD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l1_kernel<LDG>, block, 0));
+    const int grid = sms * per_sm;
+    const auto per_thread = static_cast<unsigned>(count / block);
+    // About 100 GB per launch: milliseconds at L1 speed.
+    const auto passes = static_cast<unsigned>(1e11 / (static_cast<double>(grid) * count * sizeof(uint4))) + 1;
+    char name[120];
+    std::snprintf(name, sizeof name, "%d blocks x %d threads (%d per SM), %s, %u passes", grid, block, per_sm,
+                  LDG ? "ld.global.nc" : "ld.global", passes);
+    out.push_back({name, [=] { l1_kernel<LDG><<<grid, block>>>(buf, per_thread, passes, 0, slots); },
+                   static_cast<double>(grid) * static_cast<double>(count * sizeof(uint4)) * passes,
+                   detail::affine_sum(4 * count, 1, kSeed) * passes * static_cast<std::uint32_t>(grid)});
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<Timed> l2_read(std::uint64_t footprint_bytes, int samples) {
-  const std::uint64_t chunk_bytes = kL2Chunk * sizeof(uint4);
-  const auto chunks = static_cast<unsigned>(footprint_bytes / chunk_bytes);
-  if (chunks == 0) return make_error("l2 read: footprint under 64 KiB");
-  detail::DeviceArray<uint4> buf;
-  detail::DeviceArray<unsigned> slots;
-  VD_CUDA(buf.alloc(chunks * kL2Chunk));
-  VD_CUDA(slots.alloc(detail::kSlots));
-  if (auto r = detail::fill_affine(buf.ptr, chunks * kL2Chunk, 1, kSeed); !r) return make_error(r.error());
-  const unsigned reps = (65536 + chunks - 1) / chunks;  // about 4 GiB read per launch
-  const unsigned grid = chunks * reps;
-  const std::uint32_t want = detail::affine_sum(4 * chunks * kL2Chunk, 1, kSeed) * reps;
-  const int launches = 2;
-  auto out = timed_reads("l2 read", [&] { l2_kernel<<<grid, kL2Block>>>(buf.ptr, chunks, slots.ptr); }, launches,
-                         samples, want, slots.ptr);
-  if (!out) return out;
-  out->bytes_per_sample = static_cast<double>(grid) * chunk_bytes * launches;
-  char cfg[160];
-  std::snprintf(cfg, sizeof cfg, "%u blocks x %d threads, 64 KiB per block, ld.global.cg, %d launches per sample",
-                grid, kL2Block, launches);
-  out->config = cfg;
-  return out;
-}
-
-Result<Timed> l1_read(std::uint64_t footprint_bytes, int samples) {
-  const unsigned per_thread = static_cast<unsigned>(footprint_bytes / sizeof(uint4) / kL1Block);
-  if (per_thread == 0) return make_error("l1 read: footprint under 4 KiB");
-  auto sms = sm_count();
-  if (!sms) return make_error(sms.error());
-  VD_CUDA(cudaFuncSetAttribute(l1_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
-  int per_sm = 0;
-  VD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l1_kernel, kL1Block, 0));
-  const int grid = *sms * per_sm;
-  const std::uint64_t count = std::uint64_t{per_thread} * kL1Block;
+  const std::uint64_t count = footprint_bytes / sizeof(uint4);
   detail::DeviceArray<uint4> buf;
   detail::DeviceArray<unsigned> slots;
   VD_CUDA(buf.alloc(count));
   VD_CUDA(slots.alloc(detail::kSlots));
   if (auto r = detail::fill_affine(buf.ptr, count, 1, kSeed); !r) return make_error(r.error());
-  // About 100 GB per launch: milliseconds at L1 speed.
-  const auto passes = static_cast<unsigned>(1e11 / (static_cast<double>(grid) * count * sizeof(uint4))) + 1;
-  const std::uint32_t want = detail::affine_sum(4 * count, 1, kSeed) * passes * static_cast<std::uint32_t>(grid);
-  auto out = timed_reads("l1 read", [&] { l1_kernel<<<grid, kL1Block>>>(buf.ptr, per_thread, passes, 0, slots.ptr); },
-                         1, samples, want, slots.ptr);
-  if (!out) return out;
-  out->bytes_per_sample = static_cast<double>(grid) * static_cast<double>(count * sizeof(uint4)) * passes;
-  char cfg[160];
-  std::snprintf(cfg, sizeof cfg, "%d blocks x %d threads (%d per SM) re-read one buffer, %u passes", grid, kL1Block,
-                per_sm, passes);
-  out->config = cfg;
-  return out;
+  std::vector<Trial> trials;
+  add_l2_trial<256, true>(trials, buf.ptr, count, slots.ptr);
+  add_l2_trial<512, true>(trials, buf.ptr, count, slots.ptr);
+  add_l2_trial<1024, true>(trials, buf.ptr, count, slots.ptr);
+  add_l2_trial<256, false>(trials, buf.ptr, count, slots.ptr);
+  add_l2_trial<1024, false>(trials, buf.ptr, count, slots.ptr);
+  return tune_and_time("l2 read", trials, 2, samples, slots.ptr);
+}
+
+Result<Timed> l1_read(std::uint64_t footprint_bytes, int samples) {
+  const std::uint64_t count = footprint_bytes / sizeof(uint4);
+  auto sms = sm_count();
+  if (!sms) return make_error(sms.error());
+  detail::DeviceArray<uint4> buf;
+  detail::DeviceArray<unsigned> slots;
+  VD_CUDA(buf.alloc(count));
+  VD_CUDA(slots.alloc(detail::kSlots));
+  if (auto r = detail::fill_affine(buf.ptr, count, 1, kSeed); !r) return make_error(r.error());
+  std::vector<Trial> trials;
+  if (auto r = add_l1_trials<false>(trials, buf.ptr, count, slots.ptr, *sms); !r) return make_error(r.error());
+  if (auto r = add_l1_trials<true>(trials, buf.ptr, count, slots.ptr, *sms); !r) return make_error(r.error());
+  return tune_and_time("l1 read", trials, 1, samples, slots.ptr);
 }
 
 Result<Timed> shared_read(int samples) {
@@ -156,16 +208,13 @@ Result<Timed> shared_read(int samples) {
   VD_CUDA(slots.alloc(detail::kSlots));
   const std::uint64_t bytes = kSharedWords * sizeof(uint4);
   const auto passes = static_cast<unsigned>(1e11 / (static_cast<double>(grid) * bytes)) + 1;
-  const std::uint32_t want = detail::affine_sum(4 * kSharedWords, 1, kSeed) * passes * static_cast<std::uint32_t>(grid);
-  auto out = timed_reads("shared read", [&] { shared_kernel<<<grid, kSharedBlock>>>(passes, 0, slots.ptr); }, 1,
-                         samples, want, slots.ptr);
-  if (!out) return out;
-  out->bytes_per_sample = static_cast<double>(grid) * static_cast<double>(bytes) * passes;
-  char cfg[160];
-  std::snprintf(cfg, sizeof cfg, "%d blocks x %d threads (%d per SM), 32 KiB each, %u passes", grid, kSharedBlock,
+  char name[120];
+  std::snprintf(name, sizeof name, "%d blocks x %d threads (%d per SM), 32 KiB each, %u passes", grid, kSharedBlock,
                 per_sm, passes);
-  out->config = cfg;
-  return out;
+  const Trial t{name, [=, p = slots.ptr] { shared_kernel<<<grid, kSharedBlock>>>(passes, 0, p); },
+                static_cast<double>(grid) * static_cast<double>(bytes) * passes,
+                detail::affine_sum(4 * kSharedWords, 1, kSeed) * passes * static_cast<std::uint32_t>(grid)};
+  return tune_and_time("shared read", {t}, 1, samples, slots.ptr);
 }
 
 }  // namespace vramdoc::bench

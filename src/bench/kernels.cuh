@@ -33,7 +33,8 @@ Result<DeviceProps> device_props(int device);
 struct Timed {
   std::vector<double> seconds;
   double bytes_per_sample = 0;
-  std::string config;  // the launch shape or variant used
+  std::string config;    // the launch shape or variant used
+  std::string variants;  // where tuned: every variant tried and its median rate, "name: GB/s; ..."
 };
 
 enum class StreamOp { Read, Write, Copy, Triad };

@@ -178,6 +178,7 @@ Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samp
   // Tuning: every variant and block size, three short samples each; the fastest rate wins.
   Shape best;
   double best_rate = 0;
+  std::string tried;
   for (const auto& v : variants(op)) {
     for (int block : {256, 512, 1024}) {
       int per_sm = 0;
@@ -194,6 +195,10 @@ Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samp
         rates.push_back(static_cast<double>(s.n) / *t);
       }
       std::sort(rates.begin(), rates.end());
+      char line[96];
+      std::snprintf(line, sizeof line, "%su%d %s %d: %.0f", tried.empty() ? "" : "; ", v.unroll, kHintNames[v.hint],
+                    block, rates[1] * sizeof(uint4) * arrays_touched(op) * 2 / 1e9);
+      tried += line;
       if (rates[1] > best_rate) best_rate = rates[1], best = s;
     }
   }
@@ -206,6 +211,7 @@ Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samp
                 static_cast<double>(best.n * sizeof(uint4)) / (1 << 30), best.v.unroll, kHintNames[best.v.hint],
                 best.grid, best.block, launches);
   out.config = cfg;
+  out.variants = tried;
   if (op != StreamOp::Read) VD_CUDA(cudaMemset(a.ptr, 0, best.n * sizeof(uint4)));
   for (int i = 0; i < samples; ++i) {
     if (auto r = detail::clear_slots(slots.ptr); !r) return make_error(r.error());

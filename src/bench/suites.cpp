@@ -23,6 +23,7 @@ Measure bandwidth(const char* level, std::string name, const Result<Timed>& r, s
   }
   m.result = rate_gbps(r->bytes_per_sample, r->seconds);
   m.config = r->config;
+  m.variants = r->variants;
   return m;
 }
 

@@ -118,6 +118,7 @@ std::string render_json(const BenchReport& report) {
     }
     if (!m.bytes_counted.empty()) e["bytes_counted"] = m.bytes_counted;
     e["config"] = m.config;
+    if (!m.variants.empty()) e["variants"] = m.variants;
     j["measures"].push_back(e);
   }
   auto sweep = [](const std::vector<SweepPoint>& points) {

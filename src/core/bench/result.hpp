@@ -35,6 +35,7 @@ struct Measure {
   std::optional<double> peak; // theoretical peak in `unit`, where one is known
   std::string bytes_counted;  // how bytes are counted: "read + write", "once", ...
   std::string config;         // how it ran: sizes, launch shape, the tuned variant
+  std::string variants;       // the variants tried by the tuner and their rates (JSON only)
   std::string waived;         // not empty: not measured on this machine, and why
   std::string error;          // not empty: the measurement failed (a CUDA error or a wrong result)
 };
