@@ -12,20 +12,21 @@ namespace vramdoc::bench {
 namespace {
 
 constexpr std::uint32_t kSeed = 0x2468u;
-constexpr int kL2Unroll = 16;                           // 16 loads in flight per thread
 constexpr int kSharedBlock = 256, kSharedWords = 2048;  // uint4: 32 KiB per block
 
-// Each block reads one chunk of B x kL2Unroll uint4, chunk (block index mod chunks); CG: L1 bypassed.
-template <int B, bool CG>
-__global__ void l2_kernel(const uint4* __restrict__ buf, unsigned chunks, unsigned* slots) {
-  const uint4* p = buf + static_cast<std::uint64_t>(blockIdx.x % chunks) * B * kL2Unroll + threadIdx.x;
-  uint4 v[kL2Unroll];
+// Each block reads one chunk of B x U uint4, chunk (block index mod chunks), U loads in flight
+// per thread; CG: L1 bypassed. One partial sum per warp, stored (no atomics on the hot path).
+template <int B, int U, bool CG>
+__global__ void l2_kernel(const uint4* __restrict__ buf, unsigned chunks, unsigned* partials) {
+  const uint4* p = buf + static_cast<std::uint64_t>(blockIdx.x % chunks) * B * U + threadIdx.x;
+  uint4 v[U];
 #pragma unroll
-  for (int u = 0; u < kL2Unroll; ++u) v[u] = CG ? __ldcg(p + u * B) : p[u * B];
+  for (int u = 0; u < U; ++u) v[u] = CG ? __ldcg(p + u * B) : p[u * B];
   std::uint32_t acc = 0;
 #pragma unroll
-  for (int u = 0; u < kL2Unroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
-  detail::add_to_slots(slots, acc);
+  for (int u = 0; u < U; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+  acc = detail::warp_sum(acc);
+  if ((threadIdx.x & 31) == 0) partials[(blockIdx.x * B + threadIdx.x) / 32] = acc;
 }
 
 // Each block reads `per_thread` x blockDim uint4 from `buf`, `passes` times. `zero` is 0 at run
@@ -68,12 +69,24 @@ __global__ void shared_kernel(unsigned passes, unsigned zero, unsigned* slots) {
 }
 
 // One way to run a read kernel: its launch, the bytes and the checksum one launch gives.
+// partial_words == 0: the kernel adds into the slots; otherwise it stores that many per-warp sums.
 struct Trial {
   std::string name;
   std::function<void()> launch;
   double bytes_per_launch = 0;
   std::uint32_t want_per_launch = 0;
+  std::uint64_t partial_words = 0;
 };
+
+// The checksum the last launches left: the slots' sum, or the sum of the per-warp partials.
+Result<std::uint32_t> checksum(const Trial& t, const unsigned* sums) {
+  if (t.partial_words == 0) return detail::sum_slots(sums);
+  std::vector<unsigned> host(t.partial_words);
+  VD_CUDA(cudaMemcpy(host.data(), sums, host.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  std::uint32_t sum = 0;
+  for (unsigned v : host) sum += v;
+  return sum;
+}
 
 // Times `launches` launches of `t` per sample and checks the slot checksum after each.
 Result<std::vector<double>> timed_reads(const char* what, const Trial& t, int launches, int samples, unsigned* slots) {
@@ -87,9 +100,10 @@ Result<std::vector<double>> timed_reads(const char* what, const Trial& t, int la
     VD_CUDA(cudaEventRecord(end.e));
     auto s = detail::elapsed_seconds(start.e, end.e);
     if (!s) return make_error(s.error());
-    auto sum = detail::sum_slots(slots);
+    auto sum = checksum(t, slots);
     if (!sum) return make_error(sum.error());
-    if (auto ok = detail::expect_checksum(what, *sum, t.want_per_launch * launches); !ok) return make_error(ok.error());
+    const std::uint32_t want = t.want_per_launch * (t.partial_words ? 1 : launches);
+    if (auto ok = detail::expect_checksum(what, *sum, want); !ok) return make_error(ok.error());
     if (i >= 0) seconds.push_back(*s);
   }
   return seconds;
@@ -129,19 +143,26 @@ Result<int> sm_count() {
   return sms;
 }
 
-template <int B, bool CG>
-void add_l2_trial(std::vector<Trial>& out, const uint4* buf, std::uint64_t count, unsigned* slots) {
-  const std::uint64_t chunk = std::uint64_t{B} * kL2Unroll;
+constexpr std::uint64_t kL2BytesPerLaunch = 4ULL << 30;
+// Room for the per-warp partials of any L2 trial (a warp reads 4 KiB at least), plus rounding.
+constexpr std::uint64_t kL2PartialWords = kL2BytesPerLaunch / 4096 * 2;
+
+template <int B, int U, bool CG>
+void add_l2_trial(std::vector<Trial>& out, const uint4* buf, std::uint64_t count, unsigned* partials) {
+  const std::uint64_t chunk = std::uint64_t{B} * U;
   const auto chunks = static_cast<unsigned>(count / chunk);
   if (chunks == 0 || count % chunk != 0) return;
-  const unsigned reps = (65536 * 256 / B + chunks - 1) / chunks;  // about 4 GiB read per launch
+  const auto per_chunk = static_cast<unsigned>(kL2BytesPerLaunch / (chunk * sizeof(uint4)));
+  const unsigned reps = (per_chunk + chunks - 1) / chunks;  // about 4 GiB read per launch
   const unsigned grid = chunks * reps;
+  const std::uint64_t words = std::uint64_t{grid} * B / 32;
+  if (words > kL2PartialWords) return;
   char name[120];
-  std::snprintf(name, sizeof name, "%u blocks x %d threads, %llu KiB per block, %s", grid, B,
+  std::snprintf(name, sizeof name, "%u blocks x %d threads, %d loads each, %llu KiB per block, %s", grid, B, U,
                 static_cast<unsigned long long>(chunk * sizeof(uint4) / 1024), CG ? "ld.global.cg" : "ld.global");
-  out.push_back({name, [=] { l2_kernel<B, CG><<<grid, B>>>(buf, chunks, slots); },
+  out.push_back({name, [=] { l2_kernel<B, U, CG><<<grid, B>>>(buf, chunks, partials); },
                  static_cast<double>(grid) * static_cast<double>(chunk * sizeof(uint4)),
-                 detail::affine_sum(4 * count, 1, kSeed) * reps});
+                 detail::affine_sum(4 * count, 1, kSeed) * reps, words});
 }
 
 template <bool LDG>
@@ -170,17 +191,19 @@ Result<bool> add_l1_trials(std::vector<Trial>& out, const uint4* buf, std::uint6
 Result<Timed> l2_read(std::uint64_t footprint_bytes, int samples) {
   const std::uint64_t count = footprint_bytes / sizeof(uint4);
   detail::DeviceArray<uint4> buf;
-  detail::DeviceArray<unsigned> slots;
+  detail::DeviceArray<unsigned> partials;
   VD_CUDA(buf.alloc(count));
-  VD_CUDA(slots.alloc(detail::kSlots));
+  VD_CUDA(partials.alloc(kL2PartialWords));
   if (auto r = detail::fill_affine(buf.ptr, count, 1, kSeed); !r) return make_error(r.error());
   std::vector<Trial> trials;
-  add_l2_trial<256, true>(trials, buf.ptr, count, slots.ptr);
-  add_l2_trial<512, true>(trials, buf.ptr, count, slots.ptr);
-  add_l2_trial<1024, true>(trials, buf.ptr, count, slots.ptr);
-  add_l2_trial<256, false>(trials, buf.ptr, count, slots.ptr);
-  add_l2_trial<1024, false>(trials, buf.ptr, count, slots.ptr);
-  return tune_and_time("l2 read", trials, 2, samples, slots.ptr);
+  add_l2_trial<256, 16, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<512, 16, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<256, 32, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<256, 16, false>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<512, 16, false>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<256, 32, false>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<1024, 8, false>(trials, buf.ptr, count, partials.ptr);
+  return tune_and_time("l2 read", trials, 2, samples, partials.ptr);
 }
 
 Result<Timed> l1_read(std::uint64_t footprint_bytes, int samples) {

@@ -65,9 +65,15 @@ struct Stream {
 // Result slots: kernels add their checksums into kSlots words spread by warp, never one hot word.
 constexpr int kSlots = 1024;
 
+// The sum of `value` over the 32 lanes of the warp (all lanes must call it).
+__device__ inline unsigned warp_sum(unsigned value) {
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
 // Sums `value` over the warp and adds it to this warp's slot (all 32 lanes must call it).
 __device__ inline void add_to_slots(unsigned* slots, unsigned value) {
-  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  value = warp_sum(value);
   if ((threadIdx.x & 31) == 0) {
     const unsigned warp = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     atomicAdd(&slots[warp % kSlots], value);
