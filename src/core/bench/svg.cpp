@@ -10,7 +10,7 @@ namespace vramdoc::bench {
 
 namespace {
 
-constexpr double kPlotW = 460, kPlotH = 300, kLeft = 60, kTop = 40;
+constexpr double kPlotW = 460, kPlotH = 300, kLeft = 60, kTop = 40, kRow = 16, kLabelW = 280;
 
 std::string num(double v) {
   char buf[32];
@@ -60,19 +60,24 @@ std::string latency_plot(const std::vector<LatencyPoint>& curve) {
   return out;
 }
 
-// One horizontal bar per bandwidth measure (GB/s, log scale: host links and L1 differ 500x).
-std::string bandwidth_plot(const std::vector<Measure>& measures, double left) {
+// The bandwidth measures that have a result: one bar each.
+std::vector<const Measure*> bars_of(const std::vector<Measure>& measures) {
   std::vector<const Measure*> bars;
   for (const auto& m : measures) {
-    if (m.unit == Unit::GBps && m.waived.empty() && m.result.median > 0) bars.push_back(&m);
+    if (m.unit == Unit::GBps && m.waived.empty() && m.error.empty() && m.result.median > 0) bars.push_back(&m);
   }
+  return bars;
+}
+
+// One horizontal bar per bandwidth measure (GB/s, log scale: host links and L1 differ 500x).
+std::string bandwidth_plot(const std::vector<Measure>& measures, double left) {
+  const auto bars = bars_of(measures);
   std::string out = text_at(left, kTop - 12, "Bandwidth per level (GB/s, log scale)");
   if (bars.empty()) return out + text_at(left + 20, kTop + 40, "not measured");
   double vmax = 1;
   for (const auto* m : bars) vmax = std::max(vmax, m->result.median);
   const double lmax = std::log10(vmax * 1.5), lmin = 0;
-  const double row = std::min(22.0, kPlotH / static_cast<double>(bars.size()));
-  const double label_w = 190, bar_w = kPlotW - label_w + 60;
+  const double row = kRow, label_w = kLabelW, bar_w = kPlotW - 60;
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& m = *bars[i];
     const double y = kTop + row * static_cast<double>(i);
@@ -88,7 +93,8 @@ std::string bandwidth_plot(const std::vector<Measure>& measures, double left) {
 }  // namespace
 
 std::string render_svg(const BenchReport& report) {
-  const double width = kLeft + kPlotW + 60 + kPlotW + 160, height = kTop + kPlotH + 60;
+  const double rows = static_cast<double>(bars_of(report.measures).size());
+  const double width = kLeft + kPlotW + 60 + kLabelW + kPlotW, height = kTop + std::max(kPlotH, rows * kRow) + 60;
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
                     "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
