@@ -50,12 +50,6 @@ cudaError_t HostBuffer::alloc(std::size_t bytes, bool want_pinned) {
   return ptr ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
-std::uint32_t affine_sum(std::uint64_t words, std::uint32_t mul, std::uint32_t add) {
-  // sum w = W(W-1)/2, computed modulo 2^64 without overflow of the halving, then truncated.
-  const std::uint64_t tri = words % 2 == 0 ? (words / 2) * (words - 1) : words * ((words - 1) / 2);
-  return static_cast<std::uint32_t>(tri) * mul + static_cast<std::uint32_t>(words) * add;
-}
-
 Result<bool> fill_affine(uint4* a, std::uint64_t count, std::uint32_t mul, std::uint32_t add, cudaStream_t stream) {
   fill_affine_kernel<<<2048, 256, 0, stream>>>(a, count, mul, add);
   VD_CUDA(cudaGetLastError());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bench/kernels.cuh"
+#include "core/bench/plan.hpp"
 
 namespace vramdoc::bench::detail {
 
@@ -81,7 +82,9 @@ __device__ inline void add_to_slots(unsigned* slots, unsigned value) {
 }
 
 // Sum over words w in [0, words) of (mul * w + add), modulo 2^32: what a reading kernel must get.
-std::uint32_t affine_sum(std::uint64_t words, std::uint32_t mul, std::uint32_t add);
+inline std::uint32_t affine_sum(std::uint64_t words, std::uint32_t mul, std::uint32_t add) {
+  return affine_word_sum(words, mul, add);
+}
 // Writes word w = mul * w + add into `a` (`count` uint4 = 4 x count words) on `stream`.
 Result<bool> fill_affine(uint4* a, std::uint64_t count, std::uint32_t mul, std::uint32_t add, cudaStream_t stream = 0);
 // Number of words of `a` that differ from mul * w + add (synchronises).

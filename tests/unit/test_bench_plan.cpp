@@ -105,3 +105,15 @@ TEST(BenchPlan, ThrottleNoteOnlyForPowerAndThermal) {
   ASSERT_TRUE(note);
   EXPECT_NE(note->find("software power cap, software thermal slowdown"), std::string::npos);
 }
+
+TEST(BenchPlan, AffineWordSumMatchesTheLoopModulo2To32) {
+  for (std::uint64_t words : {0ULL, 1ULL, 2ULL, 7ULL, 1000ULL, 65537ULL}) {
+    for (std::uint32_t mul : {0u, 1u, 4u}) {
+      std::uint32_t loop = 0;
+      for (std::uint64_t w = 0; w < words; ++w) loop += mul * static_cast<std::uint32_t>(w) + 0x1234u;
+      EXPECT_EQ(affine_word_sum(words, mul, 0x1234u), loop) << words << " words, mul " << mul;
+    }
+  }
+  // Past 2^32 words the word index wraps, as the kernels' 32-bit words do: 2^33 words of w sum to 0.
+  EXPECT_EQ(affine_word_sum(std::uint64_t{1} << 33, 1, 0), 0u);
+}

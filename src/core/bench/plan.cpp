@@ -135,6 +135,12 @@ std::vector<Measure> latency_measures(const std::vector<LatencyPoint>& curve, st
   return out;
 }
 
+std::uint32_t affine_word_sum(std::uint64_t words, std::uint32_t mul, std::uint32_t add) {
+  // sum w = W(W-1)/2: halve the even factor first so the product is exact modulo 2^64.
+  const std::uint64_t tri = words % 2 == 0 ? (words / 2) * (words - 1) : words * ((words - 1) / 2);
+  return static_cast<std::uint32_t>(tri) * mul + static_cast<std::uint32_t>(words) * add;
+}
+
 std::optional<std::string> throttle_note(std::uint64_t reasons) {
   // NVML's nvmlClocksEventReason* bits that lower clocks under load.
   static const std::pair<std::uint64_t, const char*> kReasons[] = {

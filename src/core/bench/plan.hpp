@@ -51,6 +51,10 @@ std::optional<LatencyPoint> plateau(const std::vector<LatencyPoint>& curve, std:
 std::vector<Measure> latency_measures(const std::vector<LatencyPoint>& curve, std::uint64_t l1_bytes,
                                       std::uint64_t l2_bytes);
 
+// Sum over words w in [0, words) of (mul * w + add), modulo 2^32: the checksum a kernel that
+// reads the fill pattern word w = mul * w + add must produce.
+std::uint32_t affine_word_sum(std::uint64_t words, std::uint32_t mul, std::uint32_t add);
+
 // A note when NVML's clocks-event reasons show power or thermal throttling; none otherwise.
 std::optional<std::string> throttle_note(std::uint64_t reasons);
 
