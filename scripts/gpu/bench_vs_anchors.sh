@@ -4,8 +4,9 @@
 # Usage: scripts/gpu/bench_vs_anchors.sh OUTDIR   (from the repository root, after a build)
 # Env: VRAMDOC (default build/vramdoc), ANCHORS (the anchors folder), ONLY (anchors to run,
 # default every anchor but gpu-latency, which takes 4 minutes: latency is compared with the
-# numbers in the anchors' README instead), COMPARE_ONLY=1 (only print the table from OUTDIR's files).
+# numbers in the anchors' README instead; ONLY=all runs every anchor, about 10 minutes), COMPARE_ONLY=1 (only print the table from OUTDIR's files).
 set -uo pipefail
+export PATH=$PATH:/usr/local/cuda/bin  # the anchors are built with nvcc
 out=${1:?usage: $0 OUTDIR}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,8 +22,9 @@ if [[ -z ${COMPARE_ONLY:-} ]]; then
   "$vramdoc" bench --json --svg "$out/vramdoc-bench.svg" > "$out/vramdoc-bench.json" 2> "$out/vramdoc-bench.progress"
   echo "vramdoc bench exit $?, $(tail -1 "$out/vramdoc-bench.progress")"
   echo "=== anchors"
-  ONLY=${ONLY:-"babelstream nvbandwidth gpu-stream gpu-l2-cache gpu-cache"} bash "$anchors/run-anchors.sh" "$out/anchors" \
-    > "$out/anchors.log" 2>&1
+  only=${ONLY:-"babelstream nvbandwidth gpu-stream gpu-l2-cache gpu-cache"}
+  [[ $only == all ]] && only=""
+  ONLY=$only bash "$anchors/run-anchors.sh" "$out/anchors" > "$out/anchors.log" 2>&1
   echo "anchors done"
 fi
 python3 - "$out" <<'PY'
