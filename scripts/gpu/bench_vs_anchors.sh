@@ -2,9 +2,10 @@
 # Runs `vramdoc bench` (full suite, --json) and the public anchors (../shared/anchors) in ONE
 # command on the same GPU, then prints the side-by-side table that goes into docs/bench-h200.md.
 # Usage: scripts/gpu/bench_vs_anchors.sh OUTDIR   (from the repository root, after a build)
-# Env: VRAMDOC (default build/vramdoc), ANCHORS (the anchors folder), ONLY (anchors to run,
-# default every anchor but gpu-latency, which takes 4 minutes: latency is compared with the
-# numbers in the anchors' README instead; ONLY=all runs every anchor, about 10 minutes), COMPARE_ONLY=1 (only print the table from OUTDIR's files).
+# Env: VRAMDOC (default build/vramdoc); ANCHORS (the anchors folder); ONLY (the anchors to run,
+# default "babelstream nvbandwidth gpu-stream gpu-l2-cache gpu-cache": gpu-latency takes 4 minutes,
+# so latency is compared with the numbers in the anchors' README; ONLY=all runs every anchor,
+# about 10 minutes); COMPARE_ONLY=1 (only print the table from OUTDIR's files).
 set -uo pipefail
 export PATH=$PATH:/usr/local/cuda/bin  # the anchors are built with nvcc
 out=${1:?usage: $0 OUTDIR}

@@ -17,11 +17,9 @@ int cuda_device_count(std::string* why);
 struct DeviceProps {
   std::string name;
   int sm_count = 0;
-  int max_threads_per_sm = 0;
   std::uint64_t l2_bytes = 0;
   std::uint64_t l1_bytes = 0;  // unified L1/shared storage per SM
   std::uint64_t free_bytes = 0;
-  std::uint64_t total_bytes = 0;
   double peak_bandwidth_bytes_per_s = 0;  // 2 x memory clock x bus width / 8, from the runtime
   bool managed_memory = false;  // concurrent managed access (page migration on demand)
   int device_count = 0;
