@@ -59,7 +59,15 @@ u64 saved_per_token(const LayerActivations& a, const Widths& w, const Options& o
     if (o.mode == Mode::Lora) {
       u64 adapters = 0;
       for (const auto& c : li.consumers) adapters += is_lora_target(c, targets) ? 1 : 0;
-      per_element = adapters * (w.amp ? 2 : 4);  // PEFT casts the input to the adapters' fp32
+      // PEFT casts the input to the adapters' fp32 (one copy per adapter; none in an fp32 model);
+      // under autocast lora_A's matmul then saves a 16-bit copy per adapter.
+      if (w.amp) {
+        per_element = 2 * adapters;
+      } else if (w.act == 4) {
+        per_element = adapters > 0 && !li.already_saved ? 4 : 0;
+      } else {
+        per_element = 4 * adapters;
+      }
     } else if (w.amp) {
       per_element = li.wide_source ? 2 * li.consumers.size() : (li.already_saved ? 0 : 2);
     } else {
