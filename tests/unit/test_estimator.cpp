@@ -127,7 +127,7 @@ TEST(Estimator, CheaperConfigurationsCostLess) {
   EXPECT_GT(estimate(m, full)->checkpointing_saves_bytes, base - peak(m, ck) - 1);
 }
 
-TEST(Estimator, KvCacheFollowsGqaWindowAndDtype) {
+TEST(Estimator, KvCacheFollowsGqaDtypeAndSlidingWindowPrefillKeepsAll) {
   auto m = *preset_config("mistral-7b");
   Options o;
   o.mode = Mode::Infer, o.batch = 1, o.seq = 4096, o.logits_last_only = true;
@@ -135,8 +135,8 @@ TEST(Estimator, KvCacheFollowsGqaWindowAndDtype) {
   // 32 layers x 4096 tokens x 8 kv heads x 128 x (k + v) x 2 bytes = 512 MiB
   EXPECT_EQ(kv(o), 32ULL * 4096 * 8 * 128 * 2 * 2);
   Options longer = o;
-  longer.seq = 16384;  // beyond the 4096 window: the cache stops growing
-  EXPECT_EQ(kv(longer), kv(o));
+  longer.seq = 16384;  // beyond the 4096 window the prefill still holds every position (a view)
+  EXPECT_EQ(kv(longer), 4 * kv(o));
   Options fp8 = o;
   fp8.kv_bytes_per_element = 1;
   EXPECT_EQ(kv(fp8) * 2, kv(o));

@@ -122,6 +122,11 @@ void add_attention(const ModelConfig& m, AttentionPath path, std::uint64_t seq, 
     }
     a.saved.push_back({"attention output", d.q, Dtype::Act, false});
     a.linear_inputs.push_back({"attention output", d.q, {gpt2 ? "attn.c_proj" : "o_proj"}, false, true});
+    if (m.sliding_window > 0 && seq > m.sliding_window) {
+      // Beyond the window the causal mask is explicit: SDPA turns the bool mask into an additive
+      // one in the query dtype and the memory-efficient kernel keeps it for backward.
+      a.saved.push_back({"sliding-window attention bias", seq, Dtype::Act, false});
+    }
   }
   if (gpt2 && m.residual_dropout > 0) a.saved.push_back({"residual dropout masks", 2 * d.h, Dtype::Mask, false});
 }

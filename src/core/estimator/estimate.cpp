@@ -200,13 +200,17 @@ std::vector<Phase> inference_phases(const ModelConfig& m, const Options& o, cons
   const u64 cast = w.amp ? mul(2, s.matmul_params / tp) : 0;
   // DynamicCache keeps keys after RoPE (fp32 under autocast: RoPE's cos/sin are fp32) and values.
   const u64 kv_width = o.kv_bytes_per_element ? 2 * *o.kv_bytes_per_element : (w.amp ? 4 : w.act) + w.act;
-  const u64 cached = m.sliding_window ? std::min(o.seq, m.sliding_window) : o.seq;
-  const u64 kv = mul(mul(m.num_layers, o.batch, cached), mul(m.num_kv_heads, m.head_dim) / tp, kv_width);
+  // Sliding-window layers too: the prefill concatenates the whole prompt and keeps the window as
+  // a view of it, so the full states stay allocated until the next decoding step (cache_utils.py).
+  const u64 kv = mul(mul(m.num_layers, o.batch, o.seq), mul(m.num_kv_heads, m.head_dim) / tp, kv_width);
   const u64 logits = add(mul(logit_tokens, m.vocab_size / tp, w.act), mul(tokens, m.hidden_size, w.act));
   u64 mlp = mul(3 * w.act, tokens, m.intermediate_size / tp);
   if (m.num_experts > 0) mlp = mul(mlp / m.num_experts, std::max<u64>(m.experts_per_token, 1));
   u64 attention = mul(tokens, mul(m.num_heads + 2 * m.num_kv_heads, m.head_dim) / tp, w.act);
   if (o.attention == Attention::Eager) attention = mul(mul(o.batch, m.num_heads / tp), mul(o.seq, o.seq), w.act + 4);
+  if (m.sliding_window > 0 && o.seq > m.sliding_window) {  // explicit mask, bool + additive copy
+    attention = add(attention, mul(o.batch, mul(o.seq, o.seq), 1 + w.act));
+  }
   const u64 residual = mul(2 * w.wide, tokens, m.hidden_size);
   return {make_phase("forward: logits", {{"weights_bytes", "weights", weights},
                                          {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", cast},

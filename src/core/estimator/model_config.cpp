@@ -3,8 +3,10 @@
 #include <array>
 #include <cmath>
 #include <initializer_list>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 namespace vramdoc::estimator {
 
@@ -42,12 +44,13 @@ Result<std::optional<std::uint64_t>> read_size(const json& cfg, std::initializer
   return std::optional<std::uint64_t>();
 }
 
-Result<std::uint64_t> require_size(const json& cfg, std::initializer_list<const char*> names,
-                                   const std::string& source) {
-  auto v = read_size(cfg, names, source);
-  if (!v) return make_error(v.error());
-  if (!*v) return make_error("missing field '" + std::string(*names.begin()) + "' in " + source);
-  return **v;
+Result<std::uint64_t> require_size(const json& cfg, const std::vector<const char*>& names, const std::string& source) {
+  for (const char* name : names) {
+    auto v = read_size(cfg, {name}, source);
+    if (!v) return make_error(v.error());
+    if (*v) return **v;
+  }
+  return make_error("missing field '" + std::string(names.front()) + "' in " + source);
 }
 
 double read_fraction(const json& cfg, const char* name, double fallback) {
@@ -103,17 +106,18 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
                          ": estimated as a generic llama-style decoder");
   }
   const bool gpt2 = m.family == Family::Gpt2;
-#define VRAMDOC_REQUIRE(field, ...)                          \
-  do {                                                       \
-    auto v = require_size(cfg, {__VA_ARGS__}, source);       \
-    if (!v) return make_error(v.error());                    \
-    m.field = *v;                                            \
-  } while (0)
-  VRAMDOC_REQUIRE(hidden_size, "hidden_size", "n_embd", "d_model");
-  VRAMDOC_REQUIRE(num_layers, "num_hidden_layers", "n_layer", "num_layers");
-  VRAMDOC_REQUIRE(num_heads, "num_attention_heads", "n_head");
-  VRAMDOC_REQUIRE(vocab_size, "vocab_size");
-#undef VRAMDOC_REQUIRE
+  // vectors, not initializer_lists: an initializer_list's storage would dangle in this array
+  const std::pair<std::uint64_t*, std::vector<const char*>> required[] = {
+      {&m.hidden_size, {"hidden_size", "n_embd", "d_model"}},
+      {&m.num_layers, {"num_hidden_layers", "n_layer", "num_layers"}},
+      {&m.num_heads, {"num_attention_heads", "n_head"}},
+      {&m.vocab_size, {"vocab_size"}},
+  };
+  for (const auto& [field, names] : required) {
+    auto v = require_size(cfg, names, source);
+    if (!v) return make_error(v.error());
+    *field = *v;
+  }
   auto kv = read_size(cfg, {"num_key_value_heads"}, source);
   auto head_dim = read_size(cfg, {"head_dim"}, source);
   auto inter = read_size(cfg, {"intermediate_size", "n_inner", "ffn_dim"}, source);
