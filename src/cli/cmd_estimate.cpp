@@ -221,7 +221,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
   if (!a.gpu_memory.empty()) {
     auto bytes = parse_size(a.gpu_memory);
     if (!bytes) return fail("estimate", "--gpu-memory: " + bytes.error());
-    fit.target_name = format_bytes(*bytes), fit.usable_bytes = *bytes;
+    fit.target_name = format_gib(*bytes) + " GiB", fit.usable_bytes = *bytes;
   }
   if ((a.max_batch || a.max_seq) && !fit.usable_bytes) return fail("estimate", "--max-batch / --max-seq need --gpu or --gpu-memory");
   if (a.max_batch) {

@@ -150,8 +150,10 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
   out += table.render("  ");
   if (fit.usable_bytes) {
     const bool ok = fits(e, *fit.usable_bytes);
-    out += "\n" + std::string(ok ? "FITS" : "DOES NOT FIT") + " on " + fit.target_name.value_or("the target") + " (" +
-           gib(*fit.usable_bytes) + ", with a " + std::to_string(kFitMarginPercent) + " % safety margin)\n";
+    const std::string size = gib(*fit.usable_bytes);
+    const std::string name = fit.target_name.value_or(size);
+    out += "\n" + std::string(ok ? "FITS" : "DOES NOT FIT") + " on " + name + (name == size ? "" : " (" + size + ")") +
+           " with a " + std::to_string(kFitMarginPercent) + " % safety margin\n";
   }
   auto search = [&](const char* what, const std::optional<SearchResult>& r) {
     if (!r) return;
