@@ -1,6 +1,5 @@
 # vramdoc estimate end to end: the judged JSON contract, the default demo, presets, fit search.
 source "$(dirname "$0")/../cli_lib.sh"
-out=/tmp/vramdoc-test.out err=/tmp/vramdoc-test.err
 cfg=$SHARED/data/estimator/configs/llama-160m.json
 
 check "contract invocation" 0 "$VRAMDOC" estimate --config "$cfg" --mode train --precision amp-bf16 --batch 8 \

@@ -1,6 +1,5 @@
 # vramdoc estimate: every bad input is exit 2 with a message naming what and where; never a crash.
 source "$(dirname "$0")/../cli_lib.sh"
-out=/tmp/vramdoc-test.out err=/tmp/vramdoc-test.err
 cfg=$SHARED/data/estimator/configs/llama-160m.json
 tmp=$(mktemp -d)
 
