@@ -99,6 +99,8 @@ void add_attention(const ModelConfig& m, AttentionPath path, std::uint64_t seq, 
       if (m.attention_dropout > 0) {
         a.saved.push_back({"attention dropout mask", probs, Dtype::Mask, false});
         a.saved.push_back({"attention probabilities after dropout", probs, Dtype::Act, false});
+      } else {  // .type(value.dtype): under autocast a 16-bit copy the value matmul saves
+        a.saved.push_back({"attention probabilities, 16-bit copy", probs, Dtype::AutocastCopy16, false});
       }
     } else {
       // softmax(dtype=float32) saves its fp32 output; .to(query.dtype) (or autocast) makes the

@@ -16,6 +16,7 @@ enum class Dtype {
   Fp32,  // always fp32 (RMSNorm's upcast copy, softmax(dtype=float32) output)
   Mask,  // one byte (dropout masks)
   Copy16,  // a 16-bit copy of an fp32 tensor: 2 bytes, none in an fp32 model (the cast is a no-op)
+  AutocastCopy16,  // a 16-bit copy of an autocast-fp32 (Wide) tensor: 2 bytes under autocast only
 };
 
 // Which attention kernel the forward runs; decided from --attention, precision and GQA.

@@ -41,6 +41,7 @@ u64 width(Dtype d, const Widths& w) {
     case Dtype::Fp32: return 4;
     case Dtype::Mask: return 1;
     case Dtype::Copy16: return w.act == 4 ? 0 : 2;
+    case Dtype::AutocastCopy16: return w.amp ? 2 : 0;
   }
   return 4;
 }
