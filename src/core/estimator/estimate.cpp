@@ -208,7 +208,7 @@ std::vector<Phase> inference_phases(const ModelConfig& m, const Options& o, cons
   u64 mlp = mul(3 * w.act, tokens, m.intermediate_size / tp);
   if (m.num_experts > 0) mlp = mul(mlp / m.num_experts, std::max<u64>(m.experts_per_token, 1));
   u64 attention = mul(tokens, mul(m.num_heads + 2 * m.num_kv_heads, m.head_dim) / tp, w.act);
-  if (o.attention == Attention::Eager) attention = mul(mul(o.batch, m.num_heads / tp), mul(o.seq, o.seq), w.act + 4);
+  if (attention_path(m, o) != AttentionPath::Fused) attention = mul(mul(o.batch, m.num_heads / tp), mul(o.seq, o.seq), w.act + 4);
   if (m.sliding_window > 0 && o.seq > m.sliding_window) {  // explicit mask, bool + additive copy
     attention = add(attention, mul(o.batch, mul(o.seq, o.seq), 1 + w.act));
   }
