@@ -165,8 +165,8 @@ int run_default() {
                                      *est::find_gpu("A100 80GB")};
   print("vramdoc estimate: will a 7B model fit? (" + model->name + ", batch 1; try --help for your own model)\n\n" +
         est::render_comparison(*model, scenarios, cards) +
-        "\n'fits' keeps a " + std::to_string(est::kFitMarginPercent) +
-        " % safety margin. Details: vramdoc estimate --model llama-2-7b --mode lora --gpu 'RTX 4090'\n");
+        "\n'fits' keeps a safety margin of " + std::to_string(est::kFitMarginPercent) +
+        " %. Details: vramdoc estimate --model llama-2-7b --mode lora --gpu 'RTX 4090'\n");
   return kOk;
 }
 

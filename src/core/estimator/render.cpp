@@ -153,7 +153,7 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
     const std::string size = gib(*fit.usable_bytes);
     const std::string name = fit.target_name.value_or(size);
     out += "\n" + std::string(ok ? "FITS" : "DOES NOT FIT") + " on " + name + (name == size ? "" : " (" + size + ")") +
-           " with a " + std::to_string(kFitMarginPercent) + " % safety margin\n";
+           " with a safety margin of " + std::to_string(kFitMarginPercent) + " %\n";
   }
   auto search = [&](const char* what, const std::optional<SearchResult>& r) {
     if (!r) return;
