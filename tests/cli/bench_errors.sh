@@ -1,14 +1,5 @@
 # vramdoc bench's usage errors, and its answer where CUDA or a GPU is missing (exit 2, a clear message).
 source "$(dirname "$0")/../cli_lib.sh"
-# Own output files: cli_lib's check() writes fixed /tmp paths that tests running in parallel share.
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-check() {  # check "description" expected_exit command...
-  local what=$1 want=$2; shift 2
-  "$@" >"$out" 2>"$err"
-  local got=$?
-  if [[ $got != "$want" ]]; then echo "FAIL: $what: exit $got, wanted $want"; cat "$out" "$err"; fails=$((fails + 1)); fi
-}
 
 check "bench --help" 0 "$VRAMDOC" bench --help
 contains "--help names --only" $out "--only"

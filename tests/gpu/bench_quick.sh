@@ -2,15 +2,6 @@
 source "$(dirname "$0")/../cli_lib.sh"
 if ! nvidia-smi -L >/dev/null 2>&1; then echo "no GPU: skipped"; exit 77; fi
 if "$VRAMDOC" --version | grep -q "CUDA kernels: no"; then echo "built without CUDA: skipped"; exit 77; fi
-# Own output files: cli_lib's check() writes fixed /tmp paths that tests running in parallel share.
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-check() {  # check "description" expected_exit command...
-  local what=$1 want=$2; shift 2
-  "$@" >"$out" 2>"$err"
-  local got=$?
-  if [[ $got != "$want" ]]; then echo "FAIL: $what: exit $got, wanted $want"; cat "$out" "$err"; fails=$((fails + 1)); fi
-}
 svg=$(mktemp --suffix=.svg)
 start=$(date +%s)
 check "bench --quick --json" 0 "$VRAMDOC" bench --quick --json --svg "$svg"
