@@ -31,13 +31,15 @@ void hand_terminal(pid_t group) {
   sigaction(SIGTTOU, &old, nullptr);
 }
 
-void write_all(int fd, const char* data, std::size_t size) {
+// False when `fd` is gone for good (a reader closed it: EPIPE).
+bool write_all(int fd, const char* data, std::size_t size) {
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // our own output is closed: keep draining the job so it does not block
+    if (n <= 0) return false;
     data += n, size -= static_cast<std::size_t>(n);
   }
+  return true;
 }
 
 volatile sig_atomic_t g_job_group = 0;
@@ -121,17 +123,32 @@ Job::~Job() {
 }
 
 void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
+  // Our stdout closed (`vramdoc run ... | head`): close the job's pipe too, so that its next write
+  // fails as it would without vramdoc in between, instead of vramdoc dying of SIGPIPE.
+  struct sigaction ignore {}, old_pipe {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old_pipe);
   constexpr std::size_t kMaxLine = 64 * 1024;  // longer lines are scanned in pieces
   std::string pending[2];
   pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
   const int targets[2] = {STDOUT_FILENO, STDERR_FILENO};
   char buf[65536];
   int open_fds = 2;
+  int quiet_after_exit_ms = 0;
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    const int ready = poll(fds, 2, 100);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) {
+      // The job has ended but something it started in the background still holds the pipes:
+      // give its output a second, then stop reading rather than wait for it.
+      if (exit_status_ < 0) reap(false);
+      if (exit_status_ >= 0 && (quiet_after_exit_ms += 100) >= 1000) break;
+      continue;
+    }
+    quiet_after_exit_ms = 0;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
@@ -143,7 +160,13 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
         --open_fds;
         continue;
       }
-      write_all(targets[i], buf, static_cast<std::size_t>(n));
+      if (!write_all(targets[i], buf, static_cast<std::size_t>(n))) {
+        close(fds[i].fd);
+        (i == 0 ? out_fd_ : err_fd_) = -1;
+        fds[i].fd = -1;
+        --open_fds;
+        continue;
+      }
       for (ssize_t k = 0; k < n; ++k) {
         const char c = buf[k];
         if (c == '\n' || c == '\r') {
@@ -156,17 +179,27 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
       }
     }
   }
+  for (int i = 0; i < 2; ++i)
+    if (!pending[i].empty()) on_line(pending[i]);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+}
+
+void Job::reap(bool block) {
+  int status = 0;
+  pid_t r;
+  while ((r = waitpid(pid_, &status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+  }
+  if (r != pid_) {
+    if (r < 0) exit_status_ = 1;
+    return;
+  }
+  if (gave_terminal_) hand_terminal(getpgrp()), gave_terminal_ = false;
+  exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
 int Job::wait() {
-  int status = 0;
-  while (waitpid(pid_, &status, 0) < 0) {
-    if (errno != EINTR) return 1;
-  }
-  if (gave_terminal_) hand_terminal(getpgrp()), gave_terminal_ = false;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  if (exit_status_ < 0) reap(true);
+  return exit_status_;
 }
 
 void Job::signal(int sig) const { kill(-pid_, sig); }

@@ -26,7 +26,8 @@ class Job {
 
   pid_t pid() const { return pid_; }
   // Copies the job's stdout and stderr to ours as the bytes come, and calls `on_line` with each
-  // complete line ("\n" or "\r" ended, without it) of either stream. Returns when both close.
+  // complete line ("\n" or "\r" ended, without it) of either stream. Returns when both close, or
+  // a second after the job ended while a background process of it still holds them.
   void pump_output(const std::function<void(const std::string&)>& on_line);
   // Waits for the job to end: its exit code, or 128 + the signal that killed it.
   int wait();
@@ -35,7 +36,10 @@ class Job {
 
  private:
   Job() = default;
+  // Collects the job's exit status into exit_status_ (waiting for it when `block`).
+  void reap(bool block);
   pid_t pid_ = -1;
+  int exit_status_ = -1;
   int out_fd_ = -1, err_fd_ = -1;
   bool gave_terminal_ = false;
 };

@@ -53,6 +53,17 @@ contains "the job saw TERM" sig.out "got TERM"
 check "grandchild output" 0 "$VRAMDOC" run --out t.jsonl -- sh -c '(sleep 0.1; echo from grandchild) & wait'
 contains "grandchild line" $out "from grandchild"
 
+# A background process that outlives the job and keeps its pipes: vramdoc returns with the job.
+start=$(date +%s)
+check "background process keeps the pipes" 5 "$VRAMDOC" run --out t.jsonl -- sh -c 'sleep 30 & echo started; exit 5'
+(( $(date +%s) - start < 10 )) || { echo "FAIL: vramdoc waited for the background process"; fails=$((fails + 1)); }
+contains "its output before the end" $out "^started$"
+
+# Our stdout closed early (| head): the job sees its pipe closed, vramdoc still writes the end.
+"$VRAMDOC" run --out t.jsonl -- sh -c 'i=0; while [ $i -lt 100000 ]; do echo line $i; i=$((i+1)); done' 2>/dev/null | head -1 > head.out
+contains "head got the first line" head.out "^line 0$"
+contains "the job died of SIGPIPE as it would alone" t.jsonl '"exit_status":141'
+
 check "no command" 2 "$VRAMDOC" run --out t.jsonl
 check "bad regex" 2 "$VRAMDOC" run --step-regex '(' -- true
 contains "bad regex named" $err "not a valid regular expression"
