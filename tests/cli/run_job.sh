@@ -42,7 +42,7 @@ contains "requested figure" $err "20.00 MiB"
 # Signals sent to vramdoc go to the job; vramdoc exits with the job's status.
 "$VRAMDOC" run --out t.jsonl -- sh -c 'trap "echo got TERM; exit 7" TERM; echo ready; while :; do sleep 0.05; done' > sig.out 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q ready sig.out && break; sleep 0.05; done
+for _ in $(seq 100); do grep -qs ready sig.out && break; sleep 0.05; done
 kill -TERM $pid
 wait $pid
 rc=$?

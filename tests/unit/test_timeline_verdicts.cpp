@@ -169,3 +169,26 @@ TEST(TimelineVerdicts, JobNeverListedFallsBackToTheDevice) {
 
 }  // namespace
 }  // namespace vramdoc::timeline
+
+namespace vramdoc::timeline {
+namespace {
+
+// Regression: a leak that fills the card fails on a small request with a few MiB of holes in the
+// cache; that is the leak, not fragmentation. Large holes (2% of the card or more) are.
+TEST(TimelineVerdicts, SmallHolesAtTheEndOfALeakAreNotFragmentation) {
+  std::ifstream in(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/trace_leak_to_oom.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto tl = read_timeline(text.str(), "leak_to_oom");
+  ASSERT_TRUE(tl.ok());
+  tl->messages = {"CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which 90.00 MiB is free. "
+                  "Of the allocated memory 138.00 GiB is allocated by PyTorch, and 200.00 MiB is reserved by PyTorch but unallocated."};
+  EXPECT_EQ(classify(*tl).verdict, Verdict::Leak);
+  EXPECT_EQ(classify(test::reduce(*tl)).verdict, Verdict::Leak);
+  tl->messages = {"CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which 90.00 MiB is free. "
+                  "Of the allocated memory 120.00 GiB is allocated by PyTorch, and 18.00 GiB is reserved by PyTorch but unallocated."};
+  EXPECT_EQ(classify(*tl).verdict, Verdict::Fragmentation);
+}
+
+}  // namespace
+}  // namespace vramdoc::timeline

@@ -193,6 +193,16 @@ bool decelerating(const Analysis& a) {
   return first >= growth_floor(a.series) && second < 0.25 * first;
 }
 
+// The OOM message shows fragmentation: the failed request would have fit in the memory reserved
+// but unallocated, and that is a real share of the card (2% of its capacity, 1 GiB when unknown):
+// a few MiB of holes at the end of a leak that filled the card are not the cause.
+bool fragmented(const std::optional<OomMessage>& m, std::optional<std::uint64_t> capacity) {
+  if (!m || !m->requested_bytes || !m->reserved_unallocated_bytes) return false;
+  const double holes = double(*m->reserved_unallocated_bytes);
+  const double share = capacity ? 0.02 * double(*capacity) : 1024 * kMiB;
+  return *m->reserved_unallocated_bytes >= *m->requested_bytes && holes >= share;
+}
+
 // In a container NVML may list host PIDs that the recorder's /proc does not show: the job's own
 // number then stays 0 while the device's moves.
 bool job_never_listed(const Timeline& tl) {
@@ -222,7 +232,7 @@ Diagnosis classify(const Timeline& recorded) {
       if ((d.evidence.oom = parse_oom_message(m))) break;
     const auto& m = d.evidence.oom;
     d.evidence.samples = tl.samples.size();
-    if (m && m->requested_bytes && m->reserved_unallocated_bytes && *m->reserved_unallocated_bytes >= *m->requested_bytes) {
+    if (fragmented(m, m && m->capacity_bytes ? m->capacity_bytes : tl.total_bytes)) {
       d.verdict = Verdict::Fragmentation;
       d.reasons.push_back("the failed request is smaller than the memory reserved but unallocated (from the message alone)");
     } else {
@@ -249,8 +259,7 @@ Diagnosis classify(const Timeline& recorded) {
   const std::size_t rises = driver.levels.rises.size();
   auto why = [&](std::string s) { d.reasons.push_back(std::move(s)); };
 
-  if (oom && ev.oom && ev.oom->requested_bytes && ev.oom->reserved_unallocated_bytes &&
-      *ev.oom->reserved_unallocated_bytes >= *ev.oom->requested_bytes) {
+  if (oom && fragmented(ev.oom, ev.capacity_bytes)) {
     d.verdict = Verdict::Fragmentation;
     why("the failed request (" + mib(double(*ev.oom->requested_bytes)) + ") is smaller than the memory reserved but unallocated (" +
         mib(double(*ev.oom->reserved_unallocated_bytes)) + "): the memory was there, split into pieces too small");
