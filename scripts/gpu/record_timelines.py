@@ -5,8 +5,10 @@ PyTorch allocator every 20 ms, a small Llama-style model, marks at step ends) by
 and adds the kinds the classifier must tell apart:
 
   leak_slow        keeps a 2 MiB GPU tensor alive per step (slow leak, finishes)
+  leak_mid         keeps a 64 MiB GPU tensor alive per step (finishes)
   leak_to_oom      keeps a 1 GiB GPU tensor alive per step until CUDA OOM (a leak, not insufficient)
-  plateau_varseq   sequence length varies per step: the cache grows, then levels off (no leak)
+  plateau_varseq   sequence length 128..2048 varies per step: the cache grows, then levels off
+  plateau_varseq_shared  the shared recorder's own train(vary_seq=True): 120 steps, 128..1024
   batch_ramp_oom   batch grows every step until CUDA OOM (the job outgrows the card)
   fragmentation    interleaved small tensors half freed, then one large request fails although
                    reserved-but-unallocated memory exceeds it
@@ -63,7 +65,9 @@ def fragment(s):
 SCENARIOS = {
     "leak_slow": lambda s: loop(s, 150, 8, 1024, leak_bytes=2 << 20),
     "leak_to_oom": lambda s: loop(s, 400, 8, 1024, leak_bytes=1 << 30),
+    "leak_mid": lambda s: loop(s, 120, 8, 1024, leak_bytes=64 << 20),
     "plateau_varseq": lambda s: loop(s, 150, 8, 2048, vary_seq=True),
+    "plateau_varseq_shared": lambda s: rp.train(s, 120, 8, 1024, vary_seq=True, epoch_every=20),
     "batch_ramp_oom": lambda s: loop(s, 400, 8, 1024, ramp=8),
     "fragmentation": fragment,
 }

@@ -31,6 +31,8 @@ $timelines/stable.json stable
 $timelines/leak_tensor.json leak
 $timelines/oom_insufficient.json insufficient
 $ours/trace_leak_to_oom.json leak
+$ours/trace_leak_mid.json leak
+$ours/trace_plateau_varseq_shared.json plateau
 $ours/trace_plateau_varseq.json plateau
 $ours/trace_batch_ramp_oom.json insufficient
 $ours/trace_fragmentation.json fragmentation

@@ -48,6 +48,8 @@ TEST(TimelineVerdicts, RecordedTimelinesWholeAndReduced) {
       {shared + "leak_tensor.json", "leak", "leak"},
       {shared + "oom_insufficient.json", "insufficient", "insufficient"},
       {ours + "trace_leak_to_oom.json", "leak", "leak"},
+      {ours + "trace_leak_mid.json", "leak", "leak"},
+      {ours + "trace_plateau_varseq_shared.json", "plateau", "plateau"},
       {ours + "trace_plateau_varseq.json", "plateau", "plateau"},
       {ours + "trace_batch_ramp_oom.json", "insufficient", "insufficient"},
       {ours + "trace_fragmentation.json", "fragmentation", "fragmentation"},
