@@ -66,7 +66,7 @@ TEST(WatchRender, JsonlLineIsOneLineAndSurvivesInvalidUtf8) {
   snap.gpus[0].processes[0].details.command = std::string("bad \xff\xfe bytes\nsecond line");
   std::string line = render_jsonl_line(snap);
   EXPECT_EQ(line.find('\n'), line.size() - 1);
-  auto parsed = nlohmann::json::parse(line, nullptr, false);
+  auto parsed = nlohmann::ordered_json::parse(line, nullptr, false);
   EXPECT_FALSE(parsed.is_discarded());
 }
 

@@ -11,8 +11,8 @@ namespace vramdoc::watch {
 namespace {
 
 template <class T>
-nlohmann::json opt(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+nlohmann::ordered_json opt(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
 std::string gpu_name(const GpuView& gpu) { return or_na(gpu.info.name); }
@@ -20,6 +20,15 @@ std::string gpu_name(const GpuView& gpu) { return or_na(gpu.info.name); }
 std::string fmt_clock(const std::optional<unsigned>& mhz) { return mhz ? std::to_string(*mhz) + " MHz" : "n/a"; }
 
 std::string fmt_temp(const std::optional<unsigned>& c) { return c ? std::to_string(*c) + " C" : "n/a"; }
+
+// A command line cut to `max` bytes with "..." so one long command does not widen the table.
+std::string shorten(const std::optional<std::string>& command, std::size_t max = 60) {
+  if (!command) return "n/a";
+  if (command->size() <= max) return *command;
+  std::size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>((*command)[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 chars
+  return command->substr(0, cut) + "...";
+}
 
 }  // namespace
 
@@ -52,7 +61,7 @@ std::string render_text(const Snapshot& snapshot) {
     for (const auto& p : processes) {
       procs.add_row({std::to_string(gpu.info.index), std::to_string(p.gpu.pid), or_na(p.details.user),
                      fmt_bytes(p.gpu.used_bytes), fmt_percent(p.gpu.sm_util_percent),
-                     fmt_percent(p.gpu.mem_util_percent), fmt_container(p.details), or_na(p.details.command)});
+                     fmt_percent(p.gpu.mem_util_percent), fmt_container(p.details), shorten(p.details.command)});
       ++process_count;
     }
   }
@@ -69,10 +78,10 @@ std::string render_text(const Snapshot& snapshot) {
   return out;
 }
 
-nlohmann::json to_json(const Snapshot& snapshot) {
-  nlohmann::json gpus = nlohmann::json::array();
+nlohmann::ordered_json to_json(const Snapshot& snapshot) {
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   for (const auto& gpu : snapshot.gpus) {
-    nlohmann::json g = {{"index", gpu.info.index},
+    nlohmann::ordered_json g = {{"index", gpu.info.index},
                         {"name", opt(gpu.info.name)},
                         {"uuid", opt(gpu.info.uuid)},
                         {"pci_bus_id", opt(gpu.info.pci_bus_id)},
@@ -93,16 +102,16 @@ nlohmann::json to_json(const Snapshot& snapshot) {
       g["power_watts"] = opt(s.power_watts);
       g["power_limit_watts"] = opt(s.power_limit_watts);
       g["temperature_c"] = opt(s.temperature_c);
-      g["throttle_reasons"] = s.throttle_reasons ? nlohmann::json(throttle_reason_names(*s.throttle_reasons))
-                                                 : nlohmann::json(nullptr);
+      g["throttle_reasons"] = s.throttle_reasons ? nlohmann::ordered_json(throttle_reason_names(*s.throttle_reasons))
+                                                 : nlohmann::ordered_json(nullptr);
     }
-    nlohmann::json hints = nlohmann::json::array();
+    nlohmann::ordered_json hints = nlohmann::ordered_json::array();
     for (const auto& h : gpu.hints) {
       hints.push_back({{"kind", h.kind == HintKind::BandwidthBound ? "bandwidth_bound" : "host_link_bound"},
                        {"text", h.text}});
     }
     g["hints"] = hints;
-    nlohmann::json procs = nlohmann::json::array();
+    nlohmann::ordered_json procs = nlohmann::ordered_json::array();
     for (const auto& p : gpu.processes) {
       procs.push_back({{"pid", p.gpu.pid},
                        {"used_bytes", opt(p.gpu.used_bytes)},
@@ -121,7 +130,7 @@ nlohmann::json to_json(const Snapshot& snapshot) {
 
 std::string render_jsonl_line(const Snapshot& snapshot) {
   // Replace invalid UTF-8 (a command line may hold any bytes) rather than throw.
-  return to_json(snapshot).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return to_json(snapshot).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string csv_escape(const std::string& cell) {

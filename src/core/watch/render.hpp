@@ -14,7 +14,7 @@ std::string render_text(const Snapshot& snapshot);
 
 // The snapshot as JSON (schema in docs/watch.md): --once --json pretty-prints it, JSONL logs
 // write it compact, one snapshot per line.
-nlohmann::json to_json(const Snapshot& snapshot);
+nlohmann::ordered_json to_json(const Snapshot& snapshot);
 // One JSONL line: to_json compact, "\n"-ended.
 std::string render_jsonl_line(const Snapshot& snapshot);
 
