@@ -1,12 +1,12 @@
 # Helpers for the end-to-end CLI tests (sourced, not a test itself).
 set -u
 fails=0
-check() {  # check "description" expected_exit command...
-  local what=$1 want=$2; shift 2
-  "$@" >/tmp/vramdoc-test.out 2>/tmp/vramdoc-test.err
+check() {  # check "description" expected_exit command...   (output to $out / $err when set)
+  local what=$1 want=$2 o=${out:-/tmp/vramdoc-test.out} e=${err:-/tmp/vramdoc-test.err}; shift 2
+  "$@" >"$o" 2>"$e"
   local got=$?
   if [[ $got != "$want" ]]; then
-    echo "FAIL: $what: exit $got, wanted $want"; cat /tmp/vramdoc-test.out /tmp/vramdoc-test.err; fails=$((fails + 1))
+    echo "FAIL: $what: exit $got, wanted $want"; cat "$o" "$e"; fails=$((fails + 1))
   fi
 }
 contains() {  # contains "description" file pattern
