@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -46,7 +47,9 @@ std::string serialize(const HttpResponse& r, bool head_only) {
   return out;
 }
 
-HttpResponse error_response(int status) { return {status, "text/plain; charset=utf-8", std::string(reason(status)) + "\n"}; }
+HttpResponse error_response(int status) {
+  return {status, "text/plain; charset=utf-8", std::string(reason(status)) + "\n"};
+}
 
 struct Connection {
   int fd;

@@ -3,7 +3,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -42,7 +41,8 @@ std::optional<std::string> user_name(std::uint32_t uid) {
   return std::to_string(uid);
 }
 
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); }
+// Container ids are lower-case hex.
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
 }  // namespace
 

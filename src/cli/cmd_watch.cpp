@@ -27,7 +27,8 @@ std::optional<std::string> validate(WatchOptions& o, const std::string& interval
     if (*d <= 0) return "--duration must be positive";
     o.duration_s = *d;
   }
-  if (o.once && (!o.log_path.empty() || !o.serve.empty())) return "--once takes one sample: it does not go with --log or --serve";
+  if (o.once && (!o.log_path.empty() || !o.serve.empty()))
+    return "--once takes one sample: it does not go with --log or --serve";
   if (o.json && !o.once) return "--json goes with --once (use --log FILE.jsonl to record JSON lines)";
   if (!o.log_path.empty()) {
     if (ends_with(o.log_path, ".csv")) o.log_format = WatchOptions::LogFormat::Csv;

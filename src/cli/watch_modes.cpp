@@ -109,7 +109,9 @@ int run_headless(WatchSampler& sampler, const WatchOptions& o) {
     }
     next += interval;
     if (next < Clock::now()) next = Clock::now();  // a slow sample: skip, do not burst
-    while (!g_watch_stop && Clock::now() < next) std::this_thread::sleep_until(std::min(next, Clock::now() + std::chrono::milliseconds(200)));
+    // Sleep in short steps: a signal does not interrupt sleep_until on every libc.
+    while (!g_watch_stop && Clock::now() < next)
+      std::this_thread::sleep_until(std::min(next, Clock::now() + std::chrono::milliseconds(200)));
   }
   if (log) std::fclose(log);
   return kOk;

@@ -17,7 +17,8 @@ std::vector<Hint> compute_hints(const GpuSample& sample, const GpuStatic& info, 
   }
   if (info.pcie_bandwidth_bytes_per_s && *info.pcie_bandwidth_bytes_per_s > 0 && sample.sm_util_percent &&
       (sample.pcie_tx_bytes_per_s || sample.pcie_rx_bytes_per_s)) {
-    double link = static_cast<double>(std::max(sample.pcie_tx_bytes_per_s.value_or(0), sample.pcie_rx_bytes_per_s.value_or(0)));
+    auto busiest = std::max(sample.pcie_tx_bytes_per_s.value_or(0), sample.pcie_rx_bytes_per_s.value_or(0));
+    double link = static_cast<double>(busiest);
     double fraction = link / *info.pcie_bandwidth_bytes_per_s;
     if (fraction >= t.link_high_fraction && *sample.sm_util_percent <= t.gpu_idle_percent) {
       std::snprintf(buf, sizeof buf, "host-link-bound: PCIe at %.0f%% of its peak while the GPU is %u%% busy",

@@ -19,8 +19,8 @@ std::string escape_label_value(const std::string& value) {
 }
 
 std::string metrics_content_type(ExpositionFormat format) {
-  return format == ExpositionFormat::OpenMetrics ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-                                                 : "text/plain; version=0.0.4; charset=utf-8";
+  if (format == ExpositionFormat::OpenMetrics) return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+  return "text/plain; version=0.0.4; charset=utf-8";
 }
 
 namespace {
@@ -32,8 +32,11 @@ std::string format_value(double value) {
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
   char buf[40];
   // Integers (byte counts up to 2^53) print exactly; others keep 6 significant digits.
-  if (value == std::floor(value) && std::fabs(value) < 9.007199254740992e15) std::snprintf(buf, sizeof buf, "%.0f", value);
-  else std::snprintf(buf, sizeof buf, "%.6g", value);
+  if (value == std::floor(value) && std::fabs(value) < 9.007199254740992e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", value);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.6g", value);
+  }
   return buf;
 }
 
@@ -84,20 +87,48 @@ struct GpuMetric {
 
 const std::vector<GpuMetric>& gpu_metrics() {
   static const std::vector<GpuMetric> kMetrics = {
-      {"vramdoc_gpu_memory_total_bytes", "Device memory in total.", [](const GpuSample& s) { return as_double(s.memory.total_bytes); }},
-      {"vramdoc_gpu_memory_used_bytes", "Device memory in use (excludes driver-reserved memory).", [](const GpuSample& s) { return as_double(s.memory.used_bytes); }},
-      {"vramdoc_gpu_memory_free_bytes", "Device memory free.", [](const GpuSample& s) { return as_double(s.memory.free_bytes); }},
-      {"vramdoc_gpu_memory_reserved_bytes", "Device memory reserved by the driver and firmware.", [](const GpuSample& s) { return as_double(s.memory.reserved_bytes); }},
-      {"vramdoc_gpu_sm_utilization_ratio", "Fraction of the last sample period in which a kernel ran (nvidia-smi utilization.gpu / 100).", [](const GpuSample& s) { return as_double(s.sm_util_percent, 0.01); }},
-      {"vramdoc_gpu_memory_controller_utilization_ratio", "Fraction of the last sample period in which device memory was read or written.", [](const GpuSample& s) { return as_double(s.mem_util_percent, 0.01); }},
-      {"vramdoc_gpu_pcie_tx_bytes_per_second", "PCIe throughput from the GPU to the host.", [](const GpuSample& s) { return as_double(s.pcie_tx_bytes_per_s); }},
-      {"vramdoc_gpu_pcie_rx_bytes_per_second", "PCIe throughput from the host to the GPU.", [](const GpuSample& s) { return as_double(s.pcie_rx_bytes_per_s); }},
-      {"vramdoc_gpu_sm_clock_hertz", "SM clock.", [](const GpuSample& s) { return as_double(s.sm_clock_mhz, 1e6); }},
-      {"vramdoc_gpu_memory_clock_hertz", "Memory clock.", [](const GpuSample& s) { return as_double(s.mem_clock_mhz, 1e6); }},
-      {"vramdoc_gpu_power_watts", "Power draw.", [](const GpuSample& s) { return s.power_watts; }},
-      {"vramdoc_gpu_power_limit_watts", "Power limit enforced.", [](const GpuSample& s) { return s.power_limit_watts; }},
-      {"vramdoc_gpu_temperature_celsius", "GPU core temperature.", [](const GpuSample& s) { return as_double(s.temperature_c); }},
-      {"vramdoc_gpu_clocks_event_reasons", "NVML clocks-event (throttle) reason bit mask; 0 means not held back.", [](const GpuSample& s) { return as_double(s.throttle_reasons); }},
+      {"vramdoc_gpu_memory_total_bytes",
+       "Device memory in total.",
+       [](const GpuSample& s) { return as_double(s.memory.total_bytes); }},
+      {"vramdoc_gpu_memory_used_bytes",
+       "Device memory in use (excludes driver-reserved memory).",
+       [](const GpuSample& s) { return as_double(s.memory.used_bytes); }},
+      {"vramdoc_gpu_memory_free_bytes",
+       "Device memory free.",
+       [](const GpuSample& s) { return as_double(s.memory.free_bytes); }},
+      {"vramdoc_gpu_memory_reserved_bytes",
+       "Device memory reserved by the driver and firmware.",
+       [](const GpuSample& s) { return as_double(s.memory.reserved_bytes); }},
+      {"vramdoc_gpu_sm_utilization_ratio",
+       "Fraction of the last sample period in which a kernel ran (nvidia-smi utilization.gpu / 100).",
+       [](const GpuSample& s) { return as_double(s.sm_util_percent, 0.01); }},
+      {"vramdoc_gpu_memory_controller_utilization_ratio",
+       "Fraction of the last sample period in which device memory was read or written.",
+       [](const GpuSample& s) { return as_double(s.mem_util_percent, 0.01); }},
+      {"vramdoc_gpu_pcie_tx_bytes_per_second",
+       "PCIe throughput from the GPU to the host.",
+       [](const GpuSample& s) { return as_double(s.pcie_tx_bytes_per_s); }},
+      {"vramdoc_gpu_pcie_rx_bytes_per_second",
+       "PCIe throughput from the host to the GPU.",
+       [](const GpuSample& s) { return as_double(s.pcie_rx_bytes_per_s); }},
+      {"vramdoc_gpu_sm_clock_hertz",
+       "SM clock.",
+       [](const GpuSample& s) { return as_double(s.sm_clock_mhz, 1e6); }},
+      {"vramdoc_gpu_memory_clock_hertz",
+       "Memory clock.",
+       [](const GpuSample& s) { return as_double(s.mem_clock_mhz, 1e6); }},
+      {"vramdoc_gpu_power_watts",
+       "Power draw.",
+       [](const GpuSample& s) { return s.power_watts; }},
+      {"vramdoc_gpu_power_limit_watts",
+       "Power limit enforced.",
+       [](const GpuSample& s) { return s.power_limit_watts; }},
+      {"vramdoc_gpu_temperature_celsius",
+       "GPU core temperature.",
+       [](const GpuSample& s) { return as_double(s.temperature_c); }},
+      {"vramdoc_gpu_clocks_event_reasons",
+       "NVML clocks-event (throttle) reason bit mask; 0 means not held back.",
+       [](const GpuSample& s) { return as_double(s.throttle_reasons); }},
   };
   return kMetrics;
 }
@@ -115,7 +146,8 @@ std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format) {
   std::string out;
   {
     Family info("vramdoc_gpu_info", "GPU identity; the value is always 1.");
-    Family up("vramdoc_gpu_up", "1 when the last sample of this GPU succeeded, 0 when the driver call failed.");
+    Family up("vramdoc_gpu_up",
+              "1 when the last sample of this GPU succeeded, 0 when the driver call failed.");
     for (const auto& gpu : snapshot.gpus) {
       Labels labels = gpu_labels(gpu);
       labels.emplace_back("name", gpu.info.name.value_or(""));
@@ -132,9 +164,10 @@ std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format) {
     out += family.text();
   }
   {
-    Family peak("vramdoc_gpu_pcie_peak_bytes_per_second", "Theoretical PCIe bandwidth per direction at the link's max generation and width.");
-    for (const auto& gpu : snapshot.gpus) peak.add(gpu_labels(gpu), gpu.info.pcie_bandwidth_bytes_per_s);
-    Family bw("vramdoc_gpu_bandwidth_bound", "1 when the memory controller is busy while kernels run little (a bandwidth-bound job).");
+    Family peak("vramdoc_gpu_pcie_peak_bytes_per_second",
+                "Theoretical PCIe bandwidth per direction at the link's max generation and width.");
+    Family bw("vramdoc_gpu_bandwidth_bound",
+              "1 when the memory controller is busy while kernels run little (a bandwidth-bound job).");
     Family link("vramdoc_gpu_host_link_bound", "1 when PCIe runs near its peak while the GPU is mostly idle.");
     for (const auto& gpu : snapshot.gpus) {
       if (!gpu.sample) continue;
@@ -147,10 +180,12 @@ std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format) {
     out += peak.text() + bw.text() + link.text();
   }
   {
-    Family info("vramdoc_process_info", "A process using a GPU; labels user, command and container; the value is always 1.");
+    Family info("vramdoc_process_info",
+                "A process using a GPU; labels user, command and container; the value is always 1.");
     Family used("vramdoc_process_memory_used_bytes", "Device memory the driver charges to the process.");
     Family sm("vramdoc_process_sm_utilization_ratio", "The process's share of SM time, where the driver reports it.");
-    Family mem("vramdoc_process_memory_controller_utilization_ratio", "The process's share of memory-controller time, where the driver reports it.");
+    Family mem("vramdoc_process_memory_controller_utilization_ratio",
+               "The process's share of memory-controller time, where the driver reports it.");
     for (const auto& gpu : snapshot.gpus) {
       for (const auto& p : gpu.processes) {
         Labels labels = gpu_labels(gpu);

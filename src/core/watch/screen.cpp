@@ -114,7 +114,8 @@ std::string gpu_summary_line(const GpuView& gpu, bool selected, std::size_t cols
   const GpuSample& s = *gpu.sample;
   std::string numbers = " " + fmt_bytes(s.memory.used_bytes) + " / " + fmt_bytes(s.memory.total_bytes) + "  SM " +
                         fmt_percent(s.sm_util_percent) + "  MEM " + fmt_percent(s.mem_util_percent) + "  " +
-                        fmt_watts(s.power_watts) + "  " + (s.temperature_c ? std::to_string(*s.temperature_c) + " C" : "n/a");
+                        fmt_watts(s.power_watts) + "  " +
+                        (s.temperature_c ? std::to_string(*s.temperature_c) + " C" : "n/a");
   std::size_t used = display_width(head) + display_width(numbers);
   std::size_t bar = cols > used + 12 ? std::min<std::size_t>(32, cols - used) : 12;
   return head + meter(used_fraction(s.memory), bar) + numbers;
@@ -168,9 +169,9 @@ std::string render_screen(const Snapshot& snapshot, const MemoryHistory& history
     if (processes.empty()) {
       lines.push_back(gpu.sample ? "No compute processes on this GPU." : "");
     } else {
+      using A = TextTable::Align;
       TextTable table({"PID", "USER", "GPU MEM", "SM", "MEM BUSY", "CONTAINER", "COMMAND"},
-                      {TextTable::Align::Right, TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Right,
-                       TextTable::Align::Right, TextTable::Align::Left, TextTable::Align::Left});
+                      {A::Right, A::Left, A::Right, A::Right, A::Right, A::Left, A::Left});
       for (const auto& p : processes) {
         table.add_row({std::to_string(p.gpu.pid), or_na(p.details.user), fmt_bytes(p.gpu.used_bytes),
                        fmt_percent(p.gpu.sm_util_percent), fmt_percent(p.gpu.mem_util_percent),
