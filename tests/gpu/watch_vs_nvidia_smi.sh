@@ -58,11 +58,12 @@ for name, v, lo, hi, m in zip(names, mine, before, after, margin):
     if not ok: failures.append(name)
 procs = {p["pid"]: p for p in g["processes"]}
 apps = [l.split(",") for l in open(f"{d}/apps.csv").read().strip().splitlines() if l.strip()]
-for pid, used in ((int(a), float(b)) for a, b in apps):
+for pid, used in ((int(a), None if "N/A" in b else float(b)) for a, b in apps):
     p = procs.get(pid)
     mine_mib = p["used_bytes"] / MiB if p and p["used_bytes"] is not None else None
-    ok = mine_mib is not None and abs(mine_mib - used) <= 2
-    print(f"{'ok  ' if ok else 'FAIL'} process {pid}: vramdoc {mine_mib} MiB, nvidia-smi {used:g} MiB")
+    # Both unknown (nvidia-smi's [N/A]) agrees; otherwise equal to nvidia-smi's MiB rounding.
+    ok = p is not None and (mine_mib == used or (None not in (mine_mib, used) and abs(mine_mib - used) <= 2))
+    print(f"{'ok  ' if ok else 'FAIL'} process {pid}: vramdoc {mine_mib} MiB, nvidia-smi {used} MiB")
     if not ok: failures.append(f"process {pid}")
 if job not in procs:
     failures.append(f"the PyTorch job {job} is not among vramdoc's processes {sorted(procs)}")
