@@ -2,7 +2,7 @@
 # Installs what vramdoc needs to build and test, from Debian / Ubuntu packages, when missing.
 # Usage: scripts/deps.sh [--test]   (--test adds what only the test suite needs)
 set -euo pipefail
-packages=(cmake g++ make ninja-build nlohmann-json3-dev libcli11-dev)
+packages=(cmake g++ make ninja-build nlohmann-json3-dev libcli11-dev binutils)
 if [[ ${1:-} == --test ]]; then packages+=(libgtest-dev tmux python3 curl procps); fi
 missing=()
 for p in "${packages[@]}"; do

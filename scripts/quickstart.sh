@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh -DVRAMDOC_TESTS=OFF
-exec build/vramdoc info
+exec build/vramdoc estimate

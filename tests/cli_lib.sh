@@ -1,12 +1,16 @@
 # Helpers for the end-to-end CLI tests (sourced, not a test itself).
 set -u
 fails=0
-check() {  # check "description" expected_exit command...   (output to $out / $err when set)
-  local what=$1 want=$2 o=${out:-/tmp/vramdoc-test.out} e=${err:-/tmp/vramdoc-test.err}; shift 2
-  "$@" >"$o" 2>"$e"
+# Each script gets its own output files (ctest runs scripts in parallel); a script may still
+# point $out / $err elsewhere after sourcing this file.
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+check() {  # check "description" expected_exit command...   (stdout in $out, stderr in $err)
+  local what=$1 want=$2; shift 2
+  "$@" >"$out" 2>"$err"
   local got=$?
   if [[ $got != "$want" ]]; then
-    echo "FAIL: $what: exit $got, wanted $want"; cat "$o" "$e"; fails=$((fails + 1))
+    echo "FAIL: $what: exit $got, wanted $want"; cat "$out" "$err"; fails=$((fails + 1))
   fi
 }
 contains() {  # contains "description" file pattern

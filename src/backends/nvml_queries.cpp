@@ -119,6 +119,7 @@ Result<GpuStatic> Nvml::static_info(unsigned index) const {
   out.pcie_width_current = get<unsigned>(sym.pcie_width_current, d);
   out.pcie_width_max = get<unsigned>(sym.pcie_width_max, d);
   out.nvlink_active_links = active_nvlinks(*impl_, d);
+  if (auto m = memory(index)) out.memory_total_bytes = m->total_bytes;
   info::fill_derived(out);
   return out;
 }

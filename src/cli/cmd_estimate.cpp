@@ -1,10 +1,241 @@
+// vramdoc estimate: parse options, load the model (file, directory or preset), call the
+// estimator, print JSON or a table. All arithmetic lives in core/estimator.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "cli/command.hpp"
+#include "core/estimator/fit.hpp"
+#include "core/estimator/presets.hpp"
+#include "core/estimator/render.hpp"
+#include "core/estimator/safetensors.hpp"
+#include "core/table.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::cli {
 
+namespace {
+
+namespace est = vramdoc::estimator;
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kMaxConfigBytes = 16 * MiB;
+
+struct Args {
+  std::string config, model, mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
+  std::string batch = "1", seq = "1024", lora_rank = "16", lora_targets, kv_dtype, logits = "all";
+  std::string gpus = "1", tp = "1", gpu, gpu_memory;
+  double lora_alpha = 32;
+  int zero = 0;
+  bool checkpointing = false, fsdp = false, json = false, list_models = false, list_gpus = false;
+  bool max_batch = false, max_seq = false;
+};
+
+Result<std::string> read_file(const fs::path& path, std::uint64_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot read " + path.string());
+  std::string text(limit + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > limit) return make_error(path.string() + " is larger than " + format_bytes(limit));
+  return text;
+}
+
+// Sums the parameters of every *.safetensors header in `dir` (headers only). 0 when none.
+Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
+  std::uint64_t params = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".safetensors") continue;
+    const std::string source = entry.path().string();
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string head(8, '\0');
+    in.read(head.data(), 8);
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    auto length = est::safetensors_header_length(head, source);
+    if (!length) return make_error(length.error());
+    std::string rest(*length, '\0');
+    in.read(rest.data(), static_cast<std::streamsize>(*length));
+    rest.resize(static_cast<std::size_t>(in.gcount()));
+    auto tensors = est::parse_safetensors_header(head + rest, source);
+    if (!tensors) return make_error(tensors.error());
+    for (const auto& t : *tensors) {
+      std::uint64_t n = 1;
+      for (auto d : t.shape) n = saturating_mul(n, d);
+      params = saturating_add(params, n);
+    }
+  }
+  return params;
+}
+
+Result<est::ModelConfig> load_model(const Args& a) {
+  if (!a.model.empty()) return est::preset_config(a.model);
+  fs::path path = a.config;
+  const bool dir = fs::is_directory(path);
+  const fs::path file = dir ? path / "config.json" : path;
+  auto text = read_file(file, kMaxConfigBytes);
+  if (!text) return make_error(text.error());
+  auto model = est::parse_config_json(*text, file.string());
+  if (!model || !dir) return model;
+  auto params = checkpoint_params(path);
+  if (!params) return make_error(params.error());
+  if (*params > 0) {
+    auto e = est::estimate(*model, est::Options{});
+    if (e && (e->n_params > *params * 101 / 100 || e->n_params < *params * 99 / 100)) {
+      model->warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
+                                "safetensors headers hold " + std::to_string(*params));
+    }
+  }
+  return model;
+}
+
+Result<std::uint64_t> positive(const std::string& text, const std::string& option) {
+  if (text.empty() || text.size() > 19 || !std::all_of(text.begin(), text.end(), ::isdigit)) {
+    return make_error(option + " must be a positive integer below 10^19, got '" + text + "'");
+  }
+  const std::uint64_t v = std::stoull(text);
+  if (v == 0) return make_error(option + " must be positive, got 0");
+  return v;
+}
+
+Result<est::Options> to_options(const Args& a) {
+  est::Options o;
+  auto mode = est::parse_mode(a.mode);
+  auto precision = est::parse_precision(a.precision);
+  auto optimizer = est::parse_optimizer(a.optimizer);
+  auto attention = est::parse_attention(a.attention);
+  if (!mode) return make_error(mode.error());
+  if (!precision) return make_error(precision.error());
+  if (!optimizer) return make_error(optimizer.error());
+  if (!attention) return make_error(attention.error());
+  o.mode = *mode, o.precision = *precision, o.optimizer = *optimizer, o.attention = *attention;
+  for (auto [text, option, field] : {std::tuple{&a.batch, "--batch", &o.batch}, std::tuple{&a.seq, "--seq", &o.seq},
+                                     std::tuple{&a.lora_rank, "--lora-rank", &o.lora_rank},
+                                     std::tuple{&a.gpus, "--gpus", &o.gpus}, std::tuple{&a.tp, "--tp", &o.tensor_parallel}}) {
+    auto v = positive(*text, option);
+    if (!v) return make_error(v.error());
+    *field = *v;
+  }
+  std::stringstream targets(a.lora_targets);
+  for (std::string t; std::getline(targets, t, ',');) {
+    if (!t.empty()) o.lora_targets.push_back(t);
+  }
+  if (!a.kv_dtype.empty()) {
+    auto kv = est::parse_kv_dtype(a.kv_dtype);
+    if (!kv) return make_error(kv.error());
+    o.kv_bytes_per_element = *kv;
+  }
+  if (a.logits != "all" && a.logits != "last") return make_error("--logits must be 'all' or 'last', got '" + a.logits + "'");
+  o.logits_last_only = a.logits == "last";
+  o.grad_checkpointing = a.checkpointing;
+  o.zero_stage = a.fsdp ? 3 : a.zero;
+  return o;
+}
+
+std::string list_models() {
+  TextTable t({"name", "what"});
+  for (const auto& p : est::presets()) t.add_row({std::string(p.name), std::string(p.description)});
+  return t.render();
+}
+
+std::string list_gpus() {
+  TextTable t({"card", "usable GiB"});
+  for (const auto& c : est::gpu_cards()) t.add_row({std::string(c.name), format_gib(c.usable_bytes)});
+  return t.render();
+}
+
+// The no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card.
+int run_default() {
+  auto model = est::preset_config("llama-2-7b");
+  std::vector<est::Scenario> scenarios;
+  est::Options full;
+  full.precision = est::Precision::AmpBf16;
+  scenarios.push_back({"full fine-tune (amp-bf16, AdamW)", full});
+  full.precision = est::Precision::Bf16;
+  scenarios.push_back({"full fine-tune (bf16, AdamW)", full});
+  est::Options lora = full;
+  lora.mode = est::Mode::Lora;
+  scenarios.push_back({"LoRA r=16 q,v (bf16 base)", lora});
+  est::Options infer = full;
+  infer.mode = est::Mode::Infer;
+  scenarios.push_back({"inference (bf16)", infer});
+  std::vector<est::GpuCard> cards = {*est::find_gpu("RTX 3060 12GB"), *est::find_gpu("RTX 4090"),
+                                     *est::find_gpu("A100 80GB")};
+  print("vramdoc estimate: will a 7B model fit? (" + model->name + ", batch 1; try --help for your own model)\n\n" +
+        est::render_comparison(*model, scenarios, cards) +
+        "\n'fits' keeps a safety margin of " + std::to_string(est::kFitMarginPercent) +
+        " %. Details: vramdoc estimate --model llama-2-7b --mode lora --gpu 'RTX 4090'\n");
+  return kOk;
+}
+
+}  // namespace
+
 int cmd_estimate(const std::vector<std::string>& args) {
-  (void)args;
-  return not_built_yet("estimate", "vramdoc estimate (issue 3)");
+  if (args.empty()) return run_default();
+  Args a;
+  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
+  app.add_option("--config", a.config, "Hugging Face config.json, or a model directory (config.json + *.safetensors headers)");
+  app.add_option("--model", a.model, "a built-in model (see --list-models)");
+  app.add_flag("--list-models", a.list_models, "list the built-in models");
+  app.add_flag("--list-gpus", a.list_gpus, "list the GPU cards --gpu knows");
+  app.add_option("--mode", a.mode, "train | lora | infer")->capture_default_str();
+  app.add_option("--precision", a.precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
+  app.add_option("--optimizer", a.optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
+  app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
+  app.add_option("--batch", a.batch, "micro-batch per GPU")->capture_default_str();
+  app.add_option("--seq", a.seq, "sequence length in tokens")->capture_default_str();
+  app.add_flag("--grad-checkpointing", a.checkpointing, "gradient checkpointing (non-reentrant, per layer)");
+  app.add_option("--lora-rank", a.lora_rank, "LoRA rank r")->capture_default_str();
+  app.add_option("--lora-alpha", a.lora_alpha, "LoRA alpha (scales the update; no memory effect)");
+  app.add_option("--lora-targets", a.lora_targets, "comma-separated module names (default: PEFT's for the model)");
+  app.add_option("--kv-dtype", a.kv_dtype, "KV cache dtype for inference: fp32 | bf16 | fp16 | fp8 | int8");
+  app.add_option("--logits", a.logits, "all (transformers' default) | last")->capture_default_str();
+  app.add_option("--gpus", a.gpus, "data-parallel GPUs (with --zero / --fsdp: per-GPU memory)")->capture_default_str();
+  app.add_option("--zero", a.zero, "DeepSpeed ZeRO stage 0-3")->check(CLI::Range(0, 3));
+  app.add_flag("--fsdp", a.fsdp, "FSDP full sharding (as ZeRO 3)");
+  app.add_option("--tp", a.tp, "tensor-parallel degree")->capture_default_str();
+  app.add_option("--gpu", a.gpu, "a card to fit on, e.g. 'RTX 4090', H100 (see --list-gpus)");
+  app.add_option("--gpu-memory", a.gpu_memory, "memory to fit in, e.g. 24GiB");
+  app.add_flag("--max-batch", a.max_batch, "find the largest batch that fits (needs --gpu or --gpu-memory)");
+  app.add_flag("--max-seq", a.max_seq, "find the largest sequence length that fits");
+  app.add_flag("--json", a.json, "one JSON object instead of the table");
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
+  if (a.list_models) return print(list_models()), kOk;
+  if (a.list_gpus) return print(list_gpus()), kOk;
+  if (a.config.empty() == a.model.empty()) return fail("estimate", "give exactly one of --config FILE and --model NAME");
+  auto model = load_model(a);
+  if (!model) return fail("estimate", model.error());
+  auto options = to_options(a);
+  if (!options) return fail("estimate", options.error());
+  auto e = est::estimate(*model, *options);
+  if (!e) return fail("estimate", e.error() + (a.config.empty() ? "" : " (" + a.config + ")"));
+  est::FitReport fit;
+  fit.fits_on = est::cards_that_fit(*e);
+  if (!a.gpu.empty()) {
+    auto card = est::find_gpu(a.gpu);
+    if (!card) return fail("estimate", "unknown --gpu '" + a.gpu + "' (see --list-gpus, or give --gpu-memory)");
+    fit.target_name = std::string(card->name), fit.usable_bytes = card->usable_bytes;
+  }
+  if (!a.gpu_memory.empty()) {
+    auto bytes = parse_size(a.gpu_memory);
+    if (!bytes) return fail("estimate", "--gpu-memory: " + bytes.error());
+    fit.target_name = format_gib(*bytes) + " GiB", fit.usable_bytes = *bytes;
+  }
+  if ((a.max_batch || a.max_seq) && !fit.usable_bytes) return fail("estimate", "--max-batch / --max-seq need --gpu or --gpu-memory");
+  if (a.max_batch) {
+    auto r = est::max_batch(*model, *options, *fit.usable_bytes);
+    if (!r) return fail("estimate", r.error());
+    fit.max_batch = *r;
+  }
+  if (a.max_seq) {
+    auto r = est::max_seq(*model, *options, *fit.usable_bytes);
+    if (!r) return fail("estimate", r.error());
+    fit.max_seq = *r;
+  }
+  print(a.json ? est::render_json(*model, *options, *e, fit) : est::render_text(*model, *options, *e, fit));
+  return kOk;
 }
 
 }  // namespace vramdoc::cli

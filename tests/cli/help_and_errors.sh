@@ -1,6 +1,5 @@
 # The command table, --version, and the CLI's usage errors.
 source "$(dirname "$0")/../cli_lib.sh"
-out=/tmp/vramdoc-test.out err=/tmp/vramdoc-test.err
 
 check "--help exits 0" 0 "$VRAMDOC" --help
 for c in info estimate bench watch run analyze probe; do contains "--help lists $c" $out "^  $c "; done

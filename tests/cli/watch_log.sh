@@ -1,8 +1,7 @@
 # vramdoc watch --log FILE.csv|.jsonl: sample count at --interval, columns, a GPU failing mid-run,
 # SIGTERM ends the log cleanly.
 source "$(dirname "$0")/../cli_lib.sh"
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-out=$dir/out err=$dir/err
+dir=$(mktemp -d); trap 'rm -rf "$dir" "$out" "$err"' EXIT
 export VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf
 cat >"$dir/fake.conf" <<CONF
 devices=2

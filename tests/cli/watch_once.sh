@@ -1,7 +1,6 @@
 # vramdoc watch --once / --json / --device against the fake NVML: values, errors, a failing GPU.
 source "$(dirname "$0")/../cli_lib.sh"
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-out=$dir/out err=$dir/err  # private: tests run in parallel
+dir=$(mktemp -d); trap 'rm -rf "$dir" "$out" "$err"' EXIT
 export VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf
 cat >"$dir/fake.conf" <<CONF
 devices=2

@@ -2,7 +2,6 @@
 # scrapes, bad requests, silent and non-reading clients, non-loopback warning, clean SIGTERM.
 source "$(dirname "$0")/../cli_lib.sh"
 dir=$(mktemp -d)
-out=$dir/out err=$dir/err
 export VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf
 procs=$$:1073741824; for i in $(seq 1 200); do procs+=",$((4000000 + i)):$((i * 1048576))"; done
 printf 'devices=2\nprocesses=%s\n' "$procs" >"$dir/fake.conf"
@@ -10,7 +9,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 "$VRAMDOC" watch --serve 127.0.0.1:0 --interval 100ms 2>"$dir/serve.err" &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $server 2>/dev/null; rm -rf "$dir" "$out" "$err"' EXIT
 for _ in $(seq 50); do grep -q "serving http" "$dir/serve.err" && break; sleep 0.1; done
 port=$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$dir/serve.err")
 [[ -n $port ]] || { fail "no port announced"; cat "$dir/serve.err"; finish; }

@@ -5,7 +5,7 @@ command -v tmux >/dev/null || { echo "tmux not installed (scripts/deps.sh --test
 dir=$(mktemp -d)
 sock=vramdoc-watch-test-$$
 tm() { tmux -L "$sock" "$@"; }
-trap 'tm kill-server 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'tm kill-server 2>/dev/null; rm -rf "$dir" "$out" "$err"' EXIT
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 cat >"$dir/fake.conf" <<CONF
 devices=2

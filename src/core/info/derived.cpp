@@ -93,7 +93,54 @@ std::optional<PciAddress> parse_pci_bus_id(const std::string& text) {
   return a;
 }
 
+std::optional<std::uint64_t> l1_shared_per_sm_bytes(std::optional<int> cc_major, std::optional<int> cc_minor) {
+  if (!cc_major || !cc_minor) return std::nullopt;
+  struct Row {
+    int major, minor;
+    std::uint64_t kib;
+  };
+  static constexpr std::array<Row, 11> kTable = {{
+      {7, 0, 128}, {7, 2, 128}, {7, 5, 96}, {8, 0, 192}, {8, 6, 128}, {8, 7, 192},
+      {8, 9, 128}, {9, 0, 256}, {10, 0, 256}, {10, 3, 256}, {12, 0, 128},
+  }};
+  for (const auto& row : kTable) {
+    if (row.major == *cc_major && row.minor == *cc_minor) return row.kib * 1024;
+  }
+  return std::nullopt;
+}
+
+void merge_missing(GpuStatic& into, const GpuStatic& from) {
+  auto take = [](auto& field, const auto& other) {
+    if (!field && other) field = other;
+  };
+  take(into.name, from.name);
+  take(into.pci_bus_id, from.pci_bus_id);
+  take(into.pci_device_id, from.pci_device_id);
+  if (!into.cc_major && from.cc_major) {
+    into.cc_major = from.cc_major;
+    into.cc_minor = from.cc_minor;
+  }
+  take(into.sm_count, from.sm_count);
+  take(into.bus_width_bits, from.bus_width_bits);
+  take(into.max_mem_clock_mhz, from.max_mem_clock_mhz);
+  take(into.max_sm_clock_mhz, from.max_sm_clock_mhz);
+  take(into.clock_rate_khz, from.clock_rate_khz);
+  take(into.memory_total_bytes, from.memory_total_bytes);
+  take(into.l2_bytes, from.l2_bytes);
+  take(into.shared_per_block_bytes, from.shared_per_block_bytes);
+  take(into.shared_per_block_optin_bytes, from.shared_per_block_optin_bytes);
+  take(into.shared_per_sm_bytes, from.shared_per_sm_bytes);
+  take(into.registers_per_sm, from.registers_per_sm);
+  take(into.registers_per_block, from.registers_per_block);
+  take(into.max_threads_per_sm, from.max_threads_per_sm);
+  take(into.warp_size, from.warp_size);
+}
+
 void fill_derived(GpuStatic& gpu) {
+  gpu.l1_shared_per_sm_bytes = l1_shared_per_sm_bytes(gpu.cc_major, gpu.cc_minor);
+  if (gpu.cc_major && gpu.cc_minor && (*gpu.cc_major > 3 || (*gpu.cc_major == 3 && *gpu.cc_minor >= 5))) {
+    gpu.max_registers_per_thread = 255;
+  }
   if (!gpu.memory_type) {
     if (auto found = memory_type_for(gpu.pci_device_id, gpu.name)) {
       gpu.memory_type = found->type;

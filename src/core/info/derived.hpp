@@ -33,8 +33,16 @@ struct PciAddress {
 };
 std::optional<PciAddress> parse_pci_bus_id(const std::string& text);
 
-// Fills memory_type, theoretical_bandwidth_bytes_per_s and the PCIe bandwidths from the raw facts
-// already in `gpu`, leaving any field whose inputs are unknown empty.
+// Unified L1 data cache + shared memory per SM for a compute capability (CUDA C++ Programming
+// Guide, "Technical Specifications per Compute Capability"); empty for ones not in the table.
+std::optional<std::uint64_t> l1_shared_per_sm_bytes(std::optional<int> cc_major, std::optional<int> cc_minor);
+
+// Fills each field of `into` that is empty from `from` (e.g. NVML facts completed by the CUDA
+// driver's). Identity fields (index, uuid) are never taken from `from`.
+void merge_missing(GpuStatic& into, const GpuStatic& from);
+
+// Fills memory_type, theoretical_bandwidth_bytes_per_s, the PCIe bandwidths, the L1/shared
+// size and registers per thread (255 from compute capability 3.5 on) from the raw facts in `gpu`, leaving any field whose inputs are unknown empty.
 void fill_derived(GpuStatic& gpu);
 
 }  // namespace vramdoc::info

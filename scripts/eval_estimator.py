@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Runs build/vramdoc estimate over measured cases and prints per-case and summary errors.
+
+Usage: scripts/eval_estimator.py [--vramdoc PATH] [--configs DIR] [--lomo] [FILE.jsonl ...]
+
+FILE.jsonl: lines written by measure_pytorch.py (default: the shared calibration set) or by
+scripts/gpu/measure_estimator_extra.py. A case's config.json is taken from, in order: the
+record's "full_config" (the extra script stores it), DIR/<model>.json (--configs, default: the
+"configs" folder beside the JSONL), or <JSONL>.configs/<model>.json. Cases that failed (oom,
+errors) or lack a config are listed and skipped. Truth: a fresh process's peak allocated is
+peak_allocated + the env line's warm_allocated (cuBLAS workspaces); reserved is peak_reserved;
+the process is driver_process_used.
+
+--lomo: leave-one-model-out check of the two fitted constants (reserved/allocated ratio and
+CUDA context): for each model, refit both as medians over the other models' cases and report
+the held-out model's reserved and process errors with the refitted constants.
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT = os.path.join(HERE, "..", "..", "shared", "data", "estimator", "pytorch-h200-calibration.jsonl")
+METRICS = [("peak_allocated", "peak_allocated_bytes"), ("peak_reserved", "peak_reserved_bytes"),
+           ("process", "process_bytes")]
+
+
+def load(path):
+    env, cases = {}, []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"{path}:{n}: not JSON, skipped", file=sys.stderr)
+                continue
+            if rec.get("kind") == "env":
+                env = rec
+            else:
+                cases.append((env, rec))
+    return cases
+
+
+def config_path(rec, jsonl, configs_dir, tmp):
+    name = rec.get("model", "")
+    if isinstance(rec.get("full_config"), dict):
+        path = os.path.join(tmp, name + ".json")
+        with open(path, "w") as f:
+            json.dump(rec["full_config"], f)
+        return path
+    for d in [configs_dir or os.path.join(os.path.dirname(jsonl), "configs"), jsonl + ".configs"]:
+        p = os.path.join(d, name + ".json")
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def command(vramdoc, cfg, rec):
+    cmd = [vramdoc, "estimate", "--config", cfg, "--mode", rec["mode"], "--precision",
+           rec["precision"].replace("_", "-"), "--batch", str(rec["batch"]), "--seq", str(rec["seq"]),
+           "--attention", rec.get("attention", "sdpa"), "--json"]
+    if rec.get("optimizer"):
+        cmd += ["--optimizer", rec["optimizer"]]
+    if rec.get("grad_checkpointing"):
+        cmd += ["--grad-checkpointing"]
+    if rec.get("lora"):
+        cmd += ["--lora-rank", str(rec["lora"].get("r", 16)), "--lora-targets", ",".join(rec["lora"]["targets"])]
+    if rec.get("logits") == "last":
+        cmd += ["--logits", "last"]
+    return cmd
+
+
+def pct(values, q):
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="*", default=[DEFAULT])
+    ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
+    ap.add_argument("--configs", default=None)
+    ap.add_argument("--lomo", action="store_true")
+    args = ap.parse_args()
+    rows, skipped = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for jsonl in args.files:
+            for env, rec in load(jsonl):
+                label = rec.get("model") or str(rec.get("case"))
+                if "error" in rec or "peak_allocated" not in rec:
+                    skipped.append(f"{label}: {rec.get('error', 'no peak_allocated')}")
+                    continue
+                cfg = config_path(rec, jsonl, args.configs, tmp)
+                if not cfg:
+                    skipped.append(f"{label}: no config.json found")
+                    continue
+                run = subprocess.run(command(args.vramdoc, cfg, rec), capture_output=True, text=True)
+                if run.returncode != 0:
+                    skipped.append(f"{label}: vramdoc exit {run.returncode}: {run.stderr.strip()}")
+                    continue
+                est = json.loads(run.stdout)
+                truth = {"peak_allocated": rec["peak_allocated"] + env.get("warm_allocated", 0),
+                         "peak_reserved": rec.get("peak_reserved"), "process": rec.get("driver_process_used")}
+                rows.append((rec, est, truth))
+    print(f"{'case':58} {'alloc %':>8} {'reserved %':>10} {'process %':>9}  peak phase")
+    errors = {m: [] for m, _ in METRICS}
+    for rec, est, truth in rows:
+        cells = []
+        for m, key in METRICS:
+            if truth[m]:
+                e = (est[key] - truth[m]) / truth[m] * 100
+                errors[m].append(abs(e))
+                cells.append(f"{e:+.1f}")
+            else:
+                cells.append("n/a")
+        case = (f"{rec['model']} {rec['mode']} {rec['precision']} b{rec['batch']} s{rec['seq']}"
+                f"{' ck' if rec.get('grad_checkpointing') else ''} {rec.get('optimizer') or ''} {rec.get('attention', '')}")
+        print(f"{case:58} {cells[0]:>8} {cells[1]:>10} {cells[2]:>9}  {est['peak_phase']}")
+    print()
+    for m, _ in METRICS:
+        v = errors[m]
+        if v:
+            print(f"{m:15} cases {len(v):3}  median |error| {statistics.median(v):5.2f} %  p95 {pct(v, 0.95):5.2f} %  max {max(v):5.2f} %")
+    for s in skipped:
+        print("skipped:", s)
+    if args.lomo:
+        lomo(rows)
+    return 0 if rows else 1
+
+
+def lomo(rows):
+    """Refits the reserved ratio and the context on the other models; errors on the held-out one."""
+    print("\nleave-one-model-out (fitted constants refit on the other models):")
+    models = sorted({r[0]["model"] for r in rows})
+    for held in models:
+        train = [r for r in rows if r[0]["model"] != held and r[2]["peak_reserved"] and r[2]["process"]]
+        test = [r for r in rows if r[0]["model"] == held and r[2]["peak_reserved"] and r[2]["process"]]
+        if not train or not test:
+            continue
+        ratio = statistics.median(t["peak_reserved"] / t["peak_allocated"] for _, _, t in train)
+        context = statistics.median(t["process"] - t["peak_reserved"] for _, _, t in train)
+        alloc = [abs(e["peak_allocated_bytes"] - t["peak_allocated"]) / t["peak_allocated"] * 100 for _, e, t in test]
+        res = [abs(e["peak_allocated_bytes"] * ratio - t["peak_reserved"]) / t["peak_reserved"] * 100 for _, e, t in test]
+        proc = [abs(e["peak_allocated_bytes"] * ratio + context - t["process"]) / t["process"] * 100 for _, e, t in test]
+        print(f"  held out {held:16} ratio {ratio:.3f} context {context / 2**20:6.0f} MiB | alloc median "
+              f"{statistics.median(alloc):5.2f} % p95 {pct(alloc, .95):5.2f} % | reserved median {statistics.median(res):5.2f} % "
+              f"| process median {statistics.median(proc):5.2f} % p95 {pct(proc, .95):5.2f} %")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

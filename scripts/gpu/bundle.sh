@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Packs what a GPU machine needs to run the GPU tests into .device/ (git-ignored): the binaries of
+# build/ (not its object files) and a copy of ../shared. Then, on the GPU machine:
+#   scripts/gpu/validate.sh .device/build .device/shared $OUT
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rm -rf .device/build .device/shared
+mkdir -p .device/build/tests
+for f in vramdoc libvramdoc-tracer.so vramdoc-trace-report; do
+  [[ -e build/$f ]] && cp build/$f .device/build/
+done
+cp build/tests/unit_tests .device/build/tests/
+cp -r build/tests/fakes .device/build/tests/ && find .device/build/tests/fakes -name CMakeFiles -prune -exec rm -rf {} +
+cp -r ../shared .device/shared
+du -sh .device

@@ -1,0 +1,268 @@
+// Device-memory stream kernels (read, write, copy, triad) and their tuned launcher.
+// 16-byte vector accesses, U independent loads in flight per thread, a grid of exactly the
+// resident blocks and an array length that is a multiple of grid x block x U (no tails).
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "bench/common.cuh"
+
+namespace vramdoc::bench {
+
+namespace {
+
+constexpr std::uint32_t kSeedB = 0x1234u, kSeedC = 0x777u, kWriteValue = 0x5a5a5a5au;
+enum Hint { kStreaming = 0, kNoAllocate256 = 1, kPlain = 2 };
+const char* const kHintNames[] = {"ld.cs/st.cs", "ld.nc.L2::256B/st.cs", "ld/st"};
+
+template <int H>
+__device__ __forceinline__ uint4 load(const uint4* p) {
+  if constexpr (H == kStreaming) {
+    return __ldcs(p);
+  } else if constexpr (H == kNoAllocate256) {
+#if __CUDA_ARCH__ >= 800  // the L2::256B prefetch hint exists from sm_80 (PTX ISA 7.4)
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+  } else {
+    return *p;
+  }
+}
+
+template <int H>
+__device__ __forceinline__ void store(uint4* p, uint4 v) {
+  if constexpr (H == kPlain) *p = v;
+  else __stcs(p, v);
+}
+
+// a = f(b, c) over n uint4. Grid-stride: n is a multiple of gridDim.x * blockDim.x * U (a grid
+// of exactly n / (blockDim.x * U) blocks makes it one pass over U regions, as BabelStream does).
+// Chunked: block i covers the contiguous chunk i of blockDim.x * U elements, one pass.
+// Read leaves one partial sum per warp in `partials` (plain stores: no atomics on the hot path).
+template <int Op, int U, int H, bool Chunked>
+__global__ void stream_kernel(uint4* __restrict__ a, const uint4* __restrict__ b, const uint4* __restrict__ c,
+                              std::uint64_t n, unsigned* partials) {
+  const std::uint64_t t = Chunked ? blockDim.x : static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  std::uint64_t base = Chunked ? blockIdx.x * static_cast<std::uint64_t>(blockDim.x) * U + threadIdx.x
+                               : blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  const std::uint64_t end = Chunked ? base + 1 : n;
+  std::uint32_t acc = 0;
+  for (; base < end; base += t * U) {
+    if constexpr (Op == static_cast<int>(StreamOp::Read)) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = load<H>(b + base + u * t);
+#pragma unroll
+      for (int u = 0; u < U; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    } else if constexpr (Op == static_cast<int>(StreamOp::Write)) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) store<H>(a + base + u * t, make_uint4(kWriteValue, kWriteValue, kWriteValue, kWriteValue));
+    } else if constexpr (Op == static_cast<int>(StreamOp::Copy)) {
+      uint4 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = load<H>(b + base + u * t);
+#pragma unroll
+      for (int u = 0; u < U; ++u) store<H>(a + base + u * t, v[u]);
+    } else {
+      uint4 x[U], y[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        x[u] = load<H>(b + base + u * t);
+        y[u] = load<H>(c + base + u * t);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        store<H>(a + base + u * t, make_uint4(x[u].x + 3 * y[u].x, x[u].y + 3 * y[u].y, x[u].z + 3 * y[u].z,
+                                              x[u].w + 3 * y[u].w));
+      }
+    }
+  }
+  if constexpr (Op == static_cast<int>(StreamOp::Read)) {
+    acc = detail::warp_sum(acc);
+    if ((threadIdx.x & 31) == 0) partials[(blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) / 32] = acc;
+  }
+}
+
+using KernelFn = void (*)(uint4*, const uint4*, const uint4*, std::uint64_t, unsigned*);
+enum class Layout { GridStride, Chunked, Memcpy };
+struct Variant {
+  KernelFn fn;
+  int unroll;
+  int hint;
+  Layout layout;
+};
+
+template <int Op, int H, bool Chunked>
+void add_unrolls(std::vector<Variant>& out) {
+  const Layout layout = Chunked ? Layout::Chunked : Layout::GridStride;
+  if constexpr (!Chunked) out.push_back({stream_kernel<Op, 1, H, Chunked>, 1, H, layout});
+  out.push_back({stream_kernel<Op, 2, H, Chunked>, 2, H, layout});
+  out.push_back({stream_kernel<Op, 4, H, Chunked>, 4, H, layout});
+  out.push_back({stream_kernel<Op, 8, H, Chunked>, 8, H, layout});
+}
+
+template <int Op>
+std::vector<Variant> variants_of() {
+  std::vector<Variant> out;
+  add_unrolls<Op, kStreaming, false>(out);
+  if constexpr (Op != static_cast<int>(StreamOp::Write)) add_unrolls<Op, kNoAllocate256, false>(out);
+  add_unrolls<Op, kPlain, false>(out);
+  add_unrolls<Op, kStreaming, true>(out);
+  add_unrolls<Op, kPlain, true>(out);
+  // The driver's own device-to-device copy (what cudaMemcpy and PyTorch's copy_ use).
+  if constexpr (Op == static_cast<int>(StreamOp::Copy)) out.push_back({nullptr, 0, 0, Layout::Memcpy});
+  return out;
+}
+
+std::vector<Variant> variants(StreamOp op) {
+  switch (op) {
+    case StreamOp::Read: return variants_of<static_cast<int>(StreamOp::Read)>();
+    case StreamOp::Write: return variants_of<static_cast<int>(StreamOp::Write)>();
+    case StreamOp::Copy: return variants_of<static_cast<int>(StreamOp::Copy)>();
+    default: return variants_of<static_cast<int>(StreamOp::Triad)>();
+  }
+}
+
+int arrays_touched(StreamOp op) {
+  return op == StreamOp::Triad ? 3 : op == StreamOp::Copy ? 2 : 1;
+}
+
+struct Shape {
+  Variant v;
+  int block = 0;
+  int grid = 0;
+  std::uint64_t n = 0;  // uint4 per array
+  std::string name;
+};
+
+struct Arrays {
+  uint4 *a, *b, *c;
+  unsigned* partials;
+};
+
+// Seconds for `launches` back-to-back launches of one shape, between two events.
+Result<double> time_shape(const Shape& s, const Arrays& x, int launches) {
+  detail::Event start, end;
+  VD_CUDA(cudaEventRecord(start.e));
+  for (int i = 0; i < launches; ++i) {
+    if (s.v.layout == Layout::Memcpy) VD_CUDA(cudaMemcpyAsync(x.a, x.b, s.n * sizeof(uint4), cudaMemcpyDeviceToDevice));
+    else s.v.fn<<<s.grid, s.block>>>(x.a, x.b, x.c, s.n, x.partials);
+  }
+  VD_CUDA(cudaGetLastError());
+  VD_CUDA(cudaEventRecord(end.e));
+  return detail::elapsed_seconds(start.e, end.e);
+}
+
+// Checks what the last launch left: the read's partial sums or the destination array.
+Result<bool> verify(StreamOp op, const Shape& s, const Arrays& x) {
+  if (op == StreamOp::Read) {
+    std::vector<unsigned> partials(static_cast<std::size_t>(s.grid) * s.block / 32);
+    VD_CUDA(cudaMemcpy(partials.data(), x.partials, partials.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    std::uint32_t sum = 0;
+    for (unsigned p : partials) sum += p;
+    return detail::expect_checksum("device read", sum, detail::affine_sum(4 * s.n, 1, kSeedB));
+  }
+  std::uint32_t mul = 1, add = kSeedB;
+  if (op == StreamOp::Write) mul = 0, add = kWriteValue;
+  if (op == StreamOp::Triad) mul = 4, add = kSeedB + 3 * kSeedC;
+  auto bad = detail::count_mismatches(x.a, s.n, mul, add);
+  if (!bad) return make_error(bad.error());
+  if (*bad) return make_error("device stream: " + std::to_string(*bad) + " wrong words in the destination array");
+  return true;
+}
+
+// Every launch shape worth trying for `v`: grids of the resident blocks (persistent) and of
+// one pass, for three block sizes; one shape for the driver copy.
+Result<std::vector<Shape>> shapes_of(const Variant& v, std::uint64_t count, int sms) {
+  std::vector<Shape> out;
+  if (v.layout == Layout::Memcpy) {
+    out.push_back({v, 0, 0, count, "cudaMemcpyAsync device to device"});
+    return out;
+  }
+  for (int block : {256, 512, 1024}) {
+    const std::uint64_t per_block = static_cast<std::uint64_t>(block) * v.unroll;
+    char name[120];
+    std::snprintf(name, sizeof name, "unroll %d, %s, one pass, %s, %llu x %d threads", v.unroll, kHintNames[v.hint],
+                  v.layout == Layout::Chunked ? "a chunk per block" : "U strided regions",
+                  static_cast<unsigned long long>(count / per_block), block);
+    if (count / per_block > 0 && count / per_block < (1ULL << 31)) {
+      out.push_back({v, block, static_cast<int>(count / per_block), count / per_block * per_block, name});
+    }
+    if (v.layout == Layout::Chunked) continue;
+    int per_sm = 0;
+    VD_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.fn, block, 0));
+    const std::uint64_t quantum = static_cast<std::uint64_t>(sms) * per_sm * per_block;
+    if (per_sm == 0 || count < quantum) continue;
+    std::snprintf(name, sizeof name, "unroll %d, %s, persistent grid-stride, %d x %d threads", v.unroll,
+                  kHintNames[v.hint], sms * per_sm, block);
+    out.push_back({v, block, sms * per_sm, count / quantum * quantum, name});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samples) {
+  int device = 0, sms = 0;
+  VD_CUDA(cudaGetDevice(&device));
+  VD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::uint64_t count = bytes_per_array / sizeof(uint4);
+  detail::DeviceArray<uint4> a, b, c;
+  detail::DeviceArray<unsigned> partials;  // one word per warp of the largest grid (unroll 1, one pass)
+  if (op == StreamOp::Read) VD_CUDA(partials.alloc(count / 32 + 1));
+  if (op != StreamOp::Read) VD_CUDA(a.alloc(count));
+  if (op != StreamOp::Write) {
+    VD_CUDA(b.alloc(count));
+    if (auto r = detail::fill_affine(b.ptr, count, 1, kSeedB); !r) return make_error(r.error());
+  }
+  if (op == StreamOp::Triad) {
+    VD_CUDA(c.alloc(count));
+    if (auto r = detail::fill_affine(c.ptr, count, 1, kSeedC); !r) return make_error(r.error());
+  }
+  const Arrays x{a.ptr, b.ptr, c.ptr, partials.ptr};
+  const int launches = 5;
+
+  // Tuning: every variant and launch shape, three short samples each; the fastest median wins.
+  Shape best;
+  double best_rate = 0;
+  std::string tried;
+  for (const auto& v : variants(op)) {
+    auto shapes = shapes_of(v, count, sms);
+    if (!shapes) return make_error(shapes.error());
+    for (const auto& s : *shapes) {
+      std::vector<double> rates;
+      for (int i = 0; i < 3; ++i) {
+        auto t = time_shape(s, x, 2);
+        if (!t) return make_error(t.error());
+        rates.push_back(static_cast<double>(s.n) * sizeof(uint4) * arrays_touched(op) * 2 / *t);
+      }
+      std::sort(rates.begin(), rates.end());
+      tried += (tried.empty() ? "" : "; ") + s.name + ": " + std::to_string(static_cast<int>(rates[1] / 1e9));
+      if (rates[1] > best_rate) best_rate = rates[1], best = s;
+    }
+  }
+  if (best_rate == 0) return make_error("device stream: no launch shape fits the array");
+
+  Timed out;
+  out.bytes_per_sample = static_cast<double>(best.n) * sizeof(uint4) * arrays_touched(op) * launches;
+  char cfg[64];
+  std::snprintf(cfg, sizeof cfg, "%.2f GiB per array, ", static_cast<double>(best.n * sizeof(uint4)) / (1 << 30));
+  out.config = cfg + best.name + ", " + std::to_string(launches) + " launches per sample";
+  out.variants = tried;
+  if (op != StreamOp::Read) VD_CUDA(cudaMemset(a.ptr, 0, best.n * sizeof(uint4)));
+  for (int i = 0; i < samples; ++i) {
+    auto t = time_shape(best, x, launches);
+    if (!t) return make_error(t.error());
+    out.seconds.push_back(*t);
+    if (op == StreamOp::Read || i == samples - 1) {
+      if (auto ok = verify(op, best, x); !ok) return make_error(ok.error());
+    }
+  }
+  return out;
+}
+
+}  // namespace vramdoc::bench

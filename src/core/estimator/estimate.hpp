@@ -1,0 +1,77 @@
+// The estimate: which tensors are alive at each phase of a step, and what the caching allocator
+// and the CUDA driver add on top. Pure arithmetic on a ModelConfig; never prints.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/estimator/model_config.hpp"
+#include "core/result.hpp"
+
+namespace vramdoc::estimator {
+
+enum class Mode { Train, Lora, Infer };
+enum class Precision { Fp32, AmpBf16, AmpFp16, Bf16, Fp16 };
+enum class Optimizer { AdamW, Adam, Sgd, SgdMomentum, AdamW8bit, Adafactor };
+enum class Attention { Sdpa, Eager, Flash };
+
+struct Options {
+  Mode mode = Mode::Train;
+  Precision precision = Precision::Bf16;
+  Optimizer optimizer = Optimizer::AdamW;
+  Attention attention = Attention::Sdpa;
+  std::uint64_t batch = 1;  // per GPU (micro-batch)
+  std::uint64_t seq = 1024;
+  bool grad_checkpointing = false;
+  std::uint64_t lora_rank = 16;
+  std::vector<std::string> lora_targets;  // empty: PEFT's default for the family
+  std::optional<std::uint64_t> kv_bytes_per_element;  // --kv-dtype; default: the activation dtype
+  bool logits_last_only = false;  // --logits last: lm_head on the last position only
+  std::uint64_t gpus = 1;         // data-parallel ranks (ZeRO / FSDP shard over them)
+  int zero_stage = 0;             // 0-3; --fsdp is stage 3
+  std::uint64_t tensor_parallel = 1;
+};
+
+struct Term {
+  std::string key;   // JSON name, e.g. "activations_bytes"
+  std::string label;  // for people, e.g. "activations kept for backward"
+  std::uint64_t bytes = 0;
+};
+
+struct Phase {
+  std::string name;  // e.g. "backward start (loss gradient)"
+  std::vector<Term> terms;
+  std::uint64_t allocated_bytes = 0;  // sum of terms
+};
+
+struct Estimate {
+  std::uint64_t n_params = 0;
+  std::uint64_t n_trainable = 0;
+  std::vector<Phase> phases;
+  std::size_t peak_phase = 0;               // index into phases
+  std::uint64_t workspace_bytes = 0;        // cuBLAS / cuBLASLt workspaces (allocated via PyTorch)
+  std::uint64_t peak_allocated_bytes = 0;   // max_memory_allocated() of a fresh process
+  std::uint64_t peak_reserved_bytes = 0;    // max_memory_reserved()
+  std::uint64_t context_bytes = 0;          // CUDA context, kernels, library handles
+  std::uint64_t process_bytes = 0;          // what nvidia-smi / NVML charge the process
+  std::uint64_t checkpointing_saves_bytes = 0;  // peak drop from --grad-checkpointing (train/lora)
+  std::vector<std::string> warnings;
+};
+
+// Estimates one configuration. Errors: a zero or absurd size, or a total beyond 2^64 bytes.
+Result<Estimate> estimate(const ModelConfig& model, const Options& options);
+
+// Name <-> enum for the command line and JSON ("amp-bf16", "adamw-8bit", ...). Errors list the choices.
+Result<Mode> parse_mode(std::string_view text);
+Result<Precision> parse_precision(std::string_view text);
+Result<Optimizer> parse_optimizer(std::string_view text);
+Result<Attention> parse_attention(std::string_view text);
+Result<std::uint64_t> parse_kv_dtype(std::string_view text);  // bytes per element: fp32, bf16, fp16, fp8, int8
+std::string_view to_string(Mode mode);
+std::string_view to_string(Precision precision);
+std::string_view to_string(Optimizer optimizer);
+std::string_view to_string(Attention attention);
+
+}  // namespace vramdoc::estimator

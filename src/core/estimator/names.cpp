@@ -1,0 +1,64 @@
+// Command-line and JSON names of the estimator's enums.
+#include <array>
+#include <string>
+#include <utility>
+
+#include "core/estimator/estimate.hpp"
+
+namespace vramdoc::estimator {
+
+namespace {
+
+template <class E, std::size_t N>
+Result<E> lookup(const std::array<std::pair<std::string_view, E>, N>& table, std::string_view text,
+                 std::string_view what) {
+  std::string choices;
+  for (const auto& [name, value] : table) {
+    if (name == text) return value;
+    choices += (choices.empty() ? "" : ", ") + std::string(name);
+  }
+  return make_error("unknown " + std::string(what) + " '" + std::string(text) + "' (choose " + choices + ")");
+}
+
+template <class E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& table, E value) {
+  for (const auto& [name, v] : table) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+constexpr std::array<std::pair<std::string_view, Mode>, 3> kModes = {{
+    {"train", Mode::Train}, {"lora", Mode::Lora}, {"infer", Mode::Infer}}};
+constexpr std::array<std::pair<std::string_view, Precision>, 5> kPrecisions = {{
+    {"fp32", Precision::Fp32}, {"amp-bf16", Precision::AmpBf16}, {"amp-fp16", Precision::AmpFp16},
+    {"bf16", Precision::Bf16}, {"fp16", Precision::Fp16}}};
+constexpr std::array<std::pair<std::string_view, Optimizer>, 6> kOptimizers = {{
+    {"adamw", Optimizer::AdamW}, {"adam", Optimizer::Adam}, {"sgd", Optimizer::Sgd},
+    {"sgd-momentum", Optimizer::SgdMomentum}, {"adamw-8bit", Optimizer::AdamW8bit},
+    {"adafactor", Optimizer::Adafactor}}};
+constexpr std::array<std::pair<std::string_view, Attention>, 3> kAttentions = {{
+    {"sdpa", Attention::Sdpa}, {"eager", Attention::Eager}, {"flash", Attention::Flash}}};
+constexpr std::array<std::pair<std::string_view, std::uint64_t>, 7> kKvDtypes = {{
+    {"fp32", 4}, {"bf16", 2}, {"fp16", 2}, {"fp8", 1}, {"int8", 1}, {"float32", 4}, {"float16", 2}}};
+
+// The calibration files write "amp_bf16"; accept both spellings.
+std::string dashed(std::string_view text) {
+  std::string s(text);
+  for (char& c : s) c = c == '_' ? '-' : c;
+  return s;
+}
+
+}  // namespace
+
+Result<Mode> parse_mode(std::string_view text) { return lookup(kModes, text, "mode"); }
+Result<Precision> parse_precision(std::string_view text) { return lookup(kPrecisions, dashed(text), "precision"); }
+Result<Optimizer> parse_optimizer(std::string_view text) { return lookup(kOptimizers, dashed(text), "optimizer"); }
+Result<Attention> parse_attention(std::string_view text) { return lookup(kAttentions, text, "attention"); }
+Result<std::uint64_t> parse_kv_dtype(std::string_view text) { return lookup(kKvDtypes, text, "KV cache dtype"); }
+std::string_view to_string(Mode mode) { return name_of(kModes, mode); }
+std::string_view to_string(Precision precision) { return name_of(kPrecisions, precision); }
+std::string_view to_string(Optimizer optimizer) { return name_of(kOptimizers, optimizer); }
+std::string_view to_string(Attention attention) { return name_of(kAttentions, attention); }
+
+}  // namespace vramdoc::estimator

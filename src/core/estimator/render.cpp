@@ -1,0 +1,191 @@
+#include "core/estimator/render.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/table.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::estimator {
+
+namespace {
+
+const Term* biggest_term(const Phase& p) {
+  const Term* best = nullptr;
+  for (const auto& t : p.terms) {
+    if (!best || t.bytes > best->bytes) best = &t;
+  }
+  return best;
+}
+
+std::string gib(std::uint64_t bytes) { return format_gib(bytes) + " GiB"; }
+
+std::string params_text(std::uint64_t n) {
+  char buf[32];
+  if (n >= 1'000'000'000) {
+    std::snprintf(buf, sizeof buf, "%.2fB", static_cast<double>(n) / 1e9);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0fM", static_cast<double>(n) / 1e6);
+  }
+  return buf;
+}
+
+// The peak saving of running `changed` instead of `options`, or 0.
+std::uint64_t saving(const ModelConfig& model, const Options& changed, const Estimate& e) {
+  auto other = estimate(model, changed);
+  return other && other->peak_allocated_bytes < e.peak_allocated_bytes ? e.peak_allocated_bytes - other->peak_allocated_bytes : 0;
+}
+
+}  // namespace
+
+std::vector<std::string> cards_that_fit(const Estimate& e) {
+  std::vector<std::string> names;
+  for (const auto& c : gpu_cards()) {
+    if (fits(e, c.usable_bytes)) names.emplace_back(c.name);
+  }
+  return names;
+}
+
+std::string advice(const ModelConfig& model, const Options& options, const Estimate& e) {
+  const Term* big = biggest_term(e.phases[e.peak_phase]);
+  if (!big) return "";
+  if (big->key == "activations_bytes" && e.checkpointing_saves_bytes > 0) {
+    return "activations dominate: --grad-checkpointing saves " + gib(e.checkpointing_saves_bytes);
+  }
+  if (big->key == "logits_loss_bytes") {
+    return "logits dominate (batch x seq x vocab in fp32): halve --batch, or use a chunked cross-entropy";
+  }
+  if (big->key == "optimizer_state_bytes" || big->key == "gradients_bytes" || big->key == "optimizer_temporaries_bytes") {
+    Options o = options;
+    o.optimizer = Optimizer::AdamW8bit;
+    Options l = options;
+    l.mode = Mode::Lora;
+    return "optimizer state and gradients dominate: --optimizer adamw-8bit saves " + gib(saving(model, o, e)) +
+           ", --mode lora saves " + gib(saving(model, l, e));
+  }
+  if (big->key == "kv_cache_bytes") {
+    Options o = options;
+    o.kv_bytes_per_element = 1;
+    return "the KV cache dominates: --kv-dtype fp8 saves " + gib(saving(model, o, e));
+  }
+  if (big->key == "weights_bytes" || big->key == "autocast_weight_copies_bytes") {
+    return "weights dominate: 16-bit weights (--precision bf16), quantisation, or sharding (--gpus N --zero 3)";
+  }
+  return "";
+}
+
+std::string render_json(const ModelConfig& model, const Options& o, const Estimate& e, const FitReport& fit) {
+  using nlohmann::json;
+  json j;
+  j["model"] = model.name;
+  j["model_type"] = model.model_type;
+  j["family"] = std::string(family_name(model.family));
+  j["mode"] = std::string(to_string(o.mode));
+  j["precision"] = std::string(to_string(o.precision));
+  j["batch"] = o.batch;
+  j["seq"] = o.seq;
+  j["attention"] = std::string(to_string(o.attention));
+  if (o.mode != Mode::Infer) j["optimizer"] = std::string(to_string(o.optimizer));
+  j["grad_checkpointing"] = o.grad_checkpointing;
+  j["gpus"] = o.gpus;
+  j["zero_stage"] = o.zero_stage;
+  j["tensor_parallel"] = o.tensor_parallel;
+  j["n_params"] = e.n_params;
+  j["n_trainable"] = e.n_trainable;
+  j["peak_allocated_bytes"] = e.peak_allocated_bytes;
+  j["peak_reserved_bytes"] = e.peak_reserved_bytes;
+  j["process_bytes"] = e.process_bytes;
+  const Phase& peak = e.phases[e.peak_phase];
+  j["peak_phase"] = peak.name;
+  json breakdown = json::object();
+  for (const auto& t : peak.terms) breakdown[t.key] = t.bytes;
+  breakdown["cublas_workspace_bytes"] = e.workspace_bytes;
+  breakdown["allocator_reserve_bytes"] = e.peak_reserved_bytes - e.peak_allocated_bytes;
+  breakdown["cuda_context_bytes"] = e.context_bytes;
+  j["breakdown"] = breakdown;
+  json phases = json::array();
+  for (const auto& p : e.phases) {
+    json terms = json::object();
+    for (const auto& t : p.terms) terms[t.key] = t.bytes;
+    phases.push_back({{"name", p.name}, {"allocated_bytes", p.allocated_bytes}, {"terms", terms}});
+  }
+  j["phases"] = phases;
+  if (e.checkpointing_saves_bytes > 0) j["grad_checkpointing_saves_bytes"] = e.checkpointing_saves_bytes;
+  j["fits_on"] = fit.fits_on;
+  if (fit.usable_bytes) {
+    j["gpu"] = {{"name", fit.target_name.value_or("")},
+                {"usable_bytes", *fit.usable_bytes},
+                {"fits", fits(e, *fit.usable_bytes)},
+                {"margin_percent", kFitMarginPercent}};
+  }
+  auto search = [](const SearchResult& r) {
+    return json{{"value", r.value}, {"process_bytes", r.process_bytes}, {"headroom_bytes", r.headroom_bytes}};
+  };
+  if (fit.max_batch) j["max_batch"] = search(*fit.max_batch);
+  if (fit.max_seq) j["max_seq"] = search(*fit.max_seq);
+  j["warnings"] = e.warnings;
+  return j.dump() + "\n";
+}
+
+std::string render_text(const ModelConfig& model, const Options& o, const Estimate& e, const FitReport& fit) {
+  std::string out = model.name + " (" + std::string(family_name(model.family)) + ", " + params_text(e.n_params) +
+                    " parameters): " + std::string(to_string(o.mode)) + ", " + std::string(to_string(o.precision)) +
+                    ", batch " + std::to_string(o.batch) + " x seq " + std::to_string(o.seq);
+  if (o.mode != Mode::Infer) out += ", " + std::string(to_string(o.optimizer));
+  if (o.grad_checkpointing) out += ", gradient checkpointing";
+  if (o.gpus > 1 || o.tensor_parallel > 1) {
+    out += ", per GPU of " + std::to_string(o.gpus) + " (ZeRO " + std::to_string(o.zero_stage) + ", TP " +
+           std::to_string(o.tensor_parallel) + ")";
+  }
+  out += "\n\n";
+  const Phase& peak = e.phases[e.peak_phase];
+  const Term* big = biggest_term(peak);
+  TextTable table({"at the peak: " + peak.name, "GiB", ""});
+  for (const auto& t : peak.terms) table.add_row({t.label, format_gib(t.bytes), &t == big ? "<- biggest" : ""});
+  table.add_row({"cuBLAS workspaces", format_gib(e.workspace_bytes), ""});
+  table.add_rule();
+  table.add_row({"peak allocated (torch.cuda.max_memory_allocated)", format_gib(e.peak_allocated_bytes), ""});
+  table.add_row({"peak reserved (caching allocator)", format_gib(e.peak_reserved_bytes), ""});
+  table.add_row({"process total (nvidia-smi; + CUDA context)", format_gib(e.process_bytes), ""});
+  out += table.render("  ");
+  if (fit.usable_bytes) {
+    const bool ok = fits(e, *fit.usable_bytes);
+    const std::string size = gib(*fit.usable_bytes);
+    const std::string name = fit.target_name.value_or(size);
+    out += "\n" + std::string(ok ? "FITS" : "DOES NOT FIT") + " on " + name + (name == size ? "" : " (" + size + ")") +
+           " with a safety margin of " + std::to_string(kFitMarginPercent) + " %\n";
+  }
+  auto search = [&](const char* what, const std::optional<SearchResult>& r) {
+    if (!r) return;
+    out += r->value == 0 ? std::string("largest ") + what + " that fits: none, not even 1\n"
+                         : std::string("largest ") + what + " that fits: " + std::to_string(r->value) + " (" +
+                               gib(r->process_bytes) + ", " + gib(r->headroom_bytes) + " to spare)\n";
+  };
+  search("batch", fit.max_batch);
+  search("sequence length", fit.max_seq);
+  std::string cards;
+  for (const auto& c : fit.fits_on) cards += (cards.empty() ? "" : ", ") + c;
+  out += "\nfits on: " + (cards.empty() ? std::string("none of the listed cards") : cards) + "\n";
+  const std::string tip = advice(model, o, e);
+  if (!tip.empty()) out += "advice: " + tip + "\n";
+  for (const auto& w : e.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
+                              const std::vector<GpuCard>& cards) {
+  std::vector<std::string> headers = {model.name + ", batch 1", "peak GiB", "nvidia-smi GiB"};
+  for (const auto& c : cards) headers.push_back(std::string(c.name) + " (" + format_gib(c.usable_bytes, 0) + " GiB)");
+  TextTable table(headers);
+  for (const auto& s : scenarios) {
+    auto e = estimate(model, s.options);
+    if (!e) continue;
+    std::vector<std::string> row = {s.label + ", seq " + std::to_string(s.options.seq), format_gib(e->peak_allocated_bytes),
+                                    format_gib(e->process_bytes)};
+    for (const auto& c : cards) row.push_back(fits(*e, c.usable_bytes) ? "fits" : "OOM");
+    table.add_row(row);
+  }
+  return table.render();
+}
+
+}  // namespace vramdoc::estimator

@@ -1,0 +1,39 @@
+// Renderers: the estimate as JSON (for programs) or an aligned table (for people). They return
+// strings; only the CLI writes.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/estimator/estimate.hpp"
+#include "core/estimator/fit.hpp"
+
+namespace vramdoc::estimator {
+
+// What the user asked to fit into, and the answers.
+struct FitReport {
+  std::optional<std::string> target_name;      // "RTX 4090", "24.00 GiB", or empty
+  std::optional<std::uint64_t> usable_bytes;   // memory of the target
+  std::vector<std::string> fits_on;             // every card in the table it fits on
+  std::optional<SearchResult> max_batch;
+  std::optional<SearchResult> max_seq;
+};
+
+// Every card of the table the estimate fits on (with the safety margin).
+std::vector<std::string> cards_that_fit(const Estimate& e);
+// One line of advice about the biggest term, with what the named option would save.
+std::string advice(const ModelConfig& model, const Options& options, const Estimate& e);
+// One JSON object (a single line + "\n"): inputs, the three totals, breakdown, phases, fit.
+std::string render_json(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit);
+// The table a person reads: terms at the peak phase in GiB, the biggest marked, totals, fit, advice.
+std::string render_text(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit);
+
+struct Scenario {
+  std::string label;  // "full fine-tune (amp-bf16, AdamW)"
+  Options options;
+};
+// The no-argument demo: one model, several scenarios, against several cards (GiB columns, fit marks).
+std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
+                              const std::vector<GpuCard>& cards);
+
+}  // namespace vramdoc::estimator

@@ -1,0 +1,29 @@
+// The header of a .safetensors file (8-byte little-endian length, then JSON): tensor names,
+// dtypes and shapes. Only the header is read, never the weights.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace vramdoc::estimator {
+
+struct TensorInfo {
+  std::string name;
+  std::string dtype;                  // "BF16", "F32", ...
+  std::vector<std::uint64_t> shape;
+  std::uint64_t bytes = 0;            // elements x dtype width
+};
+
+// Largest header accepted (the format's own limit is 100 MB).
+constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+
+// Parses the header from the file's first bytes: `prefix` must hold at least 8 + length bytes.
+// `source` names the file in errors (truncated, oversized, not JSON, bad dtype or shape).
+Result<std::vector<TensorInfo>> parse_safetensors_header(std::string_view prefix, const std::string& source);
+// The header length announced by the first 8 bytes; an error when fewer than 8 or oversized.
+Result<std::uint64_t> safetensors_header_length(std::string_view first8, const std::string& source);
+
+}  // namespace vramdoc::estimator

@@ -1,0 +1,132 @@
+#include "core/trace/symbols.hpp"
+
+#include <charconv>
+#include <set>
+
+namespace vramdoc::trace {
+namespace {
+
+constexpr std::size_t kMaxDepth = 4096;  // a corrupt tree cannot loop: ids fall towards 0 anyway
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string hex(std::uint64_t value) {
+  char buffer[24];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, 16);
+  (void)ec;
+  return "0x" + std::string(buffer, end);
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+// A runtime frame: the driver, CUPTI, the tracer, or the CUDA runtime (cudaMalloc, cudart::...).
+bool is_runtime_frame(const SourceFrame& f) {
+  for (const char* lib : {"libcuda.so", "libcupti.so", "libvramdoc-tracer.so", "libcudart.so"})
+    if (starts_with(f.module, lib)) return true;
+  const std::string_view fn = f.function;
+  if (starts_with(fn, "cudart::") || starts_with(fn, "__cudart") || starts_with(fn, "libcudart")) return true;
+  return fn.size() > 4 && starts_with(fn, "cuda") && fn[4] >= 'A' && fn[4] <= 'Z';
+}
+
+}  // namespace
+
+StackTable::StackTable(const Trace& trace) {
+  for (const auto& r : trace.records)
+    if (const auto* f = std::get_if<FrameRecord>(&r)) nodes_[f->id] = *f;
+}
+
+std::vector<std::uint64_t> StackTable::ips(std::uint32_t stack_id) const {
+  std::vector<std::uint64_t> out;
+  while (stack_id != 0 && out.size() < kMaxDepth) {
+    auto it = nodes_.find(stack_id);
+    if (it == nodes_.end()) break;
+    out.push_back(it->second.ip);
+    stack_id = it->second.parent;
+  }
+  return out;
+}
+
+std::optional<ModuleRecord> find_module(const Trace& trace, std::uint64_t ip) {
+  std::optional<ModuleRecord> found;
+  for (const auto& r : trace.records)
+    if (const auto* m = std::get_if<ModuleRecord>(&r); m && ip >= m->start && ip < m->end) found = *m;
+  return found;
+}
+
+std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const Trace& trace,
+                                                                     const std::vector<std::uint64_t>& ips) {
+  std::map<std::string, std::set<std::uint64_t>> unique;
+  for (auto ip : ips)
+    if (auto m = find_module(trace, ip)) unique[m->path].insert(ip - 1 - m->load_bias);
+  std::map<std::string, std::vector<std::uint64_t>> out;
+  for (auto& [path, addresses] : unique) out[path].assign(addresses.begin(), addresses.end());
+  return out;
+}
+
+std::unordered_map<std::uint64_t, SourceFrame> parse_addr2line(std::string_view output) {
+  std::vector<std::string_view> lines;
+  while (!output.empty()) {
+    const auto nl = output.find('\n');
+    lines.push_back(output.substr(0, nl));
+    output = nl == std::string_view::npos ? std::string_view{} : output.substr(nl + 1);
+  }
+  std::unordered_map<std::uint64_t, SourceFrame> out;
+  for (std::size_t i = 0; i + 2 < lines.size();) {
+    const auto address_line = lines[i];
+    if (!starts_with(address_line, "0x")) { ++i; continue; }
+    SourceFrame f;
+    std::from_chars(address_line.data() + 2, address_line.data() + address_line.size(), f.file_address, 16);
+    if (lines[i + 1] != "??") f.function = std::string(lines[i + 1]);
+    const auto location = lines[i + 2];
+    const auto colon = location.rfind(':');
+    if (colon != std::string_view::npos && !starts_with(location, "??")) {
+      f.file = std::string(location.substr(0, colon));
+      std::from_chars(location.data() + colon + 1, location.data() + location.size(), f.line);
+    }
+    out[f.file_address] = f;
+    i += 3;
+  }
+  return out;
+}
+
+std::vector<SourceFrame> resolve_frames(
+    const Trace& trace, const std::vector<std::uint64_t>& ips,
+    const std::map<std::string, std::unordered_map<std::uint64_t, SourceFrame>>& answers) {
+  std::vector<SourceFrame> out;
+  for (auto ip : ips) {
+    SourceFrame f;
+    f.ip = ip;
+    if (auto m = find_module(trace, ip)) {
+      f.file_address = ip - 1 - m->load_bias;
+      if (auto a = answers.find(m->path); a != answers.end())
+        if (auto hit = a->second.find(f.file_address); hit != a->second.end()) f = hit->second;
+      f.ip = ip;
+      f.module = base_name(m->path);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::size_t call_site_index(const std::vector<SourceFrame>& frames) {
+  // PyTorch: the Python binding of the op the script called (THPVariable_full), when the
+  // allocation came from Python; else the first frame past the runtime and c10's allocator.
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (starts_with(frames[i].module, "libtorch_python.so")) return i;
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (!is_runtime_frame(frames[i]) && !starts_with(frames[i].module, "libc10")) return i;
+  return 0;
+}
+
+std::string describe(const SourceFrame& f) {
+  std::string out;
+  if (!f.function.empty()) out = f.function;
+  if (!f.file.empty()) out += (out.empty() ? "" : " ") + ("(" + base_name(f.file) + ":" + std::to_string(f.line) + ")");
+  if (out.empty()) out = (f.module.empty() ? hex(f.ip) : f.module + "+" + hex(f.file_address));
+  return out;
+}
+
+}  // namespace vramdoc::trace

@@ -1,0 +1,62 @@
+// Call stacks of a trace and their symbolisation, done afterwards and out of the traced
+// process: core plans the lookups and parses `addr2line -a -f -C` output; the CLI runs it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/trace/reader.hpp"
+
+namespace vramdoc::trace {
+
+// The prefix tree of a trace: stack id -> return addresses, innermost first.
+class StackTable {
+ public:
+  explicit StackTable(const Trace& trace);
+  // Innermost first; empty for id 0 or an unknown id. Bounded by the tree's depth.
+  std::vector<std::uint64_t> ips(std::uint32_t stack_id) const;
+
+ private:
+  std::unordered_map<std::uint32_t, FrameRecord> nodes_;
+};
+
+// One frame as a person reads it. Fields debug info could not give are empty / 0.
+struct SourceFrame {
+  std::uint64_t ip = 0;
+  std::string module;    // file name of the module, "" when no module covers ip
+  std::uint64_t file_address = 0;
+  std::string function;
+  std::string file;
+  unsigned line = 0;
+};
+
+// The module whose executable range holds `ip` (the last one recorded wins), if any.
+std::optional<ModuleRecord> find_module(const Trace& trace, std::uint64_t ip);
+
+// What to look up: per module path, the file addresses (return address - 1 - load bias).
+std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const Trace& trace,
+                                                                     const std::vector<std::uint64_t>& ips);
+
+// Parses `addr2line -a -f -C` output: "0xADDR\nfunction\nfile:line\n" per address,
+// keyed by file address. "??" stays empty.
+std::unordered_map<std::uint64_t, SourceFrame> parse_addr2line(std::string_view output);
+
+// Symbolised frames of `ips`, given addr2line's answers per module path (frames without
+// answers keep module + file address).
+std::vector<SourceFrame> resolve_frames(
+    const Trace& trace, const std::vector<std::uint64_t>& ips,
+    const std::map<std::string, std::unordered_map<std::uint64_t, SourceFrame>>& answers);
+
+// The index of the frame that names the call site: the first frame of the program's own code,
+// past the CUDA driver, CUPTI, the tracer, the CUDA runtime (shared or static) and PyTorch's
+// allocator (libc10*); for PyTorch called from Python, its binding (libtorch_python). 0 if none.
+std::size_t call_site_index(const std::vector<SourceFrame>& frames);
+
+// "function (file:line)" or "module+0xOFFSET" when there is no debug info.
+std::string describe(const SourceFrame& frame);
+
+}  // namespace vramdoc::trace

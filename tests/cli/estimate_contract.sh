@@ -1,0 +1,49 @@
+# vramdoc estimate end to end: the judged JSON contract, the default demo, presets, fit search.
+source "$(dirname "$0")/../cli_lib.sh"
+cfg=$SHARED/data/estimator/configs/llama-160m.json
+
+check "contract invocation" 0 "$VRAMDOC" estimate --config "$cfg" --mode train --precision amp-bf16 --batch 8 \
+  --seq 1024 --attention sdpa --json --optimizer adamw
+python3 - "$out" <<'PY' || { echo "FAIL: JSON contract"; fails=$((fails + 1)); }
+import json, sys
+j = json.load(open(sys.argv[1]))
+for k in ("peak_allocated_bytes", "peak_reserved_bytes", "process_bytes"):
+    assert isinstance(j[k], int) and j[k] > 0, k
+assert j["peak_allocated_bytes"] <= j["peak_reserved_bytes"] <= j["process_bytes"]
+assert isinstance(j["breakdown"], dict) and all(isinstance(v, int) for v in j["breakdown"].values())
+assert j["peak_phase"]
+truth = 8928 * 2**20 + 64 * 2**20  # measured: peak_allocated (MiB) + warm cuBLAS workspace
+assert abs(j["peak_allocated_bytes"] - truth) / truth < 0.05, j["peak_allocated_bytes"]
+PY
+check "lora with targets" 0 "$VRAMDOC" estimate --config "$cfg" --mode lora --precision bf16 --batch 2 --seq 512 \
+  --attention sdpa --json --lora-rank 8 --lora-alpha 16 --lora-targets q_proj,k_proj,v_proj,o_proj
+contains "lora JSON" $out '"mode":"lora"'
+check "infer from a model directory" 0 "$VRAMDOC" estimate --config "$SHARED/data/estimator/configs/llama-160m.json" --mode infer --json
+check "no arguments: the 7B demo" 0 "$VRAMDOC" estimate
+contains "demo names the 7B model" $out "llama-2-7b"
+contains "demo has a 12 GB card" $out "RTX 3060 12GB"
+contains "demo compares LoRA" $out "LoRA"
+check "--list-models" 0 "$VRAMDOC" estimate --list-models
+contains "presets include mixtral" $out "mixtral-8x7b"
+check "text output" 0 "$VRAMDOC" estimate --model llama-3-8b --mode lora --batch 4 --seq 2048 --gpu "RTX 4090" --max-batch
+contains "text marks the biggest term" $out "<- biggest"
+contains "text says whether it fits" $out "FIT"
+contains "text gives the largest batch" $out "largest batch that fits"
+contains "text gives advice" $out "advice:"
+check "--max-seq with --gpu-memory" 0 "$VRAMDOC" estimate --model mistral-7b --mode infer --gpu-memory 24GiB --max-seq --json
+contains "max_seq in JSON" $out '"max_seq"'
+check "multi-GPU" 0 "$VRAMDOC" estimate --model llama-3-70b --gpus 8 --fsdp --grad-checkpointing --json
+contains "zero stage 3" $out '"zero_stage":3'
+
+# A model directory: config.json plus a safetensors header that disagrees with it.
+dir=$(mktemp -d)
+cp "$cfg" "$dir/config.json"
+hdr='{"w":{"dtype":"BF16","shape":[10,10],"data_offsets":[0,200]}}'
+{ printf "\\x$(printf %02x ${#hdr})\\x00\\x00\\x00\\x00\\x00\\x00\\x00"; printf '%s' "$hdr"; } > "$dir/model.safetensors"
+check "model directory" 0 "$VRAMDOC" estimate --config "$dir" --json
+contains "safetensors headers are read" $out "safetensors headers hold 100"
+printf 'garbage' > "$dir/model.safetensors"
+check "bad safetensors header is exit 2" 2 "$VRAMDOC" estimate --config "$dir"
+contains "the bad file is named" $err "model.safetensors"
+rm -rf "$dir"
+finish

@@ -1,0 +1,38 @@
+# vramdoc estimate: every bad input is exit 2 with a message naming what and where; never a crash.
+source "$(dirname "$0")/../cli_lib.sh"
+cfg=$SHARED/data/estimator/configs/llama-160m.json
+tmp=$(mktemp -d)
+
+check "missing config file" 2 "$VRAMDOC" estimate --config "$tmp/nope.json"
+contains "names the file" $err "nope.json"
+echo '{"model_type": "llama", "hidden_size": 7' > "$tmp/broken.json"
+check "malformed JSON" 2 "$VRAMDOC" estimate --config "$tmp/broken.json"
+contains "malformed JSON named" $err "broken.json is not valid JSON"
+sed 's/"hidden_size": 768/"hidden_size": "big"/' "$cfg" > "$tmp/text.json"
+check "non-numeric size" 2 "$VRAMDOC" estimate --config "$tmp/text.json"
+contains "field named" $err "field 'hidden_size' in $tmp/text.json is not a number"
+sed 's/"num_hidden_layers": 12/"num_hidden_layers": -3/' "$cfg" > "$tmp/neg.json"
+check "negative size" 2 "$VRAMDOC" estimate --config "$tmp/neg.json"
+contains "negative named" $err "num_hidden_layers"
+sed 's/"num_attention_heads": 12/"num_attention_heads": 11/; s/"num_key_value_heads": 12/"num_key_value_heads": 11/; /head_dim/d' "$cfg" > "$tmp/heads.json"
+check "heads not dividing hidden" 2 "$VRAMDOC" estimate --config "$tmp/heads.json"
+contains "heads named" $err "does not divide hidden_size"
+head -c 3000 /dev/urandom > "$tmp/binary.json"
+check "binary file" 2 "$VRAMDOC" estimate --config "$tmp/binary.json"
+check "unknown precision" 2 "$VRAMDOC" estimate --config "$cfg" --precision fp8
+contains "precision choices listed" $err "unknown precision 'fp8'"
+check "unknown optimizer" 2 "$VRAMDOC" estimate --config "$cfg" --optimizer lion
+contains "optimizer named" $err "unknown optimizer 'lion'"
+check "zero batch" 2 "$VRAMDOC" estimate --config "$cfg" --batch 0
+check "negative batch" 2 "$VRAMDOC" estimate --config "$cfg" --batch -4
+check "absurd batch is a clear error" 2 "$VRAMDOC" estimate --config "$cfg" --batch 1000000000000 --seq 100000000
+contains "absurd named" $err "absurdly large"
+check "huge batch is a huge number" 0 "$VRAMDOC" estimate --config "$cfg" --batch 1000000000000 --seq 1 --json
+check "unknown preset" 2 "$VRAMDOC" estimate --model gpt5
+contains "presets listed" $err "llama-3-8b"
+check "unknown gpu" 2 "$VRAMDOC" estimate --model gpt2 --gpu "Voodoo 5"
+check "max-batch needs a target" 2 "$VRAMDOC" estimate --model gpt2 --max-batch
+check "config and model together" 2 "$VRAMDOC" estimate --model gpt2 --config "$cfg"
+check "lora target matching nothing" 2 "$VRAMDOC" estimate --config "$cfg" --mode lora --lora-targets c_attn
+rm -rf "$tmp"
+finish

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The trace report driver on traces written from docs/trace-format.md by an independent writer
+# (data/make_trace.py): the text report against a golden file, JSON counts, a killed process's
+# truncated trace, hostile files, and the environment a traced job gets.
+source "$SRC/tests/cli_lib.sh"
+report=$BUILD/vramdoc-trace-report
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+mkdir trace
+python3 "$SRC/tests/cli/data/make_trace.py" trace/trace.77.vdt
+
+check "text report" 0 "$report" trace
+if ! diff -u "$SRC/tests/cli/data/trace_report.expected" "$out"; then
+  echo "FAIL: text report differs from tests/cli/data/trace_report.expected"; fails=$((fails + 1))
+fi
+check "json report" 0 "$report" --json trace
+contains "json: allocations" "$out" '"allocations": 5'
+contains "json: unmatched" "$out" '"unmatched_releases": 1'
+contains "json: peak" "$out" '"peak_bytes": 606076928'
+
+# A killed process: its last record is cut; the report says so and keeps the rest.
+python3 "$SRC/tests/cli/data/make_trace.py" trace/trace.77.vdt --truncate 50
+check "truncated trace" 0 "$report" trace
+contains "truncated: said" "$out" "the process was killed"
+contains "truncated: rest kept" "$out" "allocations 5 = released 1 + still live 4; released but allocated before tracing 0"
+
+printf 'VDTRACE\0\x02\0\0\0' >trace/trace.77.vdt; head -c 16 /dev/zero >>trace/trace.77.vdt
+check "wrong version" 2 "$report" trace
+contains "wrong version: message" "$err" "version 2, this vramdoc reads version 1"
+head -c 5000 /dev/urandom >trace/trace.77.vdt
+check "garbage" 2 "$report" trace
+contains "garbage: message" "$err" "trace.77.vdt: not a vramdoc trace"
+check "missing directory" 2 "$report" /nonexistent/dir
+contains "missing directory: message" "$err" "cannot read the trace directory /nonexistent/dir"
+check "usage" 2 "$report"
+
+# The environment for a traced job (needs the CUPTI build: the tracer beside the binary).
+if [[ -f $BUILD/libvramdoc-tracer.so ]]; then
+  check "env" 0 "$report" --env "$work/jobtrace"
+  contains "env: injection" "$out" "CUDA_INJECTION64_PATH=$BUILD/libvramdoc-tracer.so"
+  contains "env: dir" "$out" "VRAMDOC_TRACE_DIR=$work/jobtrace"
+  [[ -d $work/jobtrace ]] || { echo "FAIL: env did not create the directory"; fails=$((fails + 1)); }
+else
+  check "env without the tracer" 2 "$report" --env "$work/jobtrace"
+  contains "env: how to get it" "$err" "CUPTI"
+fi
+finish
