@@ -15,12 +15,14 @@
 
 namespace vramdoc::backends {
 
+// A well-formed request, as the handler sees it.
 struct HttpRequest {
   std::string method;  // "GET" or "HEAD"
   std::string path;    // without the query string
   std::string accept;  // the Accept header, empty when absent
 };
 
+// What the handler answers; the server adds Content-Length and Connection: close.
 struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
@@ -42,6 +44,7 @@ struct ListenAddress {
 // (the last two mean loopback). Host names other than localhost are refused: no DNS.
 Result<ListenAddress> parse_listen_address(std::string_view text);
 
+// The bounds that keep one client from holding the server (defaults as documented in docs/watch.md).
 struct HttpServerLimits {
   std::size_t max_connections = 64;     // beyond this a new client gets 503 and is closed
   std::size_t max_request_bytes = 8192;  // request line and headers; more gets 431
@@ -57,6 +60,7 @@ struct ParsedRequest {
 // Parses the request line and headers (`head` ends at the blank line).
 ParsedRequest parse_request_head(std::string_view head);
 
+// The server: owns its listening socket and thread; destroying it stops serving.
 class HttpServer {
  public:
   // Binds and listens, then serves on a background thread until destroyed. The error names
