@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [--test]   (--test adds what only the test suite needs)
 set -euo pipefail
 packages=(cmake g++ make ninja-build nlohmann-json3-dev libcli11-dev binutils)
-if [[ ${1:-} == --test ]]; then packages+=(libgtest-dev tmux python3 curl chromium); fi
+if [[ ${1:-} == --test ]]; then packages+=(libgtest-dev tmux python3 curl procps chromium); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <unistd.h>
 
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st* nvmlDevice_t;
@@ -34,6 +35,8 @@ static struct {
   fake_proc procs[MAX_PROCS];
   unsigned nprocs;
   char fail[1024];  /* "name:rc,name:rc" */
+  int fail_device;  /* device calls fail only on this index (-1: every device) */
+  char fail_when_exists[512];  /* when set, device calls fail only while this file exists (mid-run) */
   int initialised;
 } cfg;
 
@@ -50,6 +53,7 @@ static void set_defaults(void) {
   cfg.util_gpu = 37; cfg.util_mem = 12; cfg.pcie_tx_kb = 1000; cfg.pcie_rx_kb = 2000;
   cfg.power_mw = 123456; cfg.power_limit_mw = 700000; cfg.temp = 41; cfg.throttle = 0x4;
   cfg.nvlinks = 18;
+  cfg.fail_device = -1;
 }
 
 static void parse_processes(const char* v) {  /* pid:bytes[:sm:mem],...  bytes "na" = not available */
@@ -83,6 +87,7 @@ static void load_config(void) {
     if (0) {}
     NUM("devices", devices) NUM("total", total) NUM("used", used) NUM("reserved", reserved)
     STR("name", name) STR("uuid_prefix", uuid_prefix) STR("driver", driver) STR("nvml", nvml) STR("fail", fail)
+    STR("fail_when_exists", fail_when_exists)
     NUM("bus", bus) NUM("pci_device_id", pci_device_id) NUM("bus_width", bus_width)
     NUM("max_mem_clock", max_mem_clock) NUM("max_sm_clock", max_sm_clock) NUM("sm_clock", sm_clock)
     NUM("mem_clock", mem_clock) NUM("cc_major", cc_major) NUM("cc_minor", cc_minor)
@@ -91,7 +96,7 @@ static void load_config(void) {
     NUM("pcie_gen_max", pcie_gen_max) NUM("pcie_width", pcie_width) NUM("pcie_width_max", pcie_width_max)
     NUM("util_gpu", util_gpu) NUM("util_mem", util_mem) NUM("pcie_tx_kb", pcie_tx_kb)
     NUM("pcie_rx_kb", pcie_rx_kb) NUM("power_mw", power_mw) NUM("power_limit_mw", power_limit_mw)
-    NUM("temp", temp) NUM("throttle", throttle)
+    NUM("temp", temp) NUM("throttle", throttle) NUM("fail_device", fail_device)
     else if (!strcmp(k, "processes")) parse_processes(v);
 #undef NUM
 #undef STR
@@ -113,6 +118,14 @@ static int device_index(nvmlDevice_t d) {  /* handles are index + 1 */
   uintptr_t i = (uintptr_t)d;
   return (i >= 1 && i <= cfg.devices) ? (int)(i - 1) : -1;
 }
-#define DEVICE(name) FAIL_IF_CONFIGURED(name); int idx = device_index(device); if (idx < 0 || !cfg.initialised) return INVALID_ARGUMENT; (void)idx
+/* A device call's configured error, limited by fail_device and fail_when_exists. */
+static nvmlReturn_t device_failure(const char* function, int idx) {
+  if (cfg.fail_device >= 0 && idx != cfg.fail_device) return 0;
+  if (cfg.fail_when_exists[0] && access(cfg.fail_when_exists, F_OK) != 0) return 0;
+  return failure(function);
+}
+#define DEVICE(name) int idx = device_index(device); \
+  do { nvmlReturn_t rc_ = device_failure(name, idx); if (rc_) return rc_; } while (0); \
+  if (idx < 0 || !cfg.initialised) return INVALID_ARGUMENT
 
 #include "fake_nvml_symbols.h"

@@ -1,0 +1,271 @@
+#include "backends/http_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+namespace vramdoc::backends {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+const char* reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    default: return "Internal Server Error";
+  }
+}
+
+std::string serialize(const HttpResponse& r, bool head_only) {
+  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\n";
+  out += "Content-Type: " + r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+  if (r.status == 405) out += "Allow: GET, HEAD\r\n";
+  out += "Connection: close\r\n\r\n";
+  if (!head_only) out += r.body;
+  return out;
+}
+
+HttpResponse error_response(int status) {
+  return {status, "text/plain; charset=utf-8", std::string(reason(status)) + "\n"};
+}
+
+struct Connection {
+  int fd;
+  std::string in;
+  std::string out;
+  std::size_t sent = 0;
+  enum class Phase { Reading, Writing, Draining } phase = Phase::Reading;
+  Clock::time_point deadline;
+};
+
+}  // namespace
+
+Result<ListenAddress> parse_listen_address(std::string_view text) {
+  ListenAddress a;
+  std::string host;
+  std::string port;
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    port = std::string(text);
+  } else {
+    host = std::string(text.substr(0, colon));
+    port = std::string(text.substr(colon + 1));
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty() || host == "localhost") host = "127.0.0.1";
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535)
+    return make_error("not a listen address: '" + std::string(text) + "' (expected e.g. 127.0.0.1:9400)");
+  a.port = static_cast<std::uint16_t>(p);
+  a.host = host;
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+    a.loopback = (ntohl(v4.s_addr) >> 24) == 127;
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    a.ipv6 = true;
+    a.loopback = IN6_IS_ADDR_LOOPBACK(&v6);
+  } else {
+    return make_error("'" + host + "' is not a numeric address: give an IP (127.0.0.1, 0.0.0.0, ::1) or localhost");
+  }
+  return a;
+}
+
+ParsedRequest parse_request_head(std::string_view head) {
+  ParsedRequest parsed;
+  auto line_end = head.find("\r\n");
+  std::string_view line = head.substr(0, line_end);
+  auto sp1 = line.find(' ');
+  auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  bool printable = std::all_of(line.begin(), line.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (!printable || sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos ||
+      sp1 == 0 || sp2 == sp1 + 1 || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
+    parsed.error_status = 400;
+    return parsed;
+  }
+  parsed.request.method = std::string(line.substr(0, sp1));
+  std::string target(line.substr(sp1 + 1, sp2 - sp1 - 1));
+  if (target.front() != '/') {
+    parsed.error_status = 400;
+    return parsed;
+  }
+  parsed.request.path = target.substr(0, target.find('?'));
+  if (parsed.request.method != "GET" && parsed.request.method != "HEAD") parsed.error_status = 405;
+  std::size_t pos = line_end == std::string_view::npos ? head.size() : line_end + 2;
+  while (pos < head.size()) {
+    auto end = head.find("\r\n", pos);
+    std::string_view header = head.substr(pos, end == std::string_view::npos ? head.size() - pos : end - pos);
+    auto colon = header.find(':');
+    if (colon != std::string_view::npos && lower(header.substr(0, colon)) == "accept") {
+      auto value = header.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      parsed.request.accept = std::string(value);
+    }
+    if (end == std::string_view::npos) break;
+    pos = end + 2;
+  }
+  return parsed;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(const ListenAddress& address, HttpHandler handler,
+                                                      HttpServerLimits limits) {
+  int family = address.ipv6 ? AF_INET6 : AF_INET;
+  int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return make_error(std::string("cannot create a socket: ") + std::strerror(errno));
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  if (address.ipv6) {
+    auto* sa = reinterpret_cast<sockaddr_in6*>(&storage);
+    sa->sin6_family = AF_INET6;
+    sa->sin6_port = htons(address.port);
+    inet_pton(AF_INET6, address.host.c_str(), &sa->sin6_addr);
+    length = sizeof *sa;
+  } else {
+    auto* sa = reinterpret_cast<sockaddr_in*>(&storage);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons(address.port);
+    inet_pton(AF_INET, address.host.c_str(), &sa->sin_addr);
+    length = sizeof *sa;
+  }
+  std::string where = address.host + ":" + std::to_string(address.port);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&storage), length) != 0 || listen(fd, 64) != 0) {
+    std::string why = std::strerror(errno);
+    close(fd);
+    return make_error("cannot listen on " + where + ": " + why);
+  }
+  getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length);
+  std::uint16_t port = ntohs(address.ipv6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
+  int wake[2];
+  if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    close(fd);
+    return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  std::unique_ptr<HttpServer> server(new HttpServer(fd, wake[0], wake[1], port, std::move(handler), limits));
+  server->thread_ = std::thread([s = server.get()] { s->loop(); });
+  return server;
+}
+
+HttpServer::HttpServer(int listen_fd, int wake_read, int wake_write, std::uint16_t port, HttpHandler handler,
+                       HttpServerLimits limits)
+    : listen_fd_(listen_fd), wake_read_(wake_read), wake_write_(wake_write), port_(port),
+      handler_(std::move(handler)), limits_(limits) {}
+
+HttpServer::~HttpServer() {
+  stop_ = true;
+  char byte = 1;
+  (void)!write(wake_write_, &byte, 1);
+  if (thread_.joinable()) thread_.join();
+  close(listen_fd_);
+  close(wake_read_);
+  close(wake_write_);
+}
+
+void HttpServer::loop() {
+  std::vector<Connection> conns;
+  auto respond = [&](Connection& c, const HttpResponse& r, bool head_only) {
+    c.out = serialize(r, head_only);
+    c.phase = Connection::Phase::Writing;
+    c.deadline = Clock::now() + std::chrono::milliseconds(limits_.write_timeout_ms);
+  };
+  while (!stop_) {
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
+    auto now = Clock::now();
+    int timeout_ms = 1000;
+    for (const auto& c : conns) {
+      fds.push_back({c.fd, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now).count();
+      timeout_ms = std::clamp(static_cast<int>(left) + 1, 0, timeout_ms);
+    }
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents) break;  // woken to stop
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+      Connection& c = conns[i];
+      short ev = fds[i + 2].revents;
+      if (!ev) continue;
+      if (c.phase == Connection::Phase::Draining) {
+        // Discard what the client still sends until it closes, so that closing our side does
+        // not reset the connection before the client has read the response.
+        char buf[4096];
+        ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) c.deadline = Clock::time_point::min();
+      } else if (c.phase == Connection::Phase::Reading) {
+        char buf[4096];
+        ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+          c.deadline = Clock::time_point::min();  // the client went away: drop it
+          continue;
+        }
+        if (n > 0) c.in.append(buf, static_cast<std::size_t>(n));
+        auto end = c.in.find("\r\n\r\n");
+        if (end == std::string::npos && c.in.size() > limits_.max_request_bytes) {
+          respond(c, error_response(431), false);
+        } else if (end != std::string::npos) {
+          ParsedRequest parsed = parse_request_head(std::string_view(c.in).substr(0, end + 2));
+          if (parsed.error_status) respond(c, error_response(parsed.error_status), false);
+          else respond(c, handler_(parsed.request), parsed.request.method == "HEAD");
+        }
+      } else {
+        ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) c.sent += static_cast<std::size_t>(n);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+          c.deadline = Clock::time_point::min();  // the client went away
+        } else if (c.sent == c.out.size()) {
+          shutdown(c.fd, SHUT_WR);
+          c.phase = Connection::Phase::Draining;
+          c.deadline = Clock::now() + std::chrono::milliseconds(std::min(limits_.read_timeout_ms, 1000));
+        }
+      }
+    }
+    now = Clock::now();
+    std::erase_if(conns, [&](const Connection& c) {
+      if (c.deadline > now) return false;
+      close(c.fd);  // finished, gone, or past its deadline: a slow client is dropped
+      return true;
+    });
+    if (fds[0].revents & POLLIN) {
+      for (int fd; (fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
+        if (conns.size() >= limits_.max_connections) {
+          std::string busy = serialize(error_response(503), false);
+          (void)!send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+          close(fd);
+          continue;
+        }
+        Connection c{fd, {}, {}, 0, Connection::Phase::Reading, Clock::now()};
+        c.deadline += std::chrono::milliseconds(limits_.read_timeout_ms);
+        conns.push_back(std::move(c));
+      }
+    }
+  }
+  for (const auto& c : conns) close(c.fd);
+}
+
+}  // namespace vramdoc::backends

@@ -1,0 +1,106 @@
+#include "backends/procinfo.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace vramdoc::backends {
+
+namespace {
+
+std::optional<std::string> slurp(const std::string& path, std::size_t limit = 64 * 1024) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) return std::nullopt;
+  return text;
+}
+
+// The value of "Key:" in a /proc status text, trimmed; empty when absent.
+std::optional<std::string> status_field(const std::string& status, const std::string& key) {
+  std::istringstream in(status);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::string value = line.substr(key.size() + 1);
+    std::size_t first = value.find_first_not_of(" \t");
+    return first == std::string::npos ? std::string() : value.substr(first);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> user_name(std::uint32_t uid) {
+  struct passwd pw{};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) return std::string(found->pw_name);
+  return std::to_string(uid);
+}
+
+// Container ids are lower-case hex.
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+}  // namespace
+
+std::optional<std::string> container_id_from_cgroup(const std::string& cgroup_text) {
+  // Runtimes name the cgroup after the container: docker-<64 hex>.scope, /docker/<64 hex>,
+  // cri-containerd-<64 hex>.scope, libpod-<64 hex>.scope, kubepods/.../<64 hex>.
+  for (std::size_t i = 0; i + 64 <= cgroup_text.size(); ++i) {
+    if (i > 0 && is_hex(cgroup_text[i - 1])) continue;
+    std::size_t n = 0;
+    while (i + n < cgroup_text.size() && is_hex(cgroup_text[i + n])) ++n;
+    if (n == 64) return cgroup_text.substr(i, 12);
+    i += n;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> container_pid_from_status(const std::string& status_text) {
+  auto nspid = status_field(status_text, "NSpid");
+  if (!nspid) return std::nullopt;
+  std::istringstream in(*nspid);
+  std::vector<std::uint32_t> levels;
+  for (std::uint32_t pid = 0; in >> pid;) levels.push_back(pid);
+  if (levels.size() < 2) return std::nullopt;
+  return levels.back();
+}
+
+watch::ProcessDetails read_process_details(std::uint32_t pid, const std::string& proc_root) {
+  watch::ProcessDetails details;
+  std::string dir = proc_root + "/" + std::to_string(pid);
+  if (auto status = slurp(dir + "/status")) {
+    if (auto uid = status_field(*status, "Uid")) {
+      std::istringstream in(*uid);
+      std::uint32_t real_uid = 0;
+      if (in >> real_uid) details.user = user_name(real_uid);
+    }
+    details.container_pid = container_pid_from_status(*status);
+  }
+  if (auto cmdline = slurp(dir + "/cmdline", 4096); cmdline && !cmdline->empty()) {
+    while (!cmdline->empty() && cmdline->back() == '\0') cmdline->pop_back();
+    for (char& c : *cmdline)
+      if (c == '\0') c = ' ';
+    details.command = *cmdline;
+  } else if (auto comm = slurp(dir + "/comm", 256); comm && !comm->empty()) {
+    if (comm->back() == '\n') comm->pop_back();
+    details.command = "[" + *comm + "]";  // kernel threads and zombies have no cmdline
+  }
+  if (auto cgroup = slurp(dir + "/cgroup")) details.container_id = container_id_from_cgroup(*cgroup);
+  return details;
+}
+
+std::map<std::uint32_t, watch::ProcessDetails> ProcessDetailsCache::lookup(const std::vector<std::uint32_t>& pids) {
+  std::map<std::uint32_t, watch::ProcessDetails> now;
+  for (std::uint32_t pid : pids) {
+    auto found = known_.find(pid);
+    now[pid] = found != known_.end() ? found->second : read_process_details(pid, proc_root_);
+  }
+  known_ = now;
+  return now;
+}
+
+}  // namespace vramdoc::backends

@@ -1,0 +1,178 @@
+#include "cli/watch_modes.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "backends/http_server.hpp"
+#include "cli/command.hpp"
+#include "cli/watch_sampler.hpp"
+#include "cli/watch_terminal.hpp"
+#include "core/watch/prometheus.hpp"
+#include "core/watch/render.hpp"
+#include "core/watch/screen.hpp"
+
+namespace vramdoc::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string clock_text() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &local);
+  return buf;
+}
+
+int run_once(WatchSampler& sampler, bool json) {
+  auto snapshot = sampler.sample();
+  if (json) print(to_json(snapshot).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  else print(render_text(snapshot));
+  return kOk;
+}
+
+// The page `/` answers with: where the metrics are.
+backends::HttpResponse index_page() {
+  return {200, "text/html; charset=utf-8",
+          "<!doctype html><title>vramdoc watch</title><h1>vramdoc watch</h1>"
+          "<p>GPU and per-process memory metrics: <a href=\"/metrics\">/metrics</a></p>\n"};
+}
+
+// Samples every interval until --duration, Ctrl-C or SIGTERM; logs and/or serves each sample.
+int run_headless(WatchSampler& sampler, const WatchOptions& o) {
+  std::FILE* log = nullptr;
+  if (!o.log_path.empty()) {
+    bool fresh = !std::ifstream(o.log_path).good() || std::ifstream(o.log_path).peek() == EOF;
+    log = std::fopen(o.log_path.c_str(), "a");
+    if (!log) return fail("watch", "cannot write the log " + o.log_path + ": " + std::strerror(errno), kFailure);
+    if (fresh && o.log_format == WatchOptions::LogFormat::Csv) std::fputs(watch::csv_header().c_str(), log);
+  }
+  std::mutex latest_mutex;
+  auto latest = std::make_shared<const watch::Snapshot>(sampler.sample());
+  std::unique_ptr<backends::HttpServer> server;
+  if (!o.serve.empty()) {
+    auto address = backends::parse_listen_address(o.serve);
+    if (!address) return fail("watch", "--serve: " + address.error());
+    auto handler = [&](const backends::HttpRequest& r) -> backends::HttpResponse {
+      if (r.path == "/") return index_page();
+      if (r.path != "/metrics") return {404, "text/plain; charset=utf-8", "Not found: try /metrics\n"};
+      auto format = r.accept.find("application/openmetrics-text") != std::string::npos
+                        ? watch::ExpositionFormat::OpenMetrics
+                        : watch::ExpositionFormat::Prometheus;
+      std::shared_ptr<const watch::Snapshot> snapshot;
+      {
+        std::lock_guard lock(latest_mutex);
+        snapshot = latest;  // render outside the lock: the sampler never waits for a client
+      }
+      return {200, watch::metrics_content_type(format), watch::render_metrics(*snapshot, format)};
+    };
+    auto started = backends::HttpServer::start(*address, handler);
+    if (!started) return fail("watch", started.error(), kFailure);
+    server = std::move(*started);
+    if (!address->loopback) {
+      std::fprintf(stderr,
+                   "vramdoc watch: warning: serving on %s, reachable from other machines: anyone who can reach "
+                   "this port sees the GPUs' processes and command lines\n",
+                   o.serve.c_str());
+    }
+    std::string host = address->ipv6 ? "[" + address->host + "]" : address->host;
+    std::fprintf(stderr, "vramdoc watch: serving http://%s:%u/metrics (Ctrl-C stops)\n", host.c_str(),
+                 static_cast<unsigned>(server->port()));
+  }
+  auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.interval_s));
+  auto start = Clock::now();
+  auto next = start;
+  bool first = true;
+  while (!g_watch_stop) {
+    if (o.duration_s && Clock::now() - start >= std::chrono::duration<double>(*o.duration_s)) break;
+    std::shared_ptr<const watch::Snapshot> snapshot = latest;
+    if (!first) {
+      snapshot = std::make_shared<const watch::Snapshot>(sampler.sample());
+      std::lock_guard lock(latest_mutex);
+      latest = snapshot;
+    }
+    first = false;
+    if (log) {
+      std::string lines = o.log_format == WatchOptions::LogFormat::Csv ? watch::render_csv_rows(*snapshot)
+                                                                       : watch::render_jsonl_line(*snapshot);
+      if (std::fputs(lines.c_str(), log) < 0 || std::fflush(log) != 0) {
+        std::fclose(log);
+        return fail("watch", "cannot write the log " + o.log_path + ": " + std::strerror(errno), kFailure);
+      }
+    }
+    next += interval;
+    if (next < Clock::now()) next = Clock::now();  // a slow sample: skip, do not burst
+    // Sleep in short steps: a signal does not interrupt sleep_until on every libc.
+    while (!g_watch_stop && Clock::now() < next)
+      std::this_thread::sleep_until(std::min(next, Clock::now() + std::chrono::milliseconds(200)));
+  }
+  if (log) std::fclose(log);
+  return kOk;
+}
+
+int run_view(WatchSampler& sampler, const WatchOptions& o) {
+  Terminal terminal;
+  if (!terminal.ok()) return run_once(sampler, false);  // stdin is not a terminal: no keys to read
+  watch::MemoryHistory history;
+  watch::ScreenState state;
+  watch::Snapshot snapshot;
+  auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.interval_s));
+  auto start = Clock::now();
+  auto next = start;
+  bool dirty = true;
+  while (!g_watch_stop && !state.quit) {
+    auto now = Clock::now();
+    if (o.duration_s && now - start >= std::chrono::duration<double>(*o.duration_s)) break;
+    if (now >= next) {
+      snapshot = sampler.sample();
+      history.push(snapshot);
+      next = std::max(next + interval, now);
+      dirty = true;
+    }
+    if (dirty || g_watch_resized.exchange(false)) {
+      auto [rows, cols] = Terminal::size();
+      Terminal::draw(watch::render_screen(snapshot, history, state, rows, cols, clock_text()));
+      dirty = false;
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
+    for (const auto& key : watch::parse_keys(Terminal::read_keys(static_cast<int>(std::max<long long>(wait, 0))))) {
+      state = watch::apply(state, key, snapshot.gpus.size());
+      dirty = true;
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int run_watch(const WatchOptions& o) {
+  auto nvml = backends::Nvml::open();
+  if (!nvml) {
+    return fail("watch", "cannot read the GPUs: " + nvml.error() +
+                             "\n  (is the NVIDIA driver installed? `nvidia-smi` should list the GPUs)");
+  }
+  unsigned count = (*nvml)->device_count();
+  std::vector<unsigned> devices;
+  if (o.device) {
+    if (*o.device >= count)
+      return fail("watch", "--device " + std::to_string(*o.device) + ": this machine has " + std::to_string(count) +
+                               " GPU(s), numbered from 0");
+    devices.push_back(*o.device);
+  } else {
+    for (unsigned i = 0; i < count; ++i) devices.push_back(i);
+  }
+  WatchSampler sampler(*nvml, devices);
+  install_watch_signal_handlers();
+  if (o.once) return run_once(sampler, o.json);
+  if (!o.log_path.empty() || !o.serve.empty()) return run_headless(sampler, o);
+  return run_view(sampler, o);
+}
+
+}  // namespace vramdoc::cli

@@ -1,0 +1,209 @@
+#include "core/watch/prometheus.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+namespace vramdoc::watch {
+
+std::string escape_label_value(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string metrics_content_type(ExpositionFormat format) {
+  if (format == ExpositionFormat::OpenMetrics) return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+  return "text/plain; version=0.0.4; charset=utf-8";
+}
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+std::string format_value(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char buf[40];
+  // Integers (byte counts up to 2^53) print exactly; others keep 6 significant digits.
+  if (value == std::floor(value) && std::fabs(value) < 9.007199254740992e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", value);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.6g", value);
+  }
+  return buf;
+}
+
+std::string label_text(const Labels& labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) out += (out.empty() ? "" : ",") + k + "=\"" + escape_label_value(v) + "\"";
+  return "{" + out + "}";
+}
+
+Labels gpu_labels(const GpuView& gpu) {
+  return {{"gpu", std::to_string(gpu.info.index)}, {"uuid", gpu.info.uuid.value_or("")}};
+}
+
+// One metric family: HELP and TYPE once, then the samples whose value is known. Samples are
+// buffered so that a family's lines stay together however the callers interleave them.
+class Family {
+ public:
+  Family(std::string name, std::string help) : name_(std::move(name)), help_(std::move(help)) {}
+  void add(const Labels& labels, std::optional<double> value) {
+    if (!value) return;  // unknown: no sample, never 0
+    body_ += name_ + label_text(labels) + " " + format_value(*value) + "\n";
+  }
+  // The family's lines; empty when no sample was known.
+  std::string text() const {
+    if (body_.empty()) return "";
+    return "# HELP " + name_ + " " + help_ + "\n# TYPE " + name_ + " gauge\n" + body_;
+  }
+
+ private:
+  std::string name_;
+  std::string help_;
+  std::string body_;
+};
+
+template <class T>
+std::optional<double> as_double(const std::optional<T>& v, double scale = 1.0) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v) * scale;
+}
+
+using SampleField = std::function<std::optional<double>(const GpuSample&)>;
+
+struct GpuMetric {
+  const char* name;
+  const char* help;
+  SampleField field;
+};
+
+const std::vector<GpuMetric>& gpu_metrics() {
+  static const std::vector<GpuMetric> kMetrics = {
+      {"vramdoc_gpu_memory_total_bytes",
+       "Device memory in total.",
+       [](const GpuSample& s) { return as_double(s.memory.total_bytes); }},
+      {"vramdoc_gpu_memory_used_bytes",
+       "Device memory in use (excludes driver-reserved memory).",
+       [](const GpuSample& s) { return as_double(s.memory.used_bytes); }},
+      {"vramdoc_gpu_memory_free_bytes",
+       "Device memory free.",
+       [](const GpuSample& s) { return as_double(s.memory.free_bytes); }},
+      {"vramdoc_gpu_memory_reserved_bytes",
+       "Device memory reserved by the driver and firmware.",
+       [](const GpuSample& s) { return as_double(s.memory.reserved_bytes); }},
+      {"vramdoc_gpu_sm_utilization_ratio",
+       "Fraction of the last sample period in which a kernel ran (nvidia-smi utilization.gpu / 100).",
+       [](const GpuSample& s) { return as_double(s.sm_util_percent, 0.01); }},
+      {"vramdoc_gpu_memory_controller_utilization_ratio",
+       "Fraction of the last sample period in which device memory was read or written.",
+       [](const GpuSample& s) { return as_double(s.mem_util_percent, 0.01); }},
+      {"vramdoc_gpu_pcie_tx_bytes_per_second",
+       "PCIe throughput from the GPU to the host.",
+       [](const GpuSample& s) { return as_double(s.pcie_tx_bytes_per_s); }},
+      {"vramdoc_gpu_pcie_rx_bytes_per_second",
+       "PCIe throughput from the host to the GPU.",
+       [](const GpuSample& s) { return as_double(s.pcie_rx_bytes_per_s); }},
+      {"vramdoc_gpu_sm_clock_hertz",
+       "SM clock.",
+       [](const GpuSample& s) { return as_double(s.sm_clock_mhz, 1e6); }},
+      {"vramdoc_gpu_memory_clock_hertz",
+       "Memory clock.",
+       [](const GpuSample& s) { return as_double(s.mem_clock_mhz, 1e6); }},
+      {"vramdoc_gpu_power_watts",
+       "Power draw.",
+       [](const GpuSample& s) { return s.power_watts; }},
+      {"vramdoc_gpu_power_limit_watts",
+       "Power limit enforced.",
+       [](const GpuSample& s) { return s.power_limit_watts; }},
+      {"vramdoc_gpu_temperature_celsius",
+       "GPU core temperature.",
+       [](const GpuSample& s) { return as_double(s.temperature_c); }},
+      {"vramdoc_gpu_clocks_event_reasons",
+       "NVML clocks-event (throttle) reason bit mask; 0 means not held back.",
+       [](const GpuSample& s) { return as_double(s.throttle_reasons); }},
+  };
+  return kMetrics;
+}
+
+std::optional<double> hint_value(const GpuView& gpu, HintKind kind, bool inputs_known) {
+  if (!inputs_known) return std::nullopt;
+  for (const auto& h : gpu.hints)
+    if (h.kind == kind) return 1.0;
+  return 0.0;
+}
+
+}  // namespace
+
+std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format) {
+  std::string out;
+  {
+    Family info("vramdoc_gpu_info", "GPU identity; the value is always 1.");
+    Family up("vramdoc_gpu_up",
+              "1 when the last sample of this GPU succeeded, 0 when the driver call failed.");
+    for (const auto& gpu : snapshot.gpus) {
+      Labels labels = gpu_labels(gpu);
+      labels.emplace_back("name", gpu.info.name.value_or(""));
+      labels.emplace_back("pci_bus_id", gpu.info.pci_bus_id.value_or(""));
+      info.add(labels, 1.0);
+    }
+    for (const auto& gpu : snapshot.gpus) up.add(gpu_labels(gpu), gpu.sample ? 1.0 : 0.0);
+    out += info.text() + up.text();
+  }
+  for (const auto& metric : gpu_metrics()) {
+    Family family(metric.name, metric.help);
+    for (const auto& gpu : snapshot.gpus)
+      if (gpu.sample) family.add(gpu_labels(gpu), metric.field(*gpu.sample));
+    out += family.text();
+  }
+  {
+    Family peak("vramdoc_gpu_pcie_peak_bytes_per_second",
+                "Theoretical PCIe bandwidth per direction at the link's max generation and width.");
+    Family bw("vramdoc_gpu_bandwidth_bound",
+              "1 when the memory controller is busy while kernels run little (a bandwidth-bound job).");
+    Family link("vramdoc_gpu_host_link_bound", "1 when PCIe runs near its peak while the GPU is mostly idle.");
+    for (const auto& gpu : snapshot.gpus) {
+      if (!gpu.sample) continue;
+      const GpuSample& s = *gpu.sample;
+      bw.add(gpu_labels(gpu), hint_value(gpu, HintKind::BandwidthBound, s.sm_util_percent && s.mem_util_percent));
+      bool link_known = s.sm_util_percent && gpu.info.pcie_bandwidth_bytes_per_s &&
+                        (s.pcie_tx_bytes_per_s || s.pcie_rx_bytes_per_s);
+      link.add(gpu_labels(gpu), hint_value(gpu, HintKind::HostLinkBound, link_known));
+    }
+    out += peak.text() + bw.text() + link.text();
+  }
+  {
+    Family info("vramdoc_process_info",
+                "A process using a GPU; labels user, command and container; the value is always 1.");
+    Family used("vramdoc_process_memory_used_bytes", "Device memory the driver charges to the process.");
+    Family sm("vramdoc_process_sm_utilization_ratio", "The process's share of SM time, where the driver reports it.");
+    Family mem("vramdoc_process_memory_controller_utilization_ratio",
+               "The process's share of memory-controller time, where the driver reports it.");
+    for (const auto& gpu : snapshot.gpus) {
+      for (const auto& p : gpu.processes) {
+        Labels labels = gpu_labels(gpu);
+        labels.emplace_back("pid", std::to_string(p.gpu.pid));
+        Labels info_labels = labels;
+        info_labels.emplace_back("user", p.details.user.value_or(""));
+        info_labels.emplace_back("command", p.details.command.value_or(""));
+        info_labels.emplace_back("container", p.details.container_id.value_or(""));
+        info.add(info_labels, 1.0);
+        used.add(labels, as_double(p.gpu.used_bytes));
+        sm.add(labels, as_double(p.gpu.sm_util_percent, 0.01));
+        mem.add(labels, as_double(p.gpu.mem_util_percent, 0.01));
+      }
+    }
+    out += info.text() + used.text() + sm.text() + mem.text();
+  }
+  if (format == ExpositionFormat::OpenMetrics) out += "# EOF\n";
+  return out;
+}
+
+}  // namespace vramdoc::watch

@@ -1,0 +1,29 @@
+// Renderers for one snapshot: the one-shot text table, JSON, and the CSV / JSONL log lines.
+// They return strings; only the CLI writes. Unknown values are "n/a" in text, null in JSON and
+// an empty cell in CSV: never 0.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/watch/model.hpp"
+
+namespace vramdoc::watch {
+
+// `vramdoc watch --once`: a GPU table, a process table, then hints and errors, "\n"-ended lines.
+std::string render_text(const Snapshot& snapshot);
+
+// The snapshot as JSON (schema in docs/watch.md): --once --json pretty-prints it, JSONL logs
+// write it compact, one snapshot per line.
+nlohmann::ordered_json to_json(const Snapshot& snapshot);
+// One JSONL line: to_json compact, "\n"-ended.
+std::string render_jsonl_line(const Snapshot& snapshot);
+
+// The CSV header line ("\n"-ended); the columns render_csv_rows fills.
+std::string csv_header();
+// One row per GPU (kind "gpu") and one per process on it (kind "process"), "\n"-ended; a GPU
+// whose sample failed gets a row with only its identity and the error.
+std::string render_csv_rows(const Snapshot& snapshot);
+// Quotes a CSV cell when it holds a comma, quote, CR or LF (RFC 4180).
+std::string csv_escape(const std::string& cell);
+
+}  // namespace vramdoc::watch

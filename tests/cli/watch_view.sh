@@ -1,0 +1,79 @@
+# The full-screen view through tmux (capture-pane) against the fake NVML: keys, resize, a GPU
+# lost mid-run, and the terminal restored after q and after SIGTERM.
+source "$(dirname "$0")/../cli_lib.sh"
+command -v tmux >/dev/null || { echo "tmux not installed (scripts/deps.sh --test installs it)"; exit 77; }
+dir=$(mktemp -d)
+sock=vramdoc-watch-test-$$
+tm() { tmux -L "$sock" "$@"; }
+trap 'tm kill-server 2>/dev/null; rm -rf "$dir" "$out" "$err"' EXIT
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+cat >"$dir/fake.conf" <<CONF
+devices=2
+processes=$$:3221225472,4194303:1073741824
+util_gpu=35
+util_mem=92
+fail=nvmlDeviceGetMemoryInfo_v2:15
+fail_device=1
+fail_when_exists=$dir/gpu1-lost
+CONF
+# The command of session $1: vramdoc, then its exit status into $dir/$1.status (tmux's own
+# #{pane_dead_status} is sometimes left empty when the pty closes first).
+run() {
+  echo "env VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf" \
+    "$VRAMDOC watch --interval 100ms; echo exit=\$? >$dir/$1.status"
+}
+
+# wait_for "pattern" [session]: until the pane shows it (10 s), else a failure with the screen.
+wait_for() {
+  for _ in $(seq 100); do
+    tm capture-pane -p -t "${2:-view}" >"$dir/screen" 2>/dev/null
+    grep -q -- "$1" "$dir/screen" && return 0
+    sleep 0.1
+  done
+  fail "screen never showed '$1'"; cat "$dir/screen"; return 1
+}
+# check_exit session what: vramdoc exited 0 (within 10 s) and left the alternate screen.
+check_exit() {
+  for _ in $(seq 100); do [[ -s $dir/$1.status ]] && break; sleep 0.1; done
+  [[ $(cat "$dir/$1.status" 2>/dev/null) == exit=0 ]] || fail "after $2: $(cat "$dir/$1.status" 2>/dev/null), wanted exit=0"
+  [[ $(tm display -p -t "$1" '#{alternate_on}') == 0 ]] || fail "after $2: still on the alternate screen"
+}
+
+tm -f /dev/null new-session -d -s view -x 100 -y 30 "$(run view)"
+tm set-option -t view remain-on-exit on >/dev/null
+wait_for "vramdoc watch .* GPU 1 of 2  sort: memory"
+wait_for "> 0 NVIDIA H200"
+contains "process list of GPU 0" "$dir/screen" "^ *$$  $(id -un) .*3.00 GiB"
+contains "hint" "$dir/screen" "hint     bandwidth-bound"
+[[ $(grep -n -- "$$  $(id -un)" "$dir/screen" | cut -d: -f1) -lt $(grep -n "4194303" "$dir/screen" | cut -d: -f1) ]] ||
+  fail "not sorted by memory"
+tm send-keys -t view s; wait_for "sort: pid"
+[[ $(grep -n "4194303" "$dir/screen" | cut -d: -f1) -gt $(grep -n -- "$$  $(id -un)" "$dir/screen" | cut -d: -f1) ]] ||
+  fail "not sorted by pid"
+tm send-keys -t view 1; wait_for "GPU 2 of 2"
+wait_for "> 1 NVIDIA H200"
+tm send-keys -t view Right; wait_for "GPU 1 of 2"
+tm send-keys -t view g; wait_for "GPU 2 of 2"
+
+# Resize: every line fits the new width, the title is still there.
+tm resize-window -t view -x 60 -y 12; sleep 0.3
+wait_for "vramdoc watch"
+python3 -c 'import sys; sys.exit(any(len(l.rstrip("\n")) > 60 for l in open(sys.argv[1], encoding="utf-8")))' "$dir/screen" ||
+  fail "a line is wider than 60 columns after resize"
+grep -q "^... [0-9]* more line(s)" "$dir/screen" || fail "12 rows: no note of the hidden lines"
+
+# GPU 1 lost mid-run: a message for it; GPU 0 keeps its numbers.
+tm resize-window -t view -x 120 -y 30
+touch "$dir/gpu1-lost"
+wait_for "1 NVIDIA H200 *not read: .*GPU is lost"
+contains "GPU 0 still shown" "$dir/screen" "0 NVIDIA H200 *\[#*\.*\] 3.91 GiB"
+tm send-keys -t view q
+check_exit view q
+
+# SIGTERM: exits 0 and leaves the alternate screen too.
+tm new-session -d -s term -x 80 -y 24 "$(run term)"
+tm set-option -t term remain-on-exit on >/dev/null
+wait_for "vramdoc watch" term  # drawn: the signal handlers are in place
+kill -TERM "$(pgrep -P "$(tm display -p -t term '#{pane_pid}')")"  # vramdoc, the pane shell's child
+check_exit term SIGTERM
+finish
