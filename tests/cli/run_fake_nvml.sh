@@ -17,4 +17,12 @@ n=$(grep -c '^\[' "$tmp/t.jsonl")
 [[ $n -ge 10 ]] || { echo "FAIL: only $n samples in 0.5 s at 10 ms"; fails=$((fails + 1)); }
 contains "the diagnosis is printed" $err "verdict: "
 contains "HTML report written" "$tmp/t.html" "<svg"
+
+# The process query fails while a flag file exists (from the job's second half): those readings are
+# left out, never written as a false 0, and the run goes on.
+printf 'devices=1\nused=4194304000\nprocesses=1:1073741824\nfail=nvmlDeviceGetComputeRunningProcesses_v3:999\nfail_when_exists=%s\n' "$tmp/flag" >"$tmp/nvml.conf"
+check "NVML failing mid-run" 4 "$VRAMDOC" run --interval 10ms --out "$tmp/f.jsonl" -- sh -c "sleep 0.3; touch '$tmp/flag'; sleep 0.3; exit 4"
+before=$(grep -c '^\[' "$tmp/f.jsonl")
+[[ $before -ge 5 && $before -le 45 ]] || { echo "FAIL: $before samples: wanted those of the first half only"; fails=$((fails + 1)); }
+contains "end line" "$tmp/f.jsonl" '"exit_status":4'
 finish
