@@ -115,6 +115,20 @@ std::string chart(const Timeline& tl, const Diagnosis& d) {
   return svg;
 }
 
+// Only what the chart shows.
+std::string legend(const Timeline& tl, const Diagnosis& d) {
+  bool allocated = false, device = false;
+  for (const auto& s : tl.samples) allocated |= s.allocated_bytes.has_value(), device |= s.device_used_bytes.has_value();
+  std::string l = "<p class='legend'><span style='color:#1f5fbf'>&#9644; process used (driver)</span>";
+  if (allocated) l += "<span style='color:#7fb77e'>&#9644; framework allocated</span>";
+  if (device) l += "<span style='color:#bbb'>&#9644; device used</span>";
+  if (d.trend) l += "<span style='color:#e07000'>- - fitted trend</span>";
+  l += "<span style='background:#fff3c4'>warm-up</span>";
+  if (!d.step_ends.empty()) l += "<span>| steps</span>";
+  if (d.evidence.oom_seconds) l += "<span style='color:#c00'>&#9679; OOM</span>";
+  return l + "</p>\n";
+}
+
 const char* colour(Verdict v) {
   switch (v) {
     case Verdict::Leak: case Verdict::Insufficient: case Verdict::Fragmentation: return "#c0392b";
@@ -134,9 +148,7 @@ std::string render_html(const Timeline& tl, const Diagnosis& d) {
       ".legend span{margin-right:16px}</style></head><body>\n";
   h += "<h1>vramdoc report: " + escape(tl.name) + "</h1>\n";
   h += "<p class='verdict' id='verdict' data-verdict='" + std::string(verdict_name(d.verdict)) + "'>" + escape(d.summary) + "</p>\n";
-  h += "<p class='legend'><span style='color:#1f5fbf'>&#9644; process used (driver)</span><span style='color:#7fb77e'>&#9644; framework allocated</span>"
-       "<span style='color:#bbb'>&#9644; device used</span><span style='color:#e07000'>- - fitted trend</span><span style='background:#fff3c4'>warm-up</span>"
-       " <span>| steps</span><span style='color:#c00'>&#9679; OOM</span></p>\n";
+  h += legend(tl, d);
   h += chart(tl, d);
   if (!d.reasons.empty()) {
     h += "<h2>Why</h2><ul>";
