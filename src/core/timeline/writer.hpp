@@ -10,6 +10,7 @@
 
 namespace vramdoc::timeline {
 
+// What the header line says about the recording.
 struct Header {
   std::string name;
   std::optional<std::string> device;
@@ -19,10 +20,13 @@ struct Header {
   bool device_used = true;  // whether samples carry the device_used column
 };
 
+// The first line: version, name, device, capacity, columns, command, interval.
 std::string header_line(const Header& h);
 // [t, process_used, device_used]; an unknown device_used is null.
 std::string sample_line(const Sample& s, bool with_device_used = true);
+// {"t": ..., "mark": "step 12"}
 std::string mark_line(const Mark& m);
+// {"t": ..., "oom_message": "..."}
 std::string oom_message_line(double t_seconds, const std::string& text);
 // `total_bytes`: the capacity of the GPUs the job used, once known (it overrides the header's).
 std::string end_line(double t_seconds, Outcome outcome, std::optional<int> exit_status,
