@@ -137,6 +137,12 @@ TEST(TimelineReader, MutationFuzz) {
   EXPECT_GT(rejected, 0);
 }
 
+TEST(TimelineReader, UnixTimesAreAccepted) {
+  auto tl = read_timeline(R"({"columns": ["t", "process_used"], "samples": [[1764446400.00, 1], [1764446400.02, 2]]})", "epoch");
+  ASSERT_TRUE(tl.ok()) << tl.error();
+  EXPECT_FALSE(read_timeline(R"({"columns": ["t", "process_used"], "samples": [[1e12, 1]]})", "far").ok());
+}
+
 TEST(TimelineReader, StepNumbers) {
   EXPECT_EQ(*step_number("step 12"), 12);
   EXPECT_EQ(*step_number("Step: 3 loss=2.1"), 3);
