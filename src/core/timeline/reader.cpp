@@ -87,7 +87,8 @@ Sample parse_sample(const json& row, const Columns& c, const std::string& where)
     throw BadInput{where + " is not a list of " + std::to_string(c.count) + " values"};
   Sample s;
   s.t_seconds = number(row[c.t], where + " t");
-  if (s.t_seconds < 0 || s.t_seconds > 1e11) throw  // 1e11: Unix times in seconds still read BadInput{where + " t = " + row[c.t].dump() + " is out of range"};
+  // Up to 1e11 s: Unix times in seconds still read; beyond is a corrupt file.
+  if (s.t_seconds < 0 || s.t_seconds > 1e11) throw BadInput{where + " t = " + row[c.t].dump() + " is out of range"};
   s.process_used_bytes = bytes(row[c.process_used], where + " process_used");
   if (c.device_used >= 0) s.device_used_bytes = optional_bytes(row[c.device_used], where + " device_used");
   if (c.allocated >= 0) s.allocated_bytes = optional_bytes(row[c.allocated], where + " torch_allocated");
