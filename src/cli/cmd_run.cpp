@@ -12,6 +12,7 @@
 #include "backends/process_sampler.hpp"
 #include "cli/command.hpp"
 #include "cli/timeline_io.hpp"
+#include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/oom_message.hpp"
 #include "core/timeline/render.hpp"
@@ -23,7 +24,8 @@ namespace vramdoc::cli {
 namespace {
 
 struct RunOptions {
-  std::string interval = "20ms", out, html, step_regex, config;
+  std::string interval = "20ms", out, html, step_regex, config, trace_dir;
+  bool trace = false;
   std::vector<std::string> command;
 };
 
@@ -58,6 +60,8 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--out", o.out, "the timeline file, written while the job runs (default vramdoc-COMMAND-TIME.jsonl)");
   app.add_option("--html", o.html, "write the HTML report here when the job ends");
   app.add_option("--step-regex", o.step_regex, "a line of the job's output matching this ends a step (group 1: its number)");
+  app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
+  app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
   app.add_option("--config", o.config, "model config (JSON) to quantify remedies with the estimator (not yet connected)");
   if (int rc = parse_args(app, own); rc >= 0) return rc;
   if (o.command.empty()) return fail("run", "no command: vramdoc run [OPTIONS] -- COMMAND ARGS...");
@@ -75,6 +79,19 @@ int cmd_run(const std::vector<std::string>& args) {
   if (o.out.empty()) o.out = default_out_name(o.command[0]);
   FILE* out = std::fopen(o.out.c_str(), "w");
   if (!out) return fail("run", "cannot write " + o.out + ": " + std::strerror(errno));
+
+  std::optional<TraceSetup> trace;
+  if (o.trace || !o.trace_dir.empty()) {
+    std::string dir = o.trace_dir;
+    if (dir.empty()) dir = (o.out.size() > 6 && o.out.ends_with(".jsonl") ? o.out.substr(0, o.out.size() - 6) : o.out) + ".trace";
+    auto setup = prepare_trace(dir);
+    if (!setup) {
+      std::fclose(out);
+      std::remove(o.out.c_str());
+      return fail("run", "--trace: " + setup.error());
+    }
+    trace = std::move(setup.value());
+  }
 
   // The marker file the job may write "step N" lines to.
   std::string mark_file = (std::filesystem::temp_directory_path() / "vramdoc-marks-XXXXXX").string();
@@ -96,6 +113,7 @@ int cmd_run(const std::vector<std::string>& args) {
 
   std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file}};
   if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
+  if (trace) env.insert(env.end(), trace->environment.begin(), trace->environment.end());
   int error_number = 0;
   auto job = backends::Job::start(o.command, env, error_number);
   if (!job) {
@@ -136,6 +154,10 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + o.out + "\n";
   if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
   report += timeline::render_text(tl, diagnosis);
+  if (trace) {
+    auto traced = render_trace_report(trace->directory, false);
+    report += "\n" + (traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n");
+  }
   std::fputs(report.c_str(), stderr);
   if (!o.html.empty()) {
     if (auto w = write_text_file(o.html, timeline::render_html(tl, diagnosis)); !w) fail("run", w.error(), 0);
