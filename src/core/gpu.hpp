@@ -81,6 +81,20 @@ struct GpuStatic {
   std::optional<unsigned> pcie_width_max;
   std::optional<double> pcie_bandwidth_bytes_per_s;  // per direction, at the max gen and width
   std::optional<unsigned> nvlink_active_links;
+  std::optional<double> pcie_bandwidth_current_bytes_per_s;  // per direction, at the current gen and width
+  std::optional<std::string> memory_type_source;  // how memory_type was found: "pci device id" or "name"
+  std::optional<std::uint64_t> memory_total_bytes;  // device memory capacity (NVML, else the CUDA driver)
+  std::optional<unsigned> clock_rate_khz;  // SM clock the CUDA driver reports (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+};
+
+// The host side of the hierarchy.
+struct HostInfo {
+  std::optional<std::string> cpu_model;              // /proc/cpuinfo "model name"
+  std::optional<unsigned> logical_cpus;              // online logical CPUs
+  std::optional<std::uint64_t> ram_total_bytes;      // /proc/meminfo MemTotal
+  std::optional<std::uint64_t> ram_available_bytes;  // /proc/meminfo MemAvailable
+  // Theoretical RAM bandwidth needs the DIMMs' speed and channel count (SMBIOS, root only): unknown.
+  std::optional<double> ram_bandwidth_bytes_per_s;
 };
 
 // The driver as a whole.
