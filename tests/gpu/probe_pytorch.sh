@@ -18,7 +18,7 @@ echo "verdict=$verdict largest=$largest recommended=$recommended"
 [[ $verdict == fits_up_to ]] || { echo "FAIL: verdict $verdict"; fails=$((fails + 1)); }
 check "the largest batch runs" 0 $job --batch-size "$largest" --steps 3
 check "the next batch does not" 1 $job --batch-size $((largest + 1)) --steps 3
-contains "and it is an OOM" /tmp/vramdoc-test.err "out of memory"
+contains "and it is an OOM" "$err" "out of memory"
 check "the recommended batch runs 10x the steps" 0 $job --batch-size "$recommended" --steps 30
 
 # 2. a leaking job is a leak, not "max batch N"
