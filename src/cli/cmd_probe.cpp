@@ -1,10 +1,161 @@
+// vramdoc probe: find the largest batch (or sequence) that fits by running the job.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "backends/nvml.hpp"
 #include "cli/command.hpp"
+#include "cli/probe_trial.hpp"
+#include "core/probe/report.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::cli {
 
+namespace {
+
+struct ProbeOptions {
+  std::string command;
+  std::uint64_t start = 1;
+  std::uint64_t max = 4096;
+  long steps = 0;
+  std::string trial_time;
+  std::string budget = "30m";
+  std::string interval = "20ms";
+  std::string step_regex = R"((^|[^a-z])(step|iter|iteration)[ :=#]*[0-9]+)";
+  double margin_percent = 10;
+  std::string gpu_memory;
+  unsigned device = 0;
+  std::string keep_dir;
+  std::string html;
+  bool json = false;
+};
+
+void on_signal(int) { interrupt_trials(); }
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("vramdoc") : p.string();
+}
+
+// The card's capacity: --gpu-memory, else the device's total memory from the driver.
+std::optional<std::uint64_t> capacity(const ProbeOptions& o, std::string& why) {
+  if (!o.gpu_memory.empty()) return *parse_size(o.gpu_memory);
+  auto nvml = backends::Nvml::open();
+  if (!nvml) {
+    why = nvml.error();
+    return std::nullopt;
+  }
+  auto mem = (*nvml)->memory(o.device);
+  if (!mem || !mem->total_bytes) {
+    why = mem ? "the driver does not report the total memory" : mem.error();
+    return std::nullopt;
+  }
+  return mem->total_bytes;
+}
+
+std::string html_page(const probe::ProbeReport& r) {
+  std::string text = probe::render_text(r), escaped;
+  for (char c : text) escaped += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vramdoc probe</title></head>\n"
+         "<body style=\"font-family:sans-serif\"><h1>vramdoc probe</h1>\n<p><b>" + probe::verdict_line(r) +
+         "</b></p>\n" + probe::render_svg(r) + "<pre>" + escaped + "</pre></body></html>\n";
+}
+
+}  // namespace
+
 int cmd_probe(const std::vector<std::string>& args) {
-  (void)args;
-  return not_built_yet("probe", "vramdoc probe (issue 7)");
+  ProbeOptions o;
+  CLI::App app{"Find the largest batch (or sequence length) that fits: run the job with {batch} (or {seq}) "
+               "replaced, doubling from --start until it runs out of memory, then bisecting.",
+               "probe"};
+  app.add_option("--cmd", o.command, "the job, with {batch} or {seq} where the value goes")->required();
+  app.add_option("--start", o.start, "first value (default 1)")->check(CLI::Range(1ULL, 1ULL << 40));
+  app.add_option("--max", o.max, "never try above this value (default 4096)")->check(CLI::Range(1ULL, 1ULL << 40));
+  app.add_option("--steps", o.steps, "stop each trial after this many step lines (--step-regex)")->check(CLI::Range(0L, 1L << 30));
+  app.add_option("--trial-time", o.trial_time, "stop each trial after this long (e.g. 60s); a trial still running then counts as ok");
+  app.add_option("--budget", o.budget, "stop probing after this long overall (default 30m)");
+  app.add_option("--interval", o.interval, "memory sampling interval (default 20ms)");
+  app.add_option("--step-regex", o.step_regex, "a line of the job's output that ends a step");
+  app.add_option("--margin", o.margin_percent, "headroom kept below the card's memory, percent (default 10)")->check(CLI::Range(0.0, 90.0));
+  app.add_option("--gpu-memory", o.gpu_memory, "the card's memory (default: the device's total)");
+  app.add_option("--device", o.device, "GPU index for the card's memory (default 0)");
+  app.add_option("--keep", o.keep_dir, "keep each trial's timeline and log in this folder");
+  app.add_option("--html", o.html, "write an HTML report with the chart of peak memory");
+  app.add_flag("--json", o.json, "print the result as JSON");
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
+
+  bool has_batch = o.command.find("{batch}") != std::string::npos;
+  bool has_seq = o.command.find("{seq}") != std::string::npos;
+  if (has_batch == has_seq)
+    return fail("probe", "--cmd needs exactly one of {batch} or {seq} where the value goes, e.g. "
+                         "--cmd 'python train.py --batch-size {batch}'");
+  std::string parameter = has_batch ? "batch" : "seq";
+  if (o.start > o.max) return fail("probe", "--start is above --max");
+  auto trial_seconds = o.trial_time.empty() ? Result<double>(0.0) : parse_duration(o.trial_time);
+  auto budget_seconds = parse_duration(o.budget);
+  auto interval = parse_duration(o.interval);
+  if (!trial_seconds) return fail("probe", "--trial-time: " + trial_seconds.error());
+  if (!budget_seconds) return fail("probe", "--budget: " + budget_seconds.error());
+  if (!interval || *interval <= 0) return fail("probe", "--interval: must be a positive duration");
+  if (!o.gpu_memory.empty() && !parse_size(o.gpu_memory)) return fail("probe", "--gpu-memory: " + parse_size(o.gpu_memory).error());
+
+  std::string why;
+  auto card = capacity(o, why);
+  if (!card) std::fprintf(stderr, "vramdoc probe: card memory unknown (%s); recommendations step down by the margin\n", why.c_str());
+
+  TrialSettings settings;
+  settings.self_exe = self_exe();
+  settings.interval = o.interval;
+  settings.step_regex = o.step_regex;
+  settings.steps = o.steps;
+  settings.trial_seconds = *trial_seconds;
+  std::string tmp;
+  if (o.keep_dir.empty()) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "vramdoc-probe-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) return fail("probe", "cannot create a temporary folder", kFailure);
+    tmp = settings.work_dir = pattern;
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(o.keep_dir, ec);
+    if (ec) return fail("probe", "--keep " + o.keep_dir + ": " + ec.message());
+    settings.work_dir = o.keep_dir;
+  }
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  probe::Search search({o.start, o.max});
+  auto started = std::chrono::steady_clock::now();
+  bool budget_exhausted = false;
+  while (auto value = search.next()) {
+    double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (spent >= *budget_seconds || trials_interrupted()) {
+      budget_exhausted = true;
+      break;
+    }
+    std::fprintf(stderr, "vramdoc probe: trying %s %llu ...\n", parameter.c_str(), static_cast<unsigned long long>(*value));
+    auto trial = run_trial(settings, substitute(o.command, parameter, *value), *value);
+    if (trials_interrupted()) {
+      budget_exhausted = true;
+      break;
+    }
+    std::fprintf(stderr, "vramdoc probe: %s\n", probe::progress_line(parameter, trial).c_str());
+    search.record(trial);
+  }
+  if (!tmp.empty()) std::filesystem::remove_all(tmp);
+
+  auto report = probe::conclude(search, parameter, card, o.margin_percent / 100.0, budget_exhausted);
+  if (!o.html.empty()) {
+    std::ofstream out(o.html);
+    out << html_page(report);
+    if (!out) return fail("probe", "cannot write " + o.html, kFailure);
+  }
+  print(o.json ? probe::to_json(report).dump(2) + "\n" : probe::render_text(report));
+  return report.reason == probe::StopReason::Bracketed || report.reason == probe::StopReason::ReachedMax ? kOk : kFailure;
 }
 
 }  // namespace vramdoc::cli

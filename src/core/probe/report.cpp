@@ -1,0 +1,149 @@
+#include "core/probe/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/table.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::probe {
+
+namespace {
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+std::string fmt(const char* f, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+}  // namespace
+
+ProbeReport conclude(const Search& search, std::string parameter, std::optional<std::uint64_t> capacity_bytes,
+                     double margin_fraction, bool budget_exhausted) {
+  ProbeReport r;
+  r.parameter = std::move(parameter);
+  r.reason = search.reason();
+  r.trials = search.trials();
+  r.largest_ok = search.largest_ok();
+  r.smallest_oom = search.smallest_oom();
+  r.fit = fit_peaks(r.trials);
+  r.capacity_bytes = capacity_bytes;
+  r.budget_exhausted = budget_exhausted;
+  if (r.reason == StopReason::Bracketed || r.reason == StopReason::ReachedMax ||
+      (budget_exhausted && r.largest_ok)) {
+    r.recommendation = recommend(r.trials, capacity_bytes, margin_fraction);
+  } else {
+    r.recommendation.margin_fraction = margin_fraction;
+    r.recommendation.basis = "nothing is recommended: " + std::string(stop_reason_name(r.reason));
+  }
+  return r;
+}
+
+std::string verdict_code(const ProbeReport& r) {
+  switch (r.reason) {
+    case StopReason::FailsAtStart: return "too_big";
+    case StopReason::Leaks: return "leak";
+    case StopReason::OtherFailure: return "other_failure";
+    case StopReason::Bracketed: return "fits_up_to";
+    case StopReason::ReachedMax: return "fits_up_to_max";
+    case StopReason::Running: return "incomplete";
+  }
+  return "incomplete";
+}
+
+std::string verdict_line(const ProbeReport& r) {
+  const std::string& p = r.parameter;
+  switch (r.reason) {
+    case StopReason::FailsAtStart:
+      return "too big even at " + p + " " + num(r.trials.front().value) +
+             ": the job does not fit (insufficient memory, 显存不足) - shrink it (gradient checkpointing, "
+             "mixed precision, LoRA, a shorter sequence) or use a bigger card";
+    case StopReason::Leaks:
+      return "leaks: memory grew step after step at " + p + " " + num(r.trials.back().value) +
+             " (显存泄漏) - every " + p + " will fail eventually; fix the code before sizing the " + p;
+    case StopReason::OtherFailure:
+      return "failed for a reason other than memory at " + p + " " + num(r.trials.back().value) +
+             " (exit " + (r.trials.back().exit_code ? std::to_string(*r.trials.back().exit_code) : "?") +
+             "): fix the command first";
+    case StopReason::Bracketed:
+      return "fits up to " + p + " " + num(*r.largest_ok) + "; " + p + " " + num(*r.smallest_oom) +
+             " runs out of memory";
+    case StopReason::ReachedMax:
+      return "fits up to the --max " + p + " " + num(*r.largest_ok) + " (no out-of-memory found)";
+    case StopReason::Running:
+      return r.largest_ok ? "incomplete (time budget spent): " + p + " " + num(*r.largest_ok) + " ran"
+                          : "incomplete: no trial finished";
+  }
+  return "";
+}
+
+std::string progress_line(const std::string& parameter, const Trial& t) {
+  std::string peak = t.peak_bytes ? format_bytes(*t.peak_bytes) : "n/a";
+  std::string line = parameter + " " + num(t.value) + ": " + outcome_name(t.outcome) + ", peak " + peak + ", " +
+                     fmt("%.1f s", t.seconds);
+  if (t.memory_grew) line += ", memory grew across steps";
+  if (t.outcome != Outcome::Ok && !t.detail.empty()) line += " - " + t.detail.substr(0, 160);
+  return line;
+}
+
+std::string render_text(const ProbeReport& r) {
+  std::vector<Trial> sorted = r.trials;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Trial& a, const Trial& b) { return a.value < b.value; });
+  TextTable table({r.parameter, "outcome", "peak GiB", "grew", "seconds"});
+  for (const auto& t : sorted) {
+    table.add_row({num(t.value), outcome_name(t.outcome), t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a",
+                   t.memory_grew ? "yes" : "no", fmt("%.1f", t.seconds)});
+  }
+  std::string out = "vramdoc probe: " + verdict_line(r) + "\n\n" + table.render("  ") + "\n";
+  if (r.fit) {
+    out += "  fitted peak(" + r.parameter + ") = " + format_bytes(static_cast<std::uint64_t>(std::max(0.0, r.fit->fixed_bytes))) +
+           " fixed (weights, optimizer state, context) + " +
+           format_bytes(static_cast<std::uint64_t>(std::max(0.0, r.fit->per_item_bytes))) + " per " + r.parameter;
+    if (r.fit->quadratic_bytes)
+      out += " + " + format_bytes(static_cast<std::uint64_t>(*r.fit->quadratic_bytes)) + " x " + r.parameter +
+             "^2 (not linear: e.g. attention's s^2)";
+    out += fmt(", R^2 %.3f", r.fit->r_squared) + "\n";
+  }
+  if (r.capacity_bytes) out += "  card memory: " + format_bytes(*r.capacity_bytes) + "\n";
+  if (r.recommendation.value) {
+    out += "  recommended " + r.parameter + ": " + num(*r.recommendation.value) + " (" + r.recommendation.basis + ")\n";
+  } else {
+    out += "  " + r.recommendation.basis + "\n";
+  }
+  return out;
+}
+
+nlohmann::json to_json(const ProbeReport& r) {
+  nlohmann::json j;
+  j["parameter"] = r.parameter;
+  j["verdict"] = verdict_code(r);
+  j["summary"] = verdict_line(r);
+  j["stop_reason"] = stop_reason_name(r.reason);
+  j["budget_exhausted"] = r.budget_exhausted;
+  auto opt = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  j["largest_ok"] = opt(r.largest_ok);
+  j["smallest_oom"] = opt(r.smallest_oom);
+  j["capacity_bytes"] = opt(r.capacity_bytes);
+  j["recommended"] = opt(r.recommendation.value);
+  j["margin_fraction"] = r.recommendation.margin_fraction;
+  j["recommendation_basis"] = r.recommendation.basis;
+  if (r.fit) {
+    j["fit"] = {{"fixed_bytes", r.fit->fixed_bytes}, {"per_item_bytes", r.fit->per_item_bytes},
+                {"r_squared", r.fit->r_squared}, {"points", r.fit->points}, {"linear", r.fit->linear()},
+                {"quadratic_bytes", r.fit->quadratic_bytes ? nlohmann::json(*r.fit->quadratic_bytes) : nlohmann::json(nullptr)}};
+  } else {
+    j["fit"] = nullptr;
+  }
+  j["trials"] = nlohmann::json::array();
+  for (const auto& t : r.trials) {
+    j["trials"].push_back({{"value", t.value}, {"outcome", outcome_name(t.outcome)}, {"peak_bytes", opt(t.peak_bytes)},
+                           {"memory_grew", t.memory_grew},
+                           {"exit_code", t.exit_code ? nlohmann::json(*t.exit_code) : nlohmann::json(nullptr)},
+                           {"detail", t.detail}, {"seconds", t.seconds}});
+  }
+  return j;
+}
+
+}  // namespace vramdoc::probe

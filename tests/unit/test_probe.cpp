@@ -1,0 +1,164 @@
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "core/probe/report.hpp"
+#include "core/units.hpp"
+
+using namespace vramdoc;
+using namespace vramdoc::probe;
+
+namespace {
+
+// Runs a whole search against a simulated job: peak(b) = fixed + per_item * b, OOM above capacity.
+Search simulate(SearchLimits limits, const std::function<Trial(std::uint64_t)>& job) {
+  Search search(limits);
+  int guard = 0;
+  while (auto v = search.next()) {
+    search.record(job(*v));
+    if (++guard > 100) break;
+  }
+  return search;
+}
+
+std::function<Trial(std::uint64_t)> linear_job(double fixed, double per_item, double capacity) {
+  return [=](std::uint64_t b) {
+    Trial t;
+    t.value = b;
+    double peak = fixed + per_item * static_cast<double>(b);
+    if (peak > capacity) {
+      t.outcome = Outcome::Oom;
+      t.detail = "CUDA out of memory";
+    } else {
+      t.peak_bytes = static_cast<std::uint64_t>(peak);
+    }
+    return t;
+  };
+}
+
+}  // namespace
+
+TEST(ProbeSearch, FindsTheExactLargestBatch) {
+  // 10 GiB fixed + 1.5 GiB per item on 80 GiB: batch 46 fits (79 GiB), 47 does not (80.5 GiB).
+  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  EXPECT_EQ(s.reason(), StopReason::Bracketed);
+  EXPECT_EQ(*s.largest_ok(), 46U);
+  EXPECT_EQ(*s.smallest_oom(), 47U);
+  EXPECT_LE(s.trials().size(), 14U);  // doubling to 64, then bisecting 32..64
+}
+
+TEST(ProbeSearch, TooBigAtStart) {
+  auto s = simulate({1, 4096}, linear_job(90.0 * GiB, 1.0 * GiB, 80.0 * GiB));
+  EXPECT_EQ(s.reason(), StopReason::FailsAtStart);
+  EXPECT_EQ(s.trials().size(), 1U);
+  auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
+  EXPECT_EQ(verdict_code(r), "too_big");
+  EXPECT_FALSE(r.recommendation.value);
+}
+
+TEST(ProbeSearch, StopsAtMax) {
+  auto s = simulate({1, 40}, linear_job(1.0 * GiB, 0.01 * GiB, 80.0 * GiB));
+  EXPECT_EQ(s.reason(), StopReason::ReachedMax);
+  EXPECT_EQ(*s.largest_ok(), 40U);
+  EXPECT_EQ(s.trials().back().value, 40U);
+}
+
+TEST(ProbeSearch, LeakStopsTheSearchAndIsNotAMaxBatch) {
+  auto leaky = [](std::uint64_t b) {
+    Trial t;
+    t.value = b;
+    t.peak_bytes = 5 * GiB;
+    t.memory_grew = b >= 4;
+    return t;
+  };
+  auto s = simulate({1, 4096}, leaky);
+  EXPECT_EQ(s.reason(), StopReason::Leaks);
+  auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
+  EXPECT_EQ(verdict_code(r), "leak");
+  EXPECT_FALSE(r.recommendation.value);
+}
+
+TEST(ProbeSearch, OtherFailureIsNotAnOom) {
+  auto bad_flag = [](std::uint64_t b) {
+    Trial t;
+    t.value = b;
+    t.outcome = Outcome::Failed;
+    t.exit_code = 2;
+    t.detail = "error: unrecognized arguments: --batch-sise";
+    return t;
+  };
+  auto s = simulate({1, 4096}, bad_flag);
+  EXPECT_EQ(s.reason(), StopReason::OtherFailure);
+  EXPECT_EQ(verdict_code(conclude(s, "batch", std::nullopt, 0.1, false)), "other_failure");
+}
+
+TEST(ProbeFit, RecoversLinearModel) {
+  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  auto fit = fit_peaks(s.trials());
+  ASSERT_TRUE(fit);
+  EXPECT_TRUE(fit->linear());
+  EXPECT_NEAR(fit->fixed_bytes / GiB, 10.0, 1e-6);
+  EXPECT_NEAR(fit->per_item_bytes / GiB, 1.5, 1e-6);
+}
+
+TEST(ProbeFit, DetectsQuadraticGrowth) {
+  auto quad = [](std::uint64_t s) {
+    Trial t;
+    t.value = s;
+    double x = static_cast<double>(s);
+    t.peak_bytes = static_cast<std::uint64_t>(2.0 * GiB + 1e5 * x + 40.0 * x * x);
+    return t;
+  };
+  std::vector<Trial> trials;
+  for (std::uint64_t s : {128, 256, 512, 1024, 2048, 4096}) trials.push_back(quad(s));
+  auto fit = fit_peaks(trials);
+  ASSERT_TRUE(fit);
+  EXPECT_FALSE(fit->linear());
+  EXPECT_NEAR(*fit->quadratic_bytes, 40.0, 1.0);
+}
+
+TEST(ProbeFit, NeedsTwoValues) {
+  std::vector<Trial> one(1);
+  one[0].peak_bytes = GiB;
+  EXPECT_FALSE(fit_peaks(one));
+}
+
+TEST(ProbeRecommend, KeepsTheMarginAndOnlyRecommendsValuesThatRan) {
+  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
+  ASSERT_TRUE(r.recommendation.value);
+  // 90 % of 80 GiB = 72 GiB: batch 41 (71.5 GiB) would do, but only values that ran count.
+  const Trial* chosen = nullptr;
+  for (const auto& t : s.trials())
+    if (t.value == *r.recommendation.value) chosen = &t;
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_EQ(chosen->outcome, Outcome::Ok);
+  EXPECT_LE(static_cast<double>(*chosen->peak_bytes), 0.9 * 80 * GiB);
+  for (const auto& t : s.trials()) {
+    if (t.outcome == Outcome::Ok && t.peak_bytes && static_cast<double>(*t.peak_bytes) <= 0.9 * 80 * GiB) {
+      EXPECT_LE(t.value, *r.recommendation.value);
+    }
+  }
+}
+
+TEST(ProbeRecommend, WithoutPeaksStepsDownByTheMargin) {
+  std::vector<Trial> trials(2);
+  trials[0].value = 32;
+  trials[1].value = 64;
+  trials[1].outcome = Outcome::Oom;
+  auto rec = recommend(trials, std::nullopt, 0.25);
+  EXPECT_EQ(*rec.value, 24U);
+}
+
+TEST(ProbeReport, RendersTextJsonAndSvg) {
+  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
+  auto text = render_text(r);
+  EXPECT_NE(text.find("fits up to batch 46; batch 47 runs out of memory"), std::string::npos);
+  auto j = to_json(r);
+  EXPECT_EQ(j["verdict"], "fits_up_to");
+  EXPECT_EQ(j["largest_ok"], 46);
+  auto svg = render_svg(r);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0U);
+  EXPECT_NE(svg.find("card memory"), std::string::npos);
+}
