@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/timeline/analysis.hpp"
-#include "core/timeline/reader.hpp"
+#include "cli/timeline_io.hpp"
+#include "core/timeline/classify.hpp"
 
 namespace vramdoc::cli {
 
@@ -129,7 +129,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
   trial.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   trial.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
-  auto timeline = timeline::read_timeline_file(timeline_path);
+  auto timeline = load_timeline(timeline_path);
   bool oom = false;
   if (timeline) {
     for (const auto& sample : timeline->samples)
@@ -137,7 +137,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
     if (timeline->samples.empty()) trial.peak_bytes.reset();
     oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
     if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
-    auto diagnosis = timeline::diagnose(*timeline);
+    auto diagnosis = timeline::classify(*timeline);
     trial.memory_grew = diagnosis.verdict == timeline::Verdict::Leak;
   }
   if (oom) {
