@@ -9,8 +9,10 @@ job="python3 $SRC/tests/gpu/probe_train.py --memory-fraction 0.1"
 out=${OUT:-/tmp}/probe
 mkdir -p "$out"
 
-# 1. the largest batch under a 10 % allocator cap (about 14 GiB on an H200)
-"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 3" --steps 3 --max 256 --json > "$out/probe.json" 2> "$out/probe.log"
+# 1. the largest batch under a 10 % allocator cap (about 14 GiB on an H200): the card probe sizes
+# against is that tenth, so the margin means the same as on a real card of that size.
+card_mib=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) / 10 ))
+"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 3" --steps 3 --max 256 --gpu-memory "${card_mib}MiB" --json > "$out/probe.json" 2> "$out/probe.log"
 cat "$out/probe.log"
 read -r verdict largest recommended < <(python3 -c "
 import json; j = json.load(open('$out/probe.json')); print(j['verdict'], j['largest_ok'], j['recommended'])")
