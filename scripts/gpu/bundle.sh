@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs what a GPU machine needs to run the GPU tests into .device/ (git-ignored): the binaries of
+# Packs (stripped) what a GPU machine needs to run the GPU tests into .device/ (git-ignored): the binaries of
 # build/ (not its object files) and a copy of ../shared. Then, on the GPU machine:
 #   scripts/gpu/validate.sh .device/build .device/shared $OUT
 set -euo pipefail
@@ -7,9 +7,9 @@ cd "$(dirname "$0")/../.."
 rm -rf .device/build .device/shared
 mkdir -p .device/build/tests
 for f in vramdoc libvramdoc-tracer.so vramdoc-trace-report; do
-  [[ -e build/$f ]] && cp build/$f .device/build/
+  [[ -e build/$f ]] && cp build/$f .device/build/ && [[ $f != *.so ]] && strip .device/build/$f
 done
-cp build/tests/unit_tests .device/build/tests/
+cp build/tests/unit_tests .device/build/tests/ && strip .device/build/tests/unit_tests
 cp -r build/tests/fakes .device/build/tests/ && find .device/build/tests/fakes -name CMakeFiles -prune -exec rm -rf {} +
 cp -r ../shared .device/shared
 du -sh .device
