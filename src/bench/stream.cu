@@ -183,7 +183,11 @@ Result<std::vector<Shape>> shapes_of(const Variant& v, std::uint64_t count, int 
     out.push_back({v, 0, 0, count, "cudaMemcpyAsync device to device"});
     return out;
   }
+  cudaFuncAttributes attributes{};
+  VD_CUDA(cudaFuncGetAttributes(&attributes, v.fn));
   for (int block : {256, 512, 1024}) {
+    // A heavily unrolled kernel may need too many registers for the largest blocks.
+    if (block > attributes.maxThreadsPerBlock) continue;
     const std::uint64_t per_block = static_cast<std::uint64_t>(block) * v.unroll;
     char name[120];
     std::snprintf(name, sizeof name, "unroll %d, %s, one pass, %s, %llu x %d threads", v.unroll, kHintNames[v.hint],

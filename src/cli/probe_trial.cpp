@@ -41,11 +41,15 @@ long count_new_steps(const std::string& log_path, std::streamoff& offset, const 
   return found;
 }
 
-std::string last_line(const std::string& path) {
+// The job's last non-empty output line: what `vramdoc run` appends after the job (its diagnosis,
+// starting with "vramdoc run: the job exited") is not the job's.
+std::string last_job_line(const std::string& path) {
   std::ifstream in(path);
   std::string line, last;
-  while (std::getline(in, line))
+  while (std::getline(in, line)) {
+    if (line.rfind("vramdoc run: the job exited", 0) == 0) break;
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
   return last.substr(0, 300);
 }
 
@@ -146,7 +150,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
     trial.outcome = probe::Outcome::Ok;
   } else {
     trial.outcome = probe::Outcome::Failed;
-    trial.detail = last_line(log_path);
+    trial.detail = last_job_line(log_path);
   }
   return trial;
 }

@@ -24,6 +24,7 @@ contains "says too big" "$out" "too big even at batch 1"
 
 LIMIT=100 check "a bad flag is not an OOM" 1 "$VRAMDOC" probe --cmd "$job x{batch}" --keep "$keep"
 contains "says other failure" "$out" "failed for a reason other than memory at batch 1"
+contains "with the job's own error" "$err" "invalid int value"
 
 LIMIT=1000 check "--max stops the doubling" 0 "$VRAMDOC" probe --cmd "$job {batch}" --max 20 --keep "$keep"
 contains "fits up to --max" "$out" "fits up to the --max batch 20"

@@ -6,16 +6,16 @@ nvidia-smi -L >/dev/null 2>&1 || { echo "SKIP: no NVIDIA GPU (nvidia-smi -L foun
 python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || { echo "SKIP: no PyTorch with CUDA"; exit 77; }
 source "$(dirname "$0")/../cli_lib.sh"
 job="python3 $SRC/tests/gpu/probe_train.py --memory-fraction 0.1"
-out=${OUT:-/tmp}/probe
-mkdir -p "$out"
+dir=${OUT:-/tmp}/probe
+mkdir -p "$dir"
 
 # 1. the largest batch under a 10 % allocator cap (about 14 GiB on an H200): the card probe sizes
 # against is that tenth, so the margin means the same as on a real card of that size.
 card_mib=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) / 10 ))
-"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 3" --steps 3 --max 256 --gpu-memory "${card_mib}MiB" --json > "$out/probe.json" 2> "$out/probe.log"
-cat "$out/probe.log"
+"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 3" --steps 3 --max 256 --gpu-memory "${card_mib}MiB" --json > "$dir/probe.json" 2> "$dir/probe.log"
+cat "$dir/probe.log"
 read -r verdict largest recommended < <(python3 -c "
-import json; j = json.load(open('$out/probe.json')); print(j['verdict'], j['largest_ok'], j['recommended'])")
+import json; j = json.load(open('$dir/probe.json')); print(j['verdict'], j['largest_ok'], j['recommended'])")
 echo "verdict=$verdict largest=$largest recommended=$recommended"
 [[ $verdict == fits_up_to ]] || { echo "FAIL: verdict $verdict"; fails=$((fails + 1)); }
 check "the largest batch runs" 0 $job --batch-size "$largest" --steps 3
@@ -24,12 +24,12 @@ contains "and it is an OOM" "$err" "out of memory"
 check "the recommended batch runs 10x the steps" 0 $job --batch-size "$recommended" --steps 30
 
 # 2. a leaking job is a leak, not "max batch N"
-"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 12 --leak" --steps 12 --max 256 --json > "$out/leak.json" 2>>"$out/probe.log"
-v=$(python3 -c "import json; print(json.load(open('$out/leak.json'))['verdict'])")
+"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 12 --leak" --steps 12 --max 256 --json > "$dir/leak.json" 2>>"$dir/probe.log"
+v=$(python3 -c "import json; print(json.load(open('$dir/leak.json'))['verdict'])")
 [[ $v == leak ]] || { echo "FAIL: leaking job gave $v"; fails=$((fails + 1)); }
 
 # 3. a bad flag is another failure
-"$VRAMDOC" probe --cmd "$job --batch-sise {batch}" --max 8 --json > "$out/bad.json" 2>>"$out/probe.log"
-v=$(python3 -c "import json; print(json.load(open('$out/bad.json'))['verdict'])")
+"$VRAMDOC" probe --cmd "$job --batch-sise {batch}" --max 8 --json > "$dir/bad.json" 2>>"$dir/probe.log"
+v=$(python3 -c "import json; print(json.load(open('$dir/bad.json'))['verdict'])")
 [[ $v == other_failure ]] || { echo "FAIL: bad flag gave $v"; fails=$((fails + 1)); }
 finish

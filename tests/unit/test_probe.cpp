@@ -162,3 +162,22 @@ TEST(ProbeReport, RendersTextJsonAndSvg) {
   EXPECT_EQ(svg.rfind("<svg", 0), 0U);
   EXPECT_NE(svg.find("card memory"), std::string::npos);
 }
+
+// Pins the GPU run of 2026-11-29: the trial that ran out of memory had grown within its steps
+// (optimizer state), and the search wrongly stopped with "leak".
+TEST(ProbeSearch, GrowthInAnOomTrialIsNotALeak) {
+  auto job = [](std::uint64_t b) {
+    Trial t;
+    t.value = b;
+    if (b > 20) {
+      t.outcome = Outcome::Oom;
+      t.memory_grew = true;
+    } else {
+      t.peak_bytes = b * GiB;
+    }
+    return t;
+  };
+  auto s = simulate({1, 4096}, job);
+  EXPECT_EQ(s.reason(), StopReason::Bracketed);
+  EXPECT_EQ(*s.largest_ok(), 20U);
+}

@@ -43,7 +43,10 @@ std::optional<std::uint64_t> Search::next() const {
 
 void Search::record(const Trial& trial) {
   trials_.push_back(trial);
-  if (trial.memory_grew) {  // a leak makes every value fail eventually: stop, say so
+  // A trial that ran its steps while memory grew step after step leaks: every value will fail
+  // eventually, so stop and say so. A trial that ran out of memory grew by definition (its first
+  // steps allocate the optimizer state): its growth is no evidence of a leak.
+  if (trial.memory_grew && trial.outcome == Outcome::Ok) {
     reason_ = StopReason::Leaks;
     return;
   }
