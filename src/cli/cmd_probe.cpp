@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/probe_trial.hpp"
 #include "core/probe/report.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::cli {
@@ -59,11 +60,9 @@ std::optional<std::uint64_t> capacity(const ProbeOptions& o, std::string& why) {
 }
 
 std::string html_page(const probe::ProbeReport& r) {
-  std::string text = probe::render_text(r), escaped;
-  for (char c : text) escaped += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vramdoc probe</title></head>\n"
-         "<body style=\"font-family:sans-serif\"><h1>vramdoc probe</h1>\n<p><b>" + probe::verdict_line(r) +
-         "</b></p>\n" + probe::render_svg(r) + "<pre>" + escaped + "</pre></body></html>\n";
+         "<body style=\"font-family:sans-serif\"><h1>vramdoc probe</h1>\n<p><b>" + xml_escape(probe::verdict_line(r)) +
+         "</b></p>\n" + probe::render_svg(r) + "<pre>" + xml_escape(probe::render_text(r)) + "</pre></body></html>\n";
 }
 
 }  // namespace

@@ -4,17 +4,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/table.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::bench {
 
 namespace {
-
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
-}
 
 const char* unit_name(Unit unit) { return unit == Unit::GBps ? "GB/s" : "cycles"; }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/bench/render.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::bench {
@@ -12,25 +13,10 @@ namespace {
 
 constexpr double kPlotW = 460, kPlotH = 300, kLeft = 60, kTop = 40, kRow = 16, kLabelW = 280;
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
-  }
-  return out;
-}
+std::string num(double v) { return fixed(v, 1); }
 
 std::string text_at(double x, double y, const std::string& s, const char* anchor = "start") {
-  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\">" + escape(s) + "</text>\n";
+  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\">" + xml_escape(s) + "</text>\n";
 }
 
 // Latency in cycles over the footprint on a log2 axis.

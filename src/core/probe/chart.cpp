@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/probe/report.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::probe {
@@ -11,11 +12,7 @@ namespace {
 
 constexpr double kW = 640, kH = 360, kLeft = 70, kRight = 20, kTop = 20, kBottom = 50;
 
-std::string f1(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string f1(double v) { return fixed(v, 1); }
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/timeline/classify.hpp"
+#include "core/text.hpp"
 #include "core/timeline/render.hpp"
 #include "core/units.hpp"
 
@@ -13,25 +14,7 @@ namespace {
 
 constexpr double kW = 900, kH = 360, kLeft = 70, kRight = 20, kTop = 20, kBottom = 40;
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string num(double v) { return fixed(v, 1); }
 
 // Maps seconds and bytes onto the plot area.
 struct Scale {
@@ -141,26 +124,26 @@ const char* colour(Verdict v) {
 }  // namespace
 
 std::string render_html(const Timeline& tl, const Diagnosis& d) {
-  std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc: " + escape(tl.name) + "</title>\n<style>"
+  std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc: " + xml_escape(tl.name) + "</title>\n<style>"
       "body{font-family:sans-serif;margin:24px;color:#222;max-width:960px}"
       ".verdict{font-size:20px;padding:10px 14px;color:white;border-radius:6px;background:" + std::string(colour(d.verdict)) + "}"
       "table{border-collapse:collapse}td{padding:3px 10px;border-bottom:1px solid #eee;vertical-align:top}"
       ".legend span{margin-right:16px}</style></head><body>\n";
-  h += "<h1>vramdoc report: " + escape(tl.name) + "</h1>\n";
-  h += "<p class='verdict' id='verdict' data-verdict='" + std::string(verdict_name(d.verdict)) + "'>" + escape(d.summary) + "</p>\n";
+  h += "<h1>vramdoc report: " + xml_escape(tl.name) + "</h1>\n";
+  h += "<p class='verdict' id='verdict' data-verdict='" + std::string(verdict_name(d.verdict)) + "'>" + xml_escape(d.summary) + "</p>\n";
   h += legend(tl, d);
   h += chart(tl, d);
   if (!d.reasons.empty()) {
     h += "<h2>Why</h2><ul>";
-    for (const auto& r : d.reasons) h += "<li>" + escape(r) + "</li>";
+    for (const auto& r : d.reasons) h += "<li>" + xml_escape(r) + "</li>";
     h += "</ul>\n";
   }
   h += "<h2>Evidence</h2><table>";
-  for (const auto& [k, v] : evidence_rows(d)) h += "<tr><td>" + escape(k) + "</td><td>" + escape(v) + "</td></tr>";
+  for (const auto& [k, v] : evidence_rows(d)) h += "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td></tr>";
   h += "</table>\n";
-  if (d.evidence.oom) h += "<h2>Out-of-memory message</h2><pre style='white-space:pre-wrap'>" + escape(d.evidence.oom->text) + "</pre>\n";
+  if (d.evidence.oom) h += "<h2>Out-of-memory message</h2><pre style='white-space:pre-wrap'>" + xml_escape(d.evidence.oom->text) + "</pre>\n";
   h += "<h2>What to do</h2><ul>";
-  for (const auto& r : d.remedies) h += "<li>" + escape(r) + "</li>";
+  for (const auto& r : d.remedies) h += "<li>" + xml_escape(r) + "</li>";
   h += "</ul>\n</body></html>\n";
   return h;
 }

@@ -4,17 +4,13 @@
 
 #include "core/table.hpp"
 #include "core/timeline/render.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::timeline {
 
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 std::string bytes(double b) { return (b < 0 ? "-" : "") + format_bytes(static_cast<std::uint64_t>(std::fabs(b))); }
 
 }  // namespace
