@@ -11,9 +11,9 @@ errors) or lack a config are listed and skipped. Truth: a fresh process's peak a
 peak_allocated + the env line's warm_allocated (cuBLAS workspaces); reserved is peak_reserved;
 the process is driver_process_used.
 
---lomo: leave-one-model-out check of the two fitted constants (reserved/allocated ratio and
-CUDA context): for each model, refit both as medians over the other models' cases and report
-the held-out model's reserved and process errors with the refitted constants.
+--lomo: leave-one-model-out check of the two fitted constants (the ratio reserved / (allocated +
+modelled cached segments) and the CUDA context): for each model, refit both as medians over the
+other models' cases and report the held-out model's reserved and process errors with them.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -138,11 +138,12 @@ def lomo(rows):
         test = [r for r in rows if r[0]["model"] == held and r[2]["peak_reserved"] and r[2]["process"]]
         if not train or not test:
             continue
-        ratio = statistics.median(t["peak_reserved"] / t["peak_allocated"] for _, _, t in train)
+        cached = lambda e: e.get("allocator_cached_bytes", 0)
+        ratio = statistics.median(t["peak_reserved"] / (t["peak_allocated"] + cached(e)) for _, e, t in train)
         context = statistics.median(t["process"] - t["peak_reserved"] for _, _, t in train)
         alloc = [abs(e["peak_allocated_bytes"] - t["peak_allocated"]) / t["peak_allocated"] * 100 for _, e, t in test]
-        res = [abs(e["peak_allocated_bytes"] * ratio - t["peak_reserved"]) / t["peak_reserved"] * 100 for _, e, t in test]
-        proc = [abs(e["peak_allocated_bytes"] * ratio + context - t["process"]) / t["process"] * 100 for _, e, t in test]
+        res = [abs((e["peak_allocated_bytes"] + cached(e)) * ratio - t["peak_reserved"]) / t["peak_reserved"] * 100 for _, e, t in test]
+        proc = [abs((e["peak_allocated_bytes"] + cached(e)) * ratio + context - t["process"]) / t["process"] * 100 for _, e, t in test]
         print(f"  held out {held:16} ratio {ratio:.3f} context {context / 2**20:6.0f} MiB | alloc median "
               f"{statistics.median(alloc):5.2f} % p95 {pct(alloc, .95):5.2f} % | reserved median {statistics.median(res):5.2f} % "
               f"| process median {statistics.median(proc):5.2f} % p95 {pct(proc, .95):5.2f} %")

@@ -16,4 +16,4 @@ check() {  # check "description" expected_exit command...   (stdout in $out, std
 contains() {  # contains "description" file pattern
   if ! grep -q -- "$3" "$2"; then echo "FAIL: $1: '$3' not in output"; cat "$2"; fails=$((fails + 1)); fi
 }
-finish() { if [[ $fails -gt 0 ]]; then echo "$fails check(s) failed"; exit 1; fi; echo "all checks passed"; }
+finish() { if [[ $fails -gt 0 ]]; then echo "$fails check(s) failed"; exit 1; fi; echo "all checks passed"; exit 0; }

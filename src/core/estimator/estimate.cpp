@@ -194,6 +194,25 @@ std::vector<Phase> training_phases(const ModelConfig& m, const Options& o, const
   return phases;
 }
 
+// Bytes of the free segments `freed` (an earlier phase's temporaries, one segment each) still
+// unused once `requests` (a phase's new tensors, largest first) took the best-fitting free segment.
+u64 unreused_segments(std::vector<u64> freed, std::vector<u64> requests) {
+  u64 unused = 0;
+  for (u64 f : freed) unused = add(unused, segment_bytes(f));
+  std::sort(requests.rbegin(), requests.rend());
+  for (u64 r : requests) {
+    if (r <= 1 * MiB) continue;  // the small pool: never carved from a large segment
+    auto best = freed.end();
+    for (auto it = freed.begin(); it != freed.end(); ++it) {
+      if (segment_bytes(*it) >= r && (best == freed.end() || *it < *best)) best = it;
+    }
+    if (best == freed.end()) continue;  // a new segment: the request adds to reserved by itself
+    unused -= std::min(unused, r);
+    freed.erase(best);
+  }
+  return unused;
+}
+
 std::vector<Phase> inference_phases(const ModelConfig& m, const Options& o, const Widths& w, const Sizes& s) {
   const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only ? o.batch : tokens;
   const u64 tp = o.tensor_parallel;
@@ -204,7 +223,9 @@ std::vector<Phase> inference_phases(const ModelConfig& m, const Options& o, cons
   // Sliding-window layers too: the prefill concatenates the whole prompt and keeps the window as
   // a view of it, so the full states stay allocated until the next decoding step (cache_utils.py).
   const u64 kv = mul(mul(m.num_layers, o.batch, o.seq), mul(m.num_kv_heads, m.head_dim) / tp, kv_width);
-  const u64 logits = add(mul(logit_tokens, m.vocab_size / tp, w.act), mul(tokens, m.hidden_size, w.act));
+  const u64 logits_tensor = mul(logit_tokens, m.vocab_size / tp, w.act);
+  const u64 head_input = mul(tokens, m.hidden_size, w.act);
+  const u64 logits = add(logits_tensor, head_input);
   u64 mlp = mul(3 * w.act, tokens, m.intermediate_size / tp);
   if (m.num_experts > 0) mlp = mul(mlp / m.num_experts, std::max<u64>(m.experts_per_token, 1));
   u64 attention = mul(tokens, mul(m.num_heads + 2 * m.num_kv_heads, m.head_dim) / tp, w.act);
@@ -213,10 +234,21 @@ std::vector<Phase> inference_phases(const ModelConfig& m, const Options& o, cons
     attention = add(attention, mul(o.batch, mul(o.seq, o.seq), 1 + w.act));
   }
   const u64 residual = mul(2 * w.wide, tokens, m.hidden_size);
-  return {make_phase("forward: logits", {{"weights_bytes", "weights", weights},
-                                         {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", cast},
-                                         {"kv_cache_bytes", "KV cache", kv},
-                                         {"logits_loss_bytes", "logits (and lm_head's input)", logits}}),
+  // The decoder layers' temporaries (two residual-stream tensors, then the MLP's three or the
+  // attention's) stay cached as segments; the logits reuse them only where they fit.
+  std::vector<u64> layer_blocks = {residual / 2, residual / 2};
+  if (mlp >= attention) {
+    layer_blocks.insert(layer_blocks.end(), 3, mlp / 3);
+  } else {
+    layer_blocks.push_back(attention);
+  }
+  Phase logits_phase = make_phase("forward: logits",
+                                  {{"weights_bytes", "weights", weights},
+                                   {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", cast},
+                                   {"kv_cache_bytes", "KV cache", kv},
+                                   {"logits_loss_bytes", "logits (and lm_head's input)", logits}});
+  logits_phase.cached_bytes = unreused_segments(layer_blocks, {logits_tensor, head_input});
+  return {std::move(logits_phase),
           make_phase("forward: a decoder layer", {{"weights_bytes", "weights", weights},
                                                   {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", cast},
                                                   {"kv_cache_bytes", "KV cache", kv},
@@ -267,7 +299,11 @@ Result<Estimate> estimate(const ModelConfig& model, const Options& o) {
   e.peak_phase = peak_of(e.phases);
   e.workspace_bytes = kCublasWorkspaceBytes;
   e.peak_allocated_bytes = add(e.phases[e.peak_phase].allocated_bytes, e.workspace_bytes);
-  e.peak_reserved_bytes = reserved_for(e.peak_allocated_bytes);
+  // Segments are never returned: reserved peaks where live bytes plus the cached segments do.
+  for (const auto& p : e.phases) {
+    const u64 reserved = reserved_for(add(p.allocated_bytes, e.workspace_bytes), p.cached_bytes);
+    if (reserved > e.peak_reserved_bytes) e.peak_reserved_bytes = reserved, e.cached_bytes = p.cached_bytes;
+  }
   e.context_bytes = kCudaContextBytes;
   e.process_bytes = add(e.peak_reserved_bytes, e.context_bytes);
   if (e.process_bytes >= kSaturated / 2) {

@@ -44,6 +44,7 @@ struct Phase {
   std::string name;  // e.g. "backward start (loss gradient)"
   std::vector<Term> terms;
   std::uint64_t allocated_bytes = 0;  // sum of terms
+  std::uint64_t cached_bytes = 0;     // free segments of earlier phases this phase cannot reuse
 };
 
 struct Estimate {
@@ -54,6 +55,7 @@ struct Estimate {
   std::uint64_t workspace_bytes = 0;        // cuBLAS / cuBLASLt workspaces (allocated via PyTorch)
   std::uint64_t peak_allocated_bytes = 0;   // max_memory_allocated() of a fresh process
   std::uint64_t peak_reserved_bytes = 0;    // max_memory_reserved()
+  std::uint64_t cached_bytes = 0;           // modelled free segments inside peak_reserved_bytes
   std::uint64_t context_bytes = 0;          // CUDA context, kernels, library handles
   std::uint64_t process_bytes = 0;          // what nvidia-smi / NVML charge the process
   std::uint64_t checkpointing_saves_bytes = 0;  // peak drop from --grad-checkpointing (train/lora)

@@ -94,6 +94,7 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   j["n_trainable"] = e.n_trainable;
   j["peak_allocated_bytes"] = e.peak_allocated_bytes;
   j["peak_reserved_bytes"] = e.peak_reserved_bytes;
+  j["allocator_cached_bytes"] = e.cached_bytes;
   j["process_bytes"] = e.process_bytes;
   const Phase& peak = e.phases[e.peak_phase];
   j["peak_phase"] = peak.name;
@@ -107,7 +108,10 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   for (const auto& p : e.phases) {
     json terms = json::object();
     for (const auto& t : p.terms) terms[t.key] = t.bytes;
-    phases.push_back({{"name", p.name}, {"allocated_bytes", p.allocated_bytes}, {"terms", terms}});
+    phases.push_back({{"name", p.name},
+                      {"allocated_bytes", p.allocated_bytes},
+                      {"cached_bytes", p.cached_bytes},
+                      {"terms", terms}});
   }
   j["phases"] = phases;
   if (e.checkpointing_saves_bytes > 0) j["grad_checkpointing_saves_bytes"] = e.checkpointing_saves_bytes;
