@@ -63,4 +63,5 @@ check "run --config on a job (no driver: capacity unknown)" 0 env VRAMDOC_NVML_L
   "$VRAMDOC" run --out "$tmp/t.jsonl" "${job[@]}" -- true
 contains "run quantifies" $err "quantified with the estimator"
 contains "run: unknown capacity is said" $err "card capacity unknown"
+contains "run: nothing measured is not 0" $err "measured n/a"
 finish

@@ -66,7 +66,7 @@ TEST_F(RecordedInsufficient, TheJobNeedsMoreThanTheCard) {
   EXPECT_EQ(q.capacity_source, "timeline");
   EXPECT_GT(q.estimated_bytes, *q.capacity_bytes);
   EXPECT_EQ(q.fits, std::optional<bool>(false));
-  EXPECT_EQ(q.measured_bytes, d.evidence.peak_bytes);
+  EXPECT_EQ(q.measured_bytes, std::optional<std::uint64_t>(d.evidence.peak_bytes));
 }
 
 TEST_F(RecordedInsufficient, EveryRemedySavesMemory) {
@@ -163,6 +163,7 @@ TEST(Quantify, UnknownCapacityIsNotAFit) {
   ASSERT_TRUE(q.ok()) << q.error();
   EXPECT_FALSE(q->capacity_bytes.has_value());
   EXPECT_FALSE(q->fits.has_value());
+  EXPECT_FALSE(q->measured_bytes.has_value());  // nothing sampled: unknown, not 0
   for (const auto& r : q->remedies) EXPECT_FALSE(r.fits.has_value()) << r.name;
   EXPECT_NE(render_quantified_text(*q).find("n/a"), std::string::npos);
 }

@@ -64,7 +64,7 @@ struct Quantified {
   std::string model;                // the preset name, or the config file
   std::string job;                  // e.g. "train, bf16, adamw, batch 1024 x seq 4096"
   std::uint64_t estimated_bytes = 0;  // the job's estimated process peak
-  std::uint64_t measured_bytes = 0;   // the timeline's peak (the driver's per-process number)
+  std::optional<std::uint64_t> measured_bytes;  // the timeline's peak (driver, per process); none sampled: empty
   std::optional<std::uint64_t> capacity_bytes;  // the timeline's total, else the card table's
   std::string capacity_source;      // "timeline", "out-of-memory message", "card table: H200"
   std::optional<bool> fits;         // the job as described, with the estimator's margin

@@ -89,7 +89,7 @@ Result<Quantified> quantify(const Timeline& tl, const Diagnosis& d, const est::M
   Quantified q;
   q.model = model.name;
   q.job = describe(job);
-  q.measured_bytes = d.evidence.peak_bytes;
+  if (d.evidence.samples > 0) q.measured_bytes = d.evidence.peak_bytes;
   q.capacity_bytes = capacity_for(tl, d, q.capacity_source);
   auto base = est::estimate(model, job);
   if (!base) return make_error(base.error());

@@ -24,7 +24,7 @@ json opt(const auto& v) { return v ? json(*v) : json(nullptr); }
 
 // "estimated X GiB, measured Y GiB on a Z GiB card (timeline): does not fit".
 std::string comparison(const Quantified& q) {
-  std::string s = "estimated " + gib(q.estimated_bytes) + ", measured " + gib(q.measured_bytes) + " (peak)";
+  std::string s = "estimated " + gib(q.estimated_bytes) + ", measured " + (q.measured_bytes ? gib(*q.measured_bytes) + " (peak)" : "n/a (nothing sampled)");
   if (q.capacity_bytes) s += ", card " + gib(*q.capacity_bytes) + " (" + q.capacity_source + ")";
   else s += ", card capacity unknown";
   if (q.fits) s += *q.fits ? ": fits" : ": does not fit";
@@ -62,7 +62,7 @@ std::string render_quantified_text(const Quantified& q) {
 }
 
 json quantified_json(const Quantified& q) {
-  return {{"model", q.model}, {"job", q.job}, {"estimated_bytes", q.estimated_bytes}, {"measured_bytes", q.measured_bytes},
+  return {{"model", q.model}, {"job", q.job}, {"estimated_bytes", q.estimated_bytes}, {"measured_bytes", opt(q.measured_bytes)},
           {"capacity_bytes", opt(q.capacity_bytes)}, {"capacity_source", q.capacity_source}, {"fits", opt(q.fits)},
           {"max_batch", opt(q.max_batch)}, {"max_batch_process_bytes", opt(q.max_batch_process_bytes)},
           {"leak_steps_left", opt(q.leak_steps_left)}};
