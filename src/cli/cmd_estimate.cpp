@@ -2,15 +2,13 @@
 // estimator, print JSON or a table. All arithmetic lives in core/estimator.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/model_input.hpp"
 #include "core/estimator/fit.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/estimator/render.hpp"
-#include "core/estimator/safetensors.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 
@@ -19,9 +17,6 @@ namespace vramdoc::cli {
 namespace {
 
 namespace est = vramdoc::estimator;
-namespace fs = std::filesystem;
-
-constexpr std::uint64_t kMaxConfigBytes = 16 * MiB;
 
 struct Args {
   std::string config, model, mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
@@ -32,73 +27,6 @@ struct Args {
   bool checkpointing = false, fsdp = false, json = false, list_models = false, list_gpus = false;
   bool max_batch = false, max_seq = false;
 };
-
-Result<std::string> read_file(const fs::path& path, std::uint64_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read " + path.string());
-  std::string text(limit + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > limit) return make_error(path.string() + " is larger than " + format_bytes(limit));
-  return text;
-}
-
-// Sums the parameters of every *.safetensors header in `dir` (headers only). 0 when none.
-Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
-  std::uint64_t params = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() != ".safetensors") continue;
-    const std::string source = entry.path().string();
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::string head(8, '\0');
-    in.read(head.data(), 8);
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    auto length = est::safetensors_header_length(head, source);
-    if (!length) return make_error(length.error());
-    std::string rest(*length, '\0');
-    in.read(rest.data(), static_cast<std::streamsize>(*length));
-    rest.resize(static_cast<std::size_t>(in.gcount()));
-    auto tensors = est::parse_safetensors_header(head + rest, source);
-    if (!tensors) return make_error(tensors.error());
-    for (const auto& t : *tensors) {
-      std::uint64_t n = 1;
-      for (auto d : t.shape) n = saturating_mul(n, d);
-      params = saturating_add(params, n);
-    }
-  }
-  return params;
-}
-
-Result<est::ModelConfig> load_model(const Args& a) {
-  if (!a.model.empty()) return est::preset_config(a.model);
-  fs::path path = a.config;
-  const bool dir = fs::is_directory(path);
-  const fs::path file = dir ? path / "config.json" : path;
-  auto text = read_file(file, kMaxConfigBytes);
-  if (!text) return make_error(text.error());
-  auto model = est::parse_config_json(*text, file.string());
-  if (!model || !dir) return model;
-  auto params = checkpoint_params(path);
-  if (!params) return make_error(params.error());
-  if (*params > 0) {
-    auto e = est::estimate(*model, est::Options{});
-    if (e && (e->n_params > *params * 101 / 100 || e->n_params < *params * 99 / 100)) {
-      model->warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
-                                "safetensors headers hold " + std::to_string(*params));
-    }
-  }
-  return model;
-}
-
-Result<std::uint64_t> positive(const std::string& text, const std::string& option) {
-  if (text.empty() || text.size() > 19 || !std::all_of(text.begin(), text.end(), ::isdigit)) {
-    return make_error(option + " must be a positive integer below 10^19, got '" + text + "'");
-  }
-  const std::uint64_t v = std::stoull(text);
-  if (v == 0) return make_error(option + " must be positive, got 0");
-  return v;
-}
 
 Result<est::Options> to_options(const Args& a) {
   est::Options o;
@@ -114,7 +42,7 @@ Result<est::Options> to_options(const Args& a) {
   for (auto [text, option, field] : {std::tuple{&a.batch, "--batch", &o.batch}, std::tuple{&a.seq, "--seq", &o.seq},
                                      std::tuple{&a.lora_rank, "--lora-rank", &o.lora_rank},
                                      std::tuple{&a.gpus, "--gpus", &o.gpus}, std::tuple{&a.tp, "--tp", &o.tensor_parallel}}) {
-    auto v = positive(*text, option);
+    auto v = positive_integer(*text, option);
     if (!v) return make_error(v.error());
     *field = *v;
   }
@@ -205,7 +133,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
   if (a.list_models) return print(list_models()), kOk;
   if (a.list_gpus) return print(list_gpus()), kOk;
   if (a.config.empty() == a.model.empty()) return fail("estimate", "give exactly one of --config FILE and --model NAME");
-  auto model = load_model(a);
+  auto model = load_model(a.config, a.model);
   if (!model) return fail("estimate", model.error());
   auto options = to_options(a);
   if (!options) return fail("estimate", options.error());

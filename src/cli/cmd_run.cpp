@@ -11,6 +11,7 @@
 #include "backends/process_job.hpp"
 #include "backends/process_sampler.hpp"
 #include "cli/command.hpp"
+#include "cli/model_input.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
@@ -24,7 +25,8 @@ namespace vramdoc::cli {
 namespace {
 
 struct RunOptions {
-  std::string interval = "20ms", out, html, step_regex, config, trace_dir;
+  std::string interval = "20ms", out, html, step_regex, trace_dir;
+  JobArgs job;
   bool trace = false;
   std::vector<std::string> command;
 };
@@ -62,9 +64,11 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--step-regex", o.step_regex, "a line of the job's output matching this ends a step (group 1: its number)");
   app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
-  app.add_option("--config", o.config, "model config (JSON) to quantify remedies with the estimator (not yet connected)");
+  add_job_options(app, o.job);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
   if (o.command.empty()) return fail("run", "no command: vramdoc run [OPTIONS] -- COMMAND ARGS...");
+  auto input = read_job(o.job);
+  if (!input) return fail("run", input.error());
   auto interval = parse_duration(o.interval);
   if (!interval) return fail("run", interval.error());
   if (*interval < 0.001 || *interval > 60) return fail("run", "--interval must be between 1ms and 60s");
@@ -148,9 +152,8 @@ int cmd_run(const std::vector<std::string>& args) {
   sink(timeline::end_line(recorder.now(), tl.outcome, status, tl.total_bytes));
   std::fclose(out);
 
-  const auto diagnosis = timeline::classify(tl);
-  // Hook for the estimator (src/core/estimator): quantify the remedies for --config.
-  if (!o.config.empty()) std::fprintf(stderr, "vramdoc run: --config %s: quantified remedies need the estimator, not in this build yet\n", o.config.c_str());
+  auto diagnosis = timeline::classify(tl);
+  if (auto q = quantify_job(*input, tl, diagnosis); !q) fail("run", q.error(), 0);
   std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + o.out + "\n";
   if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
   report += timeline::render_text(tl, diagnosis);

@@ -50,6 +50,30 @@ struct TrendLine {
   double t0 = 0, t1 = 0, y0 = 0, y1 = 0;
 };
 
+// One remedy the estimator can model, applied to the job given with --config / --model.
+struct QuantifiedRemedy {
+  std::string name;                 // e.g. "gradient checkpointing"
+  std::string change;               // what changes, e.g. "batch 1024 -> 512, 2 accumulation steps"
+  std::uint64_t process_bytes = 0;  // the estimated process peak with the remedy
+  std::int64_t saving_bytes = 0;    // the job's estimate minus process_bytes (negative: costs memory)
+  std::optional<bool> fits;         // process_bytes plus the estimator's margin within the capacity
+};
+
+// The diagnosis quantified with the estimator: the job as described, each remedy, the fit.
+struct Quantified {
+  std::string model;                // the preset name, or the config file
+  std::string job;                  // e.g. "train, bf16, adamw, batch 1024 x seq 4096"
+  std::uint64_t estimated_bytes = 0;  // the job's estimated process peak
+  std::optional<std::uint64_t> measured_bytes;  // the timeline's peak (driver, per process); none sampled: empty
+  std::optional<std::uint64_t> capacity_bytes;  // the timeline's total, else the card table's
+  std::string capacity_source;      // "timeline", "out-of-memory message", "card table: H200"
+  std::optional<bool> fits;         // the job as described, with the estimator's margin
+  std::vector<QuantifiedRemedy> remedies;  // empty for leak: the remedy there is fixing the code
+  std::optional<std::uint64_t> max_batch;  // insufficient: the largest batch that fits (0: none)
+  std::optional<std::uint64_t> max_batch_process_bytes;
+  std::optional<double> leak_steps_left;   // leak: steps from the estimated peak to the capacity
+};
+
 struct Diagnosis {
   Verdict verdict = Verdict::Inconclusive;
   std::string summary;               // one sentence
@@ -59,6 +83,7 @@ struct Diagnosis {
   Evidence evidence;
   std::optional<TrendLine> trend;
   std::vector<double> step_ends;     // seconds, for the chart
+  std::optional<Quantified> quantified;  // with a model config: set by quantify()
 };
 
 }  // namespace vramdoc::timeline

@@ -5,6 +5,7 @@
 
 #include "core/timeline/classify.hpp"
 #include "core/text.hpp"
+#include "core/timeline/quantify.hpp"
 #include "core/timeline/render.hpp"
 #include "core/units.hpp"
 
@@ -144,7 +145,7 @@ std::string render_html(const Timeline& tl, const Diagnosis& d) {
   if (d.evidence.oom) h += "<h2>Out-of-memory message</h2><pre style='white-space:pre-wrap'>" + xml_escape(d.evidence.oom->text) + "</pre>\n";
   h += "<h2>What to do</h2><ul>";
   for (const auto& r : d.remedies) h += "<li>" + xml_escape(r) + "</li>";
-  h += "</ul>\n</body></html>\n";
+  h += "</ul>\n" + (d.quantified ? render_quantified_html(*d.quantified) : "") + "</body></html>\n";
   return h;
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/table.hpp"
+#include "core/timeline/quantify.hpp"
 #include "core/timeline/render.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -69,6 +70,7 @@ std::string render_text(const Timeline& tl, const Diagnosis& d) {
   }
   out += "\n  what to do:\n";
   for (const auto& r : d.remedies) out += "    - " + r + "\n";
+  if (d.quantified) out += "\n" + render_quantified_text(*d.quantified);
   return out;
 }
 
@@ -97,6 +99,7 @@ std::string render_json(const Timeline& tl, const Diagnosis& d) {
   json out = {{"name", tl.name}, {"verdict", verdict_name(d.verdict)}, {"summary", d.summary}, {"reasons", d.reasons},
               {"to_settle", d.to_settle.empty() ? json(nullptr) : json(d.to_settle)}, {"evidence", e}, {"remedies", d.remedies},
               {"outcome", outcome_name(tl.outcome)}, {"exit_status", opt(tl.exit_status)}};
+  if (d.quantified) out["quantified"] = quantified_json(*d.quantified), out["remedies_quantified"] = remedies_quantified_json(*d.quantified);
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -1,0 +1,141 @@
+// Loading a model for the estimator (config.json, model directory, preset) and the job options
+// of run and analyze; the arithmetic lives in core/estimator and core/timeline/quantify.
+#include "cli/model_input.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/estimator/presets.hpp"
+#include "core/estimator/safetensors.hpp"
+#include "core/timeline/quantify.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::cli {
+
+namespace {
+
+namespace est = vramdoc::estimator;
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kMaxConfigBytes = 16 * MiB;
+
+Result<std::string> read_file(const fs::path& path, std::uint64_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot read " + path.string());
+  std::string text(limit + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > limit) return make_error(path.string() + " is larger than " + format_bytes(limit));
+  return text;
+}
+
+// Sums the parameters of every *.safetensors header in `dir` (headers only). 0 when none.
+Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
+  std::uint64_t params = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".safetensors") continue;
+    const std::string source = entry.path().string();
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string head(8, '\0');
+    in.read(head.data(), 8);
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    auto length = est::safetensors_header_length(head, source);
+    if (!length) return make_error(length.error());
+    std::string rest(*length, '\0');
+    in.read(rest.data(), static_cast<std::streamsize>(*length));
+    rest.resize(static_cast<std::size_t>(in.gcount()));
+    auto tensors = est::parse_safetensors_header(head + rest, source);
+    if (!tensors) return make_error(tensors.error());
+    for (const auto& t : *tensors) {
+      std::uint64_t n = 1;
+      for (auto d : t.shape) n = saturating_mul(n, d);
+      params = saturating_add(params, n);
+    }
+  }
+  return params;
+}
+
+}  // namespace
+
+Result<est::ModelConfig> load_model(const std::string& config, const std::string& model_name) {
+  if (!model_name.empty()) return est::preset_config(model_name);
+  fs::path path = config;
+  const bool dir = fs::is_directory(path);
+  const fs::path file = dir ? path / "config.json" : path;
+  auto text = read_file(file, kMaxConfigBytes);
+  if (!text) return make_error("model config: " + text.error());
+  auto model = est::parse_config_json(*text, file.string());
+  if (!model || !dir) return model;
+  auto params = checkpoint_params(path);
+  if (!params) return make_error(params.error());
+  if (*params > 0) {
+    auto e = est::estimate(*model, est::Options{});
+    if (e && (e->n_params > *params * 101 / 100 || e->n_params < *params * 99 / 100)) {
+      model->warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
+                                "safetensors headers hold " + std::to_string(*params));
+    }
+  }
+  return model;
+}
+
+
+Result<std::uint64_t> positive_integer(const std::string& text, const std::string& option) {
+  if (text.empty() || text.size() > 19 || !std::all_of(text.begin(), text.end(), ::isdigit)) {
+    return make_error(option + " must be a positive integer below 10^19, got '" + text + "'");
+  }
+  const std::uint64_t v = std::stoull(text);
+  if (v == 0) return make_error(option + " must be positive, got 0");
+  return v;
+}
+
+void add_job_options(CLI::App& app, JobArgs& a) {
+  app.add_option("--config", a.config, "the job's model: Hugging Face config.json or model directory (quantifies the remedies)");
+  app.add_option("--model", a.model, "the job's model as a built-in preset (see vramdoc estimate --list-models)");
+  app.add_option("--batch", a.batch, "with --config/--model: the job's micro-batch per GPU");
+  app.add_option("--seq", a.seq, "with --config/--model: the job's sequence length in tokens");
+  app.add_option("--mode", a.mode, "train | lora | infer")->capture_default_str();
+  app.add_option("--precision", a.precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
+  app.add_option("--optimizer", a.optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
+  app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
+  app.add_flag("--grad-checkpointing", a.checkpointing, "the job uses gradient checkpointing");
+}
+
+Result<std::optional<JobInput>> read_job(const JobArgs& a) {
+  if (a.config.empty() && a.model.empty()) return std::optional<JobInput>{};
+  if (!a.config.empty() && !a.model.empty()) return make_error("give one of --config FILE and --model PRESET, not both");
+  if (a.batch.empty() || a.seq.empty()) {
+    return make_error(std::string("quantifying the remedies needs the job's ") +
+                      (a.batch.empty() && a.seq.empty() ? "--batch and --seq" : a.batch.empty() ? "--batch" : "--seq"));
+  }
+  est::Options o;
+  auto batch = positive_integer(a.batch, "--batch");
+  auto seq = positive_integer(a.seq, "--seq");
+  auto mode = est::parse_mode(a.mode);
+  auto precision = est::parse_precision(a.precision);
+  auto optimizer = est::parse_optimizer(a.optimizer);
+  auto attention = est::parse_attention(a.attention);
+  for (const std::string* e : {batch ? nullptr : &batch.error(), seq ? nullptr : &seq.error(), mode ? nullptr : &mode.error(),
+                               precision ? nullptr : &precision.error(), optimizer ? nullptr : &optimizer.error(),
+                               attention ? nullptr : &attention.error()}) {
+    if (e) return make_error(*e);
+  }
+  o.batch = *batch, o.seq = *seq, o.mode = *mode, o.precision = *precision, o.optimizer = *optimizer, o.attention = *attention;
+  o.grad_checkpointing = a.checkpointing;
+  auto model = load_model(a.config, a.model);
+  if (!model) return make_error(model.error());
+  if (auto e = est::estimate(*model, o); !e) return make_error(e.error() + (a.config.empty() ? "" : " (" + a.config + ")"));
+  return std::optional<JobInput>{JobInput{std::move(*model), o}};
+}
+
+Result<bool> quantify_job(const std::optional<JobInput>& job, const timeline::Timeline& tl, timeline::Diagnosis& d) {
+  if (!job) return false;
+  auto q = timeline::quantify(tl, d, job->model, job->options);
+  if (!q) return make_error(q.error() + " (" + job->model.name + ")");
+  d.quantified = std::move(*q);
+  return true;
+}
+
+}  // namespace vramdoc::cli
