@@ -5,7 +5,7 @@ trap 'rm -rf "$dir" "$out" "$err"' EXIT
 if [[ ! -e $BUILD/libvramdoc-tracer.so ]]; then
   check "--trace without the tracer is a clear error" 2 "$VRAMDOC" run --trace --out "$dir/t.jsonl" -- true
   contains "says how to get it" "$err" "tracer"
-  finish; exit 0  # finish exits only on failure
+  finish
 fi
 check "--trace passes the injection to the job" 0 "$VRAMDOC" run --trace --out "$dir/t.jsonl" -- \
   sh -c 'echo "inj=$CUDA_INJECTION64_PATH dir=$VRAMDOC_TRACE_DIR"'

@@ -103,7 +103,7 @@ double rel(std::uint64_t got, double truth) { return std::fabs(static_cast<doubl
 
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(q * (v.size() - 1))))];
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1))))];
 }
 
 }  // namespace
