@@ -98,6 +98,9 @@ TEST(TraceOverlay, RecordedPytorchTraceOnARecordedTimeline) {
   EXPECT_EQ(s.live_bytes_at_end, p.analysis.live_bytes);
   EXPECT_LE(s.points.size(), kOverlayPoints);
   EXPECT_LE(s.top_sites.size(), kOverlaySites);
+  for (std::size_t i = 0; i < s.top_sites.size(); ++i)  // stacks ending in one call site are one row
+    for (std::size_t k = i + 1; k < s.top_sites.size(); ++k)
+      EXPECT_FALSE(s.top_sites[i].where == s.top_sites[k].where && s.top_sites[i].why == s.top_sites[k].why);
   const auto j = overlay_json(s);
   EXPECT_EQ(j["peak_bytes"], p.analysis.peak_bytes);
   EXPECT_EQ(j["timeline"].size(), s.points.size());

@@ -17,14 +17,19 @@ std::uint64_t earliest_start(const std::vector<ProcessTrace>& processes) {
   return processes.empty() ? 0 : start;
 }
 
-// The top growing / alive-at-exit call sites over every process, largest first.
+// The top growing / alive-at-exit call sites over every process, largest first; stacks that end
+// in the same call site are one row.
 std::vector<timeline::TracedSite> top_sites(const std::vector<ProcessTrace>& processes, std::size_t max_sites) {
   std::vector<timeline::TracedSite> sites;
+  auto add = [&](const ProcessTrace& p, const AllocGroup& g, const char* why) {
+    const auto where = call_site_name(p, g.stack_id);
+    for (auto& site : sites)
+      if (site.pid == p.pid && site.why == why && site.where == where) { site.bytes += g.bytes, site.count += g.count; return; }
+    sites.push_back({where, why, g.bytes, g.count, p.pid});
+  };
   for (const auto& p : processes) {
-    for (const auto& g : p.analysis.accumulating)
-      sites.push_back({call_site_name(p, g.stack_id), "growing", g.bytes, g.count, p.pid});
-    for (const auto& g : p.analysis.leaks)
-      sites.push_back({call_site_name(p, g.stack_id), "alive at exit", g.bytes, g.count, p.pid});
+    for (const auto& g : p.analysis.accumulating) add(p, g, "growing");
+    for (const auto& g : p.analysis.leaks) add(p, g, "alive at exit");
   }
   std::stable_sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
   if (sites.size() > max_sites) sites.resize(max_sites);
@@ -105,7 +110,7 @@ std::string render_overlay_text(const timeline::TracedSeries& s, const timeline:
   out += "  clocks aligned by " + s.alignment + "\n";
   for (std::size_t i = 0; i < s.top_sites.size(); ++i) {
     const auto& site = s.top_sites[i];
-    out += "  " + std::to_string(i + 1) + ". " + format_bytes(site.bytes) + " in " + std::to_string(site.count) + " allocations, " +
+    out += "  " + std::to_string(i + 1) + ". " + format_bytes(site.bytes) + " in " + std::to_string(site.count) + (site.count == 1 ? " allocation, " : " allocations, ") +
            site.why + ": " + site.where + "\n";
   }
   if (s.pytorch)
