@@ -1,6 +1,7 @@
 // vramdoc run [OPTIONS] -- COMMAND ARGS...: run a job, record its GPU memory, diagnose it.
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -18,6 +19,7 @@
 #include "core/timeline/oom_message.hpp"
 #include "core/timeline/render.hpp"
 #include "core/timeline/writer.hpp"
+#include "core/trace/overlay.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::cli {
@@ -113,6 +115,9 @@ int cmd_run(const std::vector<std::string>& args) {
   if (p) header.device = p->device_name(), header.total_bytes = p->capacity_bytes({});
   auto sink = [out](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
   sink(timeline::header_line(header));
+  // The wall clock at the timeline's t = 0, to align the traced bytes exactly (docs/trace.md).
+  const auto recording_start_unix_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count());
   backends::JobRecorder recorder(p, *interval, mark_file, sink);
 
   std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file}};
@@ -157,13 +162,18 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + o.out + "\n";
   if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
   report += timeline::render_text(tl, diagnosis);
+  std::optional<timeline::TracedSeries> traced_bytes;
   if (trace) {
+    std::vector<std::string> warnings;  // render_trace_report below reports the same problems
+    traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
+    if (traced_bytes) report += trace::render_overlay_text(*traced_bytes, tl);
     auto traced = render_trace_report(trace->directory, false);
     report += "\n" + (traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n");
   }
   std::fputs(report.c_str(), stderr);
   if (!o.html.empty()) {
-    if (auto w = write_text_file(o.html, timeline::render_html(tl, diagnosis)); !w) fail("run", w.error(), 0);
+    const auto html = timeline::render_html(tl, diagnosis, traced_bytes ? &*traced_bytes : nullptr);
+    if (auto w = write_text_file(o.html, html); !w) fail("run", w.error(), 0);
   }
   return status;
 }

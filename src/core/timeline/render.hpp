@@ -7,6 +7,7 @@
 
 #include "core/timeline/diagnosis.hpp"
 #include "core/timeline/timeline.hpp"
+#include "core/timeline/traced.hpp"
 
 namespace vramdoc::timeline {
 
@@ -17,6 +18,7 @@ std::string render_text(const Timeline& tl, const Diagnosis& d);
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
 std::string render_json(const Timeline& tl, const Diagnosis& d);
 // A single HTML page, no network: the chart (timeline, steps, warm-up, trend, OOM), verdict, evidence.
-std::string render_html(const Timeline& tl, const Diagnosis& d);
+// With `traced`, the chart also draws the traced bytes (docs/trace.md) as a second line.
+std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced = nullptr);
 
 }  // namespace vramdoc::timeline

@@ -52,11 +52,28 @@ std::string polyline(const Timeline& tl, const Scale& sc, Get get, const char* c
   return std::string("<polyline fill='none' stroke='") + colour + "' stroke-width='1.5' points='" + pts + "'><title>" + name + "</title></polyline>\n";
 }
 
-std::string chart(const Timeline& tl, const Diagnosis& d) {
+// The traced bytes as a step line; points outside the driver's time axis are left out.
+std::string traced_polyline(const TracedSeries& traced, const Scale& sc) {
+  std::string pts;
+  double last_y = sc.y(0);
+  for (const auto& p : traced.points) {
+    if (p.t_seconds < sc.t0 || p.t_seconds > sc.t1) continue;
+    const double x = sc.x(p.t_seconds), y = sc.y(double(p.bytes));
+    if (!pts.empty()) pts += num(x) + "," + num(last_y) + " ";
+    pts += num(x) + "," + num(y) + " ";
+    last_y = y;
+  }
+  if (pts.empty()) return "";
+  return "<polyline id='traced' fill='none' stroke='#8e44ad' stroke-width='1.5' points='" + pts + "'><title>traced bytes (" +
+         xml_escape(traced.alignment) + ")</title></polyline>\n";
+}
+
+std::string chart(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced) {
   const auto& ev = d.evidence;
   if (tl.samples.size() < 2) return "<p>No chart: fewer than two samples.</p>\n";
   Scale sc{tl.samples.front().t_seconds, tl.samples.back().t_seconds, static_cast<double>(ev.peak_bytes)};
   for (const auto& s : tl.samples) sc.y1 = std::max(sc.y1, static_cast<double>(s.device_used_bytes.value_or(0)));
+  if (traced) sc.y1 = std::max(sc.y1, static_cast<double>(traced->peak_bytes));
   const bool show_capacity = ev.capacity_bytes && double(*ev.capacity_bytes) < 2 * sc.y1;
   if (show_capacity) sc.y1 = std::max(sc.y1, double(*ev.capacity_bytes));
   if (ev.oom_seconds) sc.t1 = std::max(sc.t1, *ev.oom_seconds);
@@ -86,6 +103,7 @@ std::string chart(const Timeline& tl, const Diagnosis& d) {
   svg += polyline(tl, sc, [](const Sample& s) { return s.device_used_bytes ? std::optional<double>(double(*s.device_used_bytes)) : std::nullopt; }, "#bbb", "device used");
   svg += polyline(tl, sc, [](const Sample& s) { return s.allocated_bytes ? std::optional<double>(double(*s.allocated_bytes)) : std::nullopt; }, "#7fb77e", "framework allocated");
   svg += polyline(tl, sc, [](const Sample& s) { return std::optional<double>(double(s.process_used_bytes)); }, "#1f5fbf", "process used (driver)");
+  if (traced) svg += traced_polyline(*traced, sc);
   if (d.trend)
     svg += "<line x1='" + num(sc.x(d.trend->t0)) + "' x2='" + num(sc.x(d.trend->t1)) + "' y1='" + num(sc.y(d.trend->y0)) + "' y2='" + num(sc.y(d.trend->y1)) +
            "' stroke='#e07000' stroke-width='2' stroke-dasharray='6,4'><title>fitted trend after warm-up</title></line>\n";
@@ -100,12 +118,13 @@ std::string chart(const Timeline& tl, const Diagnosis& d) {
 }
 
 // Only what the chart shows.
-std::string legend(const Timeline& tl, const Diagnosis& d) {
+std::string legend(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced) {
   bool allocated = false, device = false;
   for (const auto& s : tl.samples) allocated |= s.allocated_bytes.has_value(), device |= s.device_used_bytes.has_value();
   std::string l = "<p class='legend'><span style='color:#1f5fbf'>&#9644; process used (driver)</span>";
   if (allocated) l += "<span style='color:#7fb77e'>&#9644; framework allocated</span>";
   if (device) l += "<span style='color:#bbb'>&#9644; device used</span>";
+  if (traced) l += "<span style='color:#8e44ad'>&#9644; traced bytes (allocation tracer)</span>";
   if (d.trend) l += "<span style='color:#e07000'>- - fitted trend</span>";
   l += "<span style='background:#fff3c4'>warm-up</span>";
   if (!d.step_ends.empty()) l += "<span>| steps</span>";
@@ -124,7 +143,7 @@ const char* colour(Verdict v) {
 
 }  // namespace
 
-std::string render_html(const Timeline& tl, const Diagnosis& d) {
+std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced) {
   std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc: " + xml_escape(tl.name) + "</title>\n<style>"
       "body{font-family:sans-serif;margin:24px;color:#222;max-width:960px}"
       ".verdict{font-size:20px;padding:10px 14px;color:white;border-radius:6px;background:" + std::string(colour(d.verdict)) + "}"
@@ -132,8 +151,15 @@ std::string render_html(const Timeline& tl, const Diagnosis& d) {
       ".legend span{margin-right:16px}</style></head><body>\n";
   h += "<h1>vramdoc report: " + xml_escape(tl.name) + "</h1>\n";
   h += "<p class='verdict' id='verdict' data-verdict='" + std::string(verdict_name(d.verdict)) + "'>" + xml_escape(d.summary) + "</p>\n";
-  h += legend(tl, d);
-  h += chart(tl, d);
+  h += legend(tl, d, traced);
+  h += chart(tl, d, traced);
+  if (traced) {
+    h += "<p class='traced'>Traced bytes: peak " + format_bytes(traced->peak_bytes) + ", alive at the end " +
+         format_bytes(traced->live_bytes_at_end) + "; clocks aligned by " + xml_escape(traced->alignment) + ".</p>\n";
+    if (traced->pytorch)
+      h += "<p class='traced' id='pytorch-note'>The job used PyTorch's caching allocator: the traced bytes are its segments, "
+           "not tensors. To see tensors, run the job again with <code>PYTORCH_NO_CUDA_MEMORY_CACHING=1</code> (slower).</p>\n";
+  }
   if (!d.reasons.empty()) {
     h += "<h2>Why</h2><ul>";
     for (const auto& r : d.reasons) h += "<li>" + xml_escape(r) + "</li>";

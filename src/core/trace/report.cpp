@@ -83,6 +83,8 @@ const char* kind_name(MemKind kind) {
   return "?";
 }
 
+std::string call_site_name(const ProcessTrace& p, std::uint32_t stack_id) { return call_site(stack_of(p, stack_id)); }
+
 std::vector<std::uint32_t> group_stacks(const TraceAnalysis& a) {
   std::set<std::uint32_t> ids;
   for (const auto* groups : {&a.leaks, &a.peak_contributors, &a.refused, &a.accumulating})

@@ -21,12 +21,15 @@ struct ProcessTrace {
   bool pytorch = false;  // the process loaded PyTorch's CUDA libraries
   TraceAnalysis analysis;
   std::map<std::uint32_t, std::vector<SourceFrame>> stacks;  // the stacks the groups name
+  std::uint64_t start_unix_ns = 0;  // wall clock when its trace started (the file header's)
 };
 
 // True when the traced process had PyTorch's CUDA allocator loaded (libc10_cuda).
 bool uses_pytorch(const Trace& trace);
 // "device", "pitch", "managed", "async", "vmm", "vmm-map", "pool".
 const char* kind_name(MemKind kind);
+// The frame that names the call site of `stack_id` ("(no stack)" when none).
+std::string call_site_name(const ProcessTrace& p, std::uint32_t stack_id);
 // Every stack id the analysis' groups name.
 std::vector<std::uint32_t> group_stacks(const TraceAnalysis& analysis);
 
