@@ -108,10 +108,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
   app.add_option("--model", a.model, "a built-in model (see --list-models)");
   app.add_flag("--list-models", a.list_models, "list the built-in models");
   app.add_flag("--list-gpus", a.list_gpus, "list the GPU cards --gpu knows");
-  app.add_option("--mode", a.mode, "train | lora | infer")->capture_default_str();
-  app.add_option("--precision", a.precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
-  app.add_option("--optimizer", a.optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
-  app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
+  add_setting_options(app, a.mode, a.precision, a.optimizer, a.attention);
   app.add_option("--batch", a.batch, "micro-batch per GPU")->capture_default_str();
   app.add_option("--seq", a.seq, "sequence length in tokens")->capture_default_str();
   app.add_flag("--grad-checkpointing", a.checkpointing, "gradient checkpointing (non-reentrant, per layer)");

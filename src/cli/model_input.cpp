@@ -96,11 +96,16 @@ void add_job_options(CLI::App& app, JobArgs& a) {
   app.add_option("--model", a.model, "the job's model as a built-in preset (see vramdoc estimate --list-models)");
   app.add_option("--batch", a.batch, "with --config/--model: the job's micro-batch per GPU");
   app.add_option("--seq", a.seq, "with --config/--model: the job's sequence length in tokens");
-  app.add_option("--mode", a.mode, "train | lora | infer")->capture_default_str();
-  app.add_option("--precision", a.precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
-  app.add_option("--optimizer", a.optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
-  app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
+  add_setting_options(app, a.mode, a.precision, a.optimizer, a.attention);
   app.add_flag("--grad-checkpointing", a.checkpointing, "the job uses gradient checkpointing");
+}
+
+void add_setting_options(CLI::App& app, std::string& mode, std::string& precision, std::string& optimizer,
+                         std::string& attention) {
+  app.add_option("--mode", mode, "train | lora | infer")->capture_default_str();
+  app.add_option("--precision", precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
+  app.add_option("--optimizer", optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
+  app.add_option("--attention", attention, "sdpa | eager | flash")->capture_default_str();
 }
 
 Result<std::optional<JobInput>> read_job(const JobArgs& a) {

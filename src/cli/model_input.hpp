@@ -30,6 +30,9 @@ struct JobArgs {
 
 // Adds --config, --model, --batch, --seq, --mode, --precision, --optimizer, --grad-checkpointing, --attention.
 void add_job_options(CLI::App& app, JobArgs& a);
+// The four settings every model-sizing command takes: --mode, --precision, --optimizer, --attention.
+void add_setting_options(CLI::App& app, std::string& mode, std::string& precision, std::string& optimizer,
+                         std::string& attention);
 
 // The model and the estimator's options of a job described on the command line.
 struct JobInput {
