@@ -192,5 +192,23 @@ TEST(TimelineVerdicts, SmallHolesAtTheEndOfALeakAreNotFragmentation) {
   EXPECT_EQ(classify(*tl).verdict, Verdict::Fragmentation);
 }
 
+// Pins the H200 run of 2026-11-29: `vramdoc run` samples before the job's CUDA context exists and
+// after it exits, so its timeline starts and ends at 0 B; "first / last" and the stable verdict's
+// "stays level (0 B)" read those zeros instead of the job's memory.
+TEST(Verdicts, FirstAndLastAreWhileTheJobHeldMemory) {
+  Timeline tl;
+  tl.name = "run";
+  for (int i = 0; i < 400; ++i) {
+    Sample s;
+    s.t_seconds = 0.02 * i;
+    s.process_used_bytes = i < 10 || i >= 390 ? 0 : (i < 30 ? 1000ULL << 20 : 2000ULL << 20);
+    tl.samples.push_back(s);
+  }
+  const auto d = classify(tl);
+  EXPECT_EQ(d.evidence.first_bytes, 1000ULL << 20);
+  EXPECT_EQ(d.evidence.last_bytes, 2000ULL << 20);
+  for (const auto& reason : d.reasons) EXPECT_EQ(reason.find("(0 B)"), std::string::npos) << reason;
+}
+
 }  // namespace
 }  // namespace vramdoc::timeline

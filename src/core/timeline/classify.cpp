@@ -85,8 +85,13 @@ void fill_basics(const Timeline& tl, Diagnosis& d) {
   auto& ev = d.evidence;
   ev.samples = tl.samples.size();
   ev.duration_seconds = tl.samples.back().t_seconds - tl.samples.front().t_seconds;
-  ev.first_bytes = tl.samples.front().process_used_bytes;
-  ev.last_bytes = tl.samples.back().process_used_bytes;
+  // The job's first and last readings while it held GPU memory: before its CUDA context exists
+  // and after it exits, the driver charges it nothing, and those zeros say nothing about it.
+  auto holding = [](const Sample& s) { return s.process_used_bytes > 0; };
+  auto first = std::find_if(tl.samples.begin(), tl.samples.end(), holding);
+  auto last = std::find_if(tl.samples.rbegin(), tl.samples.rend(), holding);
+  ev.first_bytes = first != tl.samples.end() ? first->process_used_bytes : 0;
+  ev.last_bytes = last != tl.samples.rend() ? last->process_used_bytes : 0;
   for (const auto& s : tl.samples)
     if (s.process_used_bytes > ev.peak_bytes) ev.peak_bytes = s.process_used_bytes, ev.peak_seconds = s.t_seconds;
   for (const auto& m : tl.messages)

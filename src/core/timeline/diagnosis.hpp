@@ -34,7 +34,8 @@ struct Evidence {
   std::size_t large_late_rises = 0;         // of those, how many were a third of the working set or more
   double working_set_bytes = 0;             // the rise during warm-up
   std::size_t cache_flushes = 0;            // the driver's number fell and grew again
-  std::uint64_t first_bytes = 0, peak_bytes = 0, last_bytes = 0;  // the driver's per-process number
+  // The driver's per-process number: first and last while the job held memory, and the peak.
+  std::uint64_t first_bytes = 0, peak_bytes = 0, last_bytes = 0;
   double peak_seconds = 0;
   std::optional<std::uint64_t> capacity_bytes;
   std::optional<double> peak_fraction;      // peak / capacity
