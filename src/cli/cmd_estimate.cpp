@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "backends/nvml.hpp"
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "core/estimator/fit.hpp"
@@ -98,6 +99,17 @@ int run_default() {
   return kOk;
 }
 
+// Without --gpu / --gpu-memory, the first local GPU is the target, when the driver shows one.
+void fit_local_gpu(est::FitReport& fit) {
+  auto nvml = backends::Nvml::open();
+  if (!nvml || (*nvml)->device_count() == 0) return;
+  auto memory = (*nvml)->memory(0);
+  if (!memory || !memory->total_bytes) return;
+  auto info = (*nvml)->static_info(0);
+  fit.target_name = "local GPU 0" + (info && info->name ? ": " + *info->name : std::string());
+  fit.usable_bytes = memory->total_bytes;
+}
+
 }  // namespace
 
 int cmd_estimate(const std::vector<std::string>& args) {
@@ -121,7 +133,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
   app.add_option("--zero", a.zero, "DeepSpeed ZeRO stage 0-3")->check(CLI::Range(0, 3));
   app.add_flag("--fsdp", a.fsdp, "FSDP full sharding (as ZeRO 3)");
   app.add_option("--tp", a.tp, "tensor-parallel degree")->capture_default_str();
-  app.add_option("--gpu", a.gpu, "a card to fit on, e.g. 'RTX 4090', H100 (see --list-gpus)");
+  app.add_option("--gpu", a.gpu, "a card to fit on, e.g. 'RTX 4090', H100 (see --list-gpus); default: the local GPU 0 when present");
   app.add_option("--gpu-memory", a.gpu_memory, "memory to fit in, e.g. 24GiB");
   app.add_flag("--max-batch", a.max_batch, "find the largest batch that fits (needs --gpu or --gpu-memory)");
   app.add_flag("--max-seq", a.max_seq, "find the largest sequence length that fits");
@@ -148,7 +160,9 @@ int cmd_estimate(const std::vector<std::string>& args) {
     if (!bytes) return fail("estimate", "--gpu-memory: " + bytes.error());
     fit.target_name = format_gib(*bytes) + " GiB", fit.usable_bytes = *bytes;
   }
-  if ((a.max_batch || a.max_seq) && !fit.usable_bytes) return fail("estimate", "--max-batch / --max-seq need --gpu or --gpu-memory");
+  if (!fit.usable_bytes) fit_local_gpu(fit);
+  if ((a.max_batch || a.max_seq) && !fit.usable_bytes)
+    return fail("estimate", "--max-batch / --max-seq need --gpu or --gpu-memory (no local GPU was found)");
   if (a.max_batch) {
     auto r = est::max_batch(*model, *options, *fit.usable_bytes);
     if (!r) return fail("estimate", r.error());
