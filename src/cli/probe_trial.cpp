@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/timeline_io.hpp"
+#include "core/probe/growth.hpp"
 #include "core/timeline/classify.hpp"
 
 namespace vramdoc::cli {
@@ -141,8 +142,16 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
     if (timeline->samples.empty()) trial.peak_bytes.reset();
     oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
     if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
-    auto diagnosis = timeline::classify(*timeline);
-    trial.memory_grew = diagnosis.verdict == timeline::Verdict::Leak;
+    // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
+    // by time), the timeline classifier's leak verdict.
+    const auto growth = probe::step_growth(*timeline);
+    if (growth.judged) {
+      trial.memory_grew = growth.grew;
+      trial.growth = growth.why;
+    } else {
+      trial.memory_grew = timeline::classify(*timeline).verdict == timeline::Verdict::Leak;
+      trial.growth = trial.memory_grew ? "the timeline classifier's leak verdict" : growth.why;
+    }
   }
   if (oom) {
     trial.outcome = probe::Outcome::Oom;

@@ -61,8 +61,8 @@ std::string verdict_line(const ProbeReport& r) {
              ": the job does not fit (insufficient memory, 显存不足) - shrink it (gradient checkpointing, "
              "mixed precision, LoRA, a shorter sequence) or use a bigger card";
     case StopReason::Leaks:
-      return "leaks: memory grew step after step at " + p + " " + num(r.trials.back().value) +
-             " (显存泄漏) - every " + p + " will fail eventually; fix the code before sizing the " + p;
+      return "leaks: memory grew step after step at " + p + " " + num(r.trials.back().value) + " (" +
+             r.trials.back().growth + "; 显存泄漏) - every " + p + " will fail eventually; fix the code before sizing the " + p;
     case StopReason::OtherFailure:
       return "failed for a reason other than memory at " + p + " " + num(r.trials.back().value) +
              " (exit " + (r.trials.back().exit_code ? std::to_string(*r.trials.back().exit_code) : "?") +
@@ -83,7 +83,7 @@ std::string progress_line(const std::string& parameter, const Trial& t) {
   std::string peak = t.peak_bytes ? format_bytes(*t.peak_bytes) : "n/a";
   std::string line = parameter + " " + num(t.value) + ": " + outcome_name(t.outcome) + ", peak " + peak + ", " +
                      fmt("%.1f s", t.seconds);
-  if (t.memory_grew) line += ", memory grew across steps";
+  if (t.memory_grew) line += ", memory grew across steps (" + t.growth + ")";
   if (t.outcome != Outcome::Ok && !t.detail.empty()) line += " - " + t.detail.substr(0, 160);
   return line;
 }
@@ -139,7 +139,7 @@ nlohmann::json to_json(const ProbeReport& r) {
   j["trials"] = nlohmann::json::array();
   for (const auto& t : r.trials) {
     j["trials"].push_back({{"value", t.value}, {"outcome", outcome_name(t.outcome)}, {"peak_bytes", opt(t.peak_bytes)},
-                           {"memory_grew", t.memory_grew},
+                           {"memory_grew", t.memory_grew}, {"growth", t.growth},
                            {"exit_code", t.exit_code ? nlohmann::json(*t.exit_code) : nlohmann::json(nullptr)},
                            {"detail", t.detail}, {"seconds", t.seconds}});
   }

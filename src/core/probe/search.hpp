@@ -21,7 +21,8 @@ struct Trial {
   std::uint64_t value = 0;
   Outcome outcome = Outcome::Ok;
   std::optional<std::uint64_t> peak_bytes;  // peak process memory the driver charged; unknown without NVML
-  bool memory_grew = false;                 // the timeline of this trial classified as a leak
+  bool memory_grew = false;                 // the readings at step ends climbed after warm-up (growth.hpp)
+  std::string growth;                       // how that was judged, for the report
   std::optional<int> exit_code;             // exit status, or 128 + signal
   std::string detail;                       // the OOM message or the failure's last line
   double seconds = 0;
