@@ -203,6 +203,9 @@ Result<Timed> l2_read(std::uint64_t footprint_bytes, int samples) {
   add_l2_trial<512, 16, false>(trials, buf.ptr, count, partials.ptr);
   add_l2_trial<256, 32, false>(trials, buf.ptr, count, partials.ptr);
   add_l2_trial<1024, 8, false>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<1024, 8, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<512, 8, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<1024, 4, true>(trials, buf.ptr, count, partials.ptr);
   return tune_and_time("l2 read", trials, 2, samples, partials.ptr);
 }
 

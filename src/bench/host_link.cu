@@ -50,7 +50,8 @@ Result<bool> queue_copies(char* dst, const char* src, std::uint64_t bytes, std::
 }  // namespace
 
 Result<Timed> host_copy(CopyKind kind, bool pinned, std::uint64_t bytes, std::uint64_t chunk_bytes, int streams,
-                        int samples) {
+                        int samples, int loops) {
+  loops = std::max(loops, 1);
   bytes = bytes / 16 * 16;
   detail::HostBuffer host_up, host_down;
   detail::DeviceArray<uint4> dev_up, dev_down;
@@ -80,12 +81,12 @@ Result<Timed> host_copy(CopyKind kind, bool pinned, std::uint64_t bytes, std::ui
     }
     VD_CUDA(cudaEventRecord(start.e, gate));
     for (int s = 0; s < 2 * streams; ++s) VD_CUDA(cudaStreamWaitEvent(owned[s].s, start.e, 0));
-    if (up) {
+    for (int l = 0; l < loops && up; ++l) {
       auto r = queue_copies(reinterpret_cast<char*>(dev_up.ptr), static_cast<const char*>(host_up.ptr), bytes,
                             chunk_bytes, cudaMemcpyHostToDevice, up_streams);
       if (!r) return make_error(r.error());
     }
-    if (down) {
+    for (int l = 0; l < loops && down; ++l) {
       auto r = queue_copies(static_cast<char*>(host_down.ptr), reinterpret_cast<const char*>(dev_down.ptr), bytes,
                             chunk_bytes, cudaMemcpyDeviceToHost, down_streams);
       if (!r) return make_error(r.error());
@@ -101,7 +102,7 @@ Result<Timed> host_copy(CopyKind kind, bool pinned, std::uint64_t bytes, std::ui
     if (!first) return make_error(first.error());
     if (i < 0) continue;
     out.seconds.push_back(*first);
-    totals.push_back(static_cast<double>(bytes) * (up && down ? 2 : 1) / *total / 1e9);
+    totals.push_back(static_cast<double>(bytes) * loops * (up && down ? 2 : 1) / *total / 1e9);
   }
   if (up) {
     auto bad = detail::count_mismatches(dev_up.ptr, bytes / 16, 1, kSeed);
@@ -111,12 +112,12 @@ Result<Timed> host_copy(CopyKind kind, bool pinned, std::uint64_t bytes, std::ui
   if (down && host_mismatches(host_down.ptr, bytes, kSeed)) {
     return make_error("device->host copy: wrong words in host memory");
   }
-  out.bytes_per_sample = static_cast<double>(bytes);
+  out.bytes_per_sample = static_cast<double>(bytes) * loops;
   std::sort(totals.begin(), totals.end());
   char cfg[200];
-  std::snprintf(cfg, sizeof cfg, "%s, %.0f MiB in %.0f MiB chunks over %d stream(s)%s", pinned ? "pinned" : "pageable",
+  std::snprintf(cfg, sizeof cfg, "%s, %.0f MiB in %.0f MiB chunks over %d stream(s)%s%s", pinned ? "pinned" : "pageable",
                 static_cast<double>(bytes) / (1 << 20), static_cast<double>(chunk_bytes) / (1 << 20), streams,
-                pinned ? ", spin-gated queue" : "");
+                loops > 1 ? (", x" + std::to_string(loops) + " per sample").c_str() : "", pinned ? ", spin-gated queue" : "");
   out.config = cfg;
   if (up && down && !totals.empty()) {
     std::snprintf(cfg, sizeof cfg, "; H2D while D2H runs, both directions together %.1f GB/s", totals[totals.size() / 2]);

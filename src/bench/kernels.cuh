@@ -36,9 +36,9 @@ struct Timed {
 };
 
 enum class StreamOp { Read, Write, Copy, Triad };
-// Device-memory stream kernel over arrays of up to `bytes_per_array`: tries the variants
-// (unroll x cache hints x block size), then times the fastest. Bytes counted read + write.
-Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samples);
+// Device-memory stream kernel: tries the variants (unroll x cache hints x block size), then
+// times the fastest. Bytes counted read + write. `stream_bytes`: the test's footprint, split over the arrays the operation touches.
+Result<Timed> device_stream(StreamOp op, std::uint64_t stream_bytes, int samples);
 // L2 read bandwidth: every block reads one 64 KiB chunk of a `footprint_bytes` buffer, L1 bypassed.
 Result<Timed> l2_read(std::uint64_t footprint_bytes, int samples);
 // L1 read bandwidth: every block of every SM reads the same `footprint_bytes` buffer repeatedly.
@@ -60,10 +60,11 @@ Result<Chase> shared_latency(int reps);
 
 enum class CopyKind { H2D, D2H, Bidir };
 // Host<->device copies of `bytes` in `chunk_bytes` pieces over `streams` streams, queued behind a
-// spin kernel so launch gaps stay out. Bidir: both directions at once, H2D throughput reported
-// (as nvbandwidth does) and `config` gives the total.
+// spin kernel so launch gaps stay out; each sample copies the buffer `loops` times (a long
+// sample averages out the host's short stalls, as nvbandwidth's 16 loops do). Bidir: both
+// directions at once, H2D throughput reported (as nvbandwidth does) and `config` gives the total.
 Result<Timed> host_copy(CopyKind kind, bool pinned, std::uint64_t bytes, std::uint64_t chunk_bytes, int streams,
-                        int samples);
+                        int samples, int loops = 1);
 
 // Managed memory of `bytes`, touched by the host before each sample, then read by a kernel
 // (on-demand migration) or prefetched with cudaMemPrefetchAsync (`prefetch`).

@@ -52,9 +52,9 @@ Result<BenchReport> run_bench(const BenchOptions& options, const Progress& progr
                       " allowed (--memory-share of " + format_bytes(props->free_bytes) + " free), 256 MiB needed");
   }
   if (options.wants("device")) {
-    auto bytes = plan_stream_array_bytes(props->free_bytes, options.memory_share, props->l2_bytes, options.quick);
+    auto bytes = plan_stream_bytes(props->free_bytes, options.memory_share, props->l2_bytes, options.quick);
     if (!bytes) return make_error(bytes.error());
-    ctx.stream_array_bytes = *bytes;
+    ctx.stream_bytes = *bytes;
   }
 
   BenchReport report;

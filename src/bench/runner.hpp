@@ -23,7 +23,7 @@ struct SuiteContext {
   DeviceProps props;
   int samples = 10;
   std::uint64_t budget_bytes = 0;         // share x free device memory
-  std::uint64_t stream_array_bytes = 0;   // per device array (device suite)
+  std::uint64_t stream_bytes = 0;         // footprint of one stream test, all its arrays (device suite)
   std::optional<double> device_peak_gbps;
   std::optional<double> link_peak_gbps;   // PCIe, per direction
   std::optional<double> sm_mhz;           // for the L1 and shared peaks

@@ -87,14 +87,42 @@ __global__ void stream_kernel(uint4* __restrict__ a, const uint4* __restrict__ b
   }
 }
 
+// Read only, one long launch: block k reads region k mod R of the array, I iterations of 2 x B
+// uint4 each, all loads issued before any is used; region r's iteration i is at (i R + r) 2 B, so
+// the resident blocks sweep one contiguous window together (the access pattern of gpu-benches'
+// gpu-l2-cache). The grid is `passes` x R blocks: one launch reads the array `passes` times, tens
+// of milliseconds without a launch gap; a byte comes back only after the whole array, so never
+// from L2. `n` is passed as R.
+template <int B, int I>
+__global__ void read_regions(uint4* __restrict__, const uint4* __restrict__ b, const uint4* __restrict__,
+                             std::uint64_t regions, unsigned* partials) {
+  const std::uint64_t r = blockIdx.x % regions;
+  uint4 v[2 * I];
+#pragma unroll
+  for (int i = 0; i < I; ++i) {
+    const std::uint64_t at = (i * regions + r) * 2 * B + threadIdx.x;
+    v[2 * i] = __ldcs(b + at);
+    v[2 * i + 1] = __ldcs(b + at + B);
+  }
+  std::uint32_t acc = 0;
+#pragma unroll
+  for (int i = 0; i < 2 * I; ++i) acc += v[i].x + v[i].y + v[i].z + v[i].w;
+  acc = detail::warp_sum(acc);
+  if ((threadIdx.x & 31) == 0) partials[(blockIdx.x * static_cast<std::uint64_t>(B) + threadIdx.x) / 32] = acc;
+}
+
 using KernelFn = void (*)(uint4*, const uint4*, const uint4*, std::uint64_t, unsigned*);
-enum class Layout { GridStride, Chunked, Memcpy };
+enum class Layout { GridStride, Chunked, Memcpy, Regions };
 struct Variant {
   KernelFn fn;
-  int unroll;
+  int unroll;  // loads in flight per thread
   int hint;
   Layout layout;
+  int block = 0;  // Regions: the block size the kernel is built for
 };
+
+// Bytes one Regions launch reads at least: about 14 ms at 4.8 TB/s.
+constexpr std::uint64_t kRegionBytesPerLaunch = 64ULL << 30;
 
 template <int Op, int H, bool Chunked>
 void add_unrolls(std::vector<Variant>& out) {
@@ -113,6 +141,11 @@ std::vector<Variant> variants_of() {
   add_unrolls<Op, kPlain, false>(out);
   add_unrolls<Op, kStreaming, true>(out);
   add_unrolls<Op, kPlain, true>(out);
+  if constexpr (Op == static_cast<int>(StreamOp::Read)) {
+    out.push_back({read_regions<512, 8>, 16, kStreaming, Layout::Regions, 512});
+    out.push_back({read_regions<1024, 4>, 8, kStreaming, Layout::Regions, 1024});
+    out.push_back({read_regions<256, 8>, 16, kStreaming, Layout::Regions, 256});
+  }
   // The driver's own device-to-device copy (what cudaMemcpy and PyTorch's copy_ use).
   if constexpr (Op == static_cast<int>(StreamOp::Copy)) out.push_back({nullptr, 0, 0, Layout::Memcpy});
   return out;
@@ -137,7 +170,14 @@ struct Shape {
   int grid = 0;
   std::uint64_t n = 0;  // uint4 per array
   std::string name;
+  std::uint64_t passes = 1;   // times one launch goes over the array (Regions)
+  std::uint64_t regions = 0;  // Regions: R
 };
+
+// Bytes one launch of `s` moves, all arrays.
+double bytes_per_launch(const Shape& s, StreamOp op) {
+  return static_cast<double>(s.n) * sizeof(uint4) * arrays_touched(op) * static_cast<double>(s.passes);
+}
 
 struct Arrays {
   uint4 *a, *b, *c;
@@ -150,7 +190,7 @@ Result<double> time_shape(const Shape& s, const Arrays& x, int launches) {
   VD_CUDA(cudaEventRecord(start.e));
   for (int i = 0; i < launches; ++i) {
     if (s.v.layout == Layout::Memcpy) VD_CUDA(cudaMemcpyAsync(x.a, x.b, s.n * sizeof(uint4), cudaMemcpyDeviceToDevice));
-    else s.v.fn<<<s.grid, s.block>>>(x.a, x.b, x.c, s.n, x.partials);
+    else s.v.fn<<<s.grid, s.block>>>(x.a, x.b, x.c, s.v.layout == Layout::Regions ? s.regions : s.n, x.partials);
   }
   VD_CUDA(cudaGetLastError());
   VD_CUDA(cudaEventRecord(end.e));
@@ -164,7 +204,8 @@ Result<bool> verify(StreamOp op, const Shape& s, const Arrays& x) {
     VD_CUDA(cudaMemcpy(partials.data(), x.partials, partials.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
     std::uint32_t sum = 0;
     for (unsigned p : partials) sum += p;
-    return detail::expect_checksum("device read", sum, detail::affine_sum(4 * s.n, 1, kSeedB));
+    return detail::expect_checksum("device read", sum,
+                                   detail::affine_sum(4 * s.n, 1, kSeedB) * static_cast<std::uint32_t>(s.passes));
   }
   std::uint32_t mul = 1, add = kSeedB;
   if (op == StreamOp::Write) mul = 0, add = kWriteValue;
@@ -181,6 +222,22 @@ Result<std::vector<Shape>> shapes_of(const Variant& v, std::uint64_t count, int 
   std::vector<Shape> out;
   if (v.layout == Layout::Memcpy) {
     out.push_back({v, 0, 0, count, "cudaMemcpyAsync device to device"});
+    return out;
+  }
+  if (v.layout == Layout::Regions) {
+    const std::uint64_t region = static_cast<std::uint64_t>(v.block) * v.unroll;  // uint4
+    const std::uint64_t regions = count / region;
+    if (regions == 0) return out;
+    const std::uint64_t passes = kRegionBytesPerLaunch / (regions * region * sizeof(uint4)) + 1;
+    if (regions * passes >= (1ULL << 31)) return out;
+    char name[140];
+    std::snprintf(name, sizeof name, "a region per block, %d loads each, %llu x %d threads (%llu passes in one launch)",
+                  v.unroll, static_cast<unsigned long long>(regions * passes), v.block,
+                  static_cast<unsigned long long>(passes));
+    Shape shape{v, v.block, static_cast<int>(regions * passes), regions * region, name};
+    shape.passes = passes;
+    shape.regions = regions;
+    out.push_back(shape);
     return out;
   }
   cudaFuncAttributes attributes{};
@@ -210,14 +267,18 @@ Result<std::vector<Shape>> shapes_of(const Variant& v, std::uint64_t count, int 
 
 }  // namespace
 
-Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samples) {
+Result<Timed> device_stream(StreamOp op, std::uint64_t stream_bytes, int samples) {
   int device = 0, sms = 0;
   VD_CUDA(cudaGetDevice(&device));
   VD_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::uint64_t count = bytes_per_array / sizeof(uint4);
+  const std::uint64_t count = stream_array_bytes(stream_bytes, arrays_touched(op)) / sizeof(uint4);
   detail::DeviceArray<uint4> a, b, c;
-  detail::DeviceArray<unsigned> partials;  // one word per warp of the largest grid (unroll 1, one pass)
-  if (op == StreamOp::Read) VD_CUDA(partials.alloc(count / 32 + 1));
+  detail::DeviceArray<unsigned> partials;
+  // One word per warp of the largest read grid: unroll 1 over the array, or a Regions launch
+  // (8 loads per thread at least, kRegionBytesPerLaunch plus one pass at most).
+  if (op == StreamOp::Read) {
+    VD_CUDA(partials.alloc(std::max(count / 32 + 1, (kRegionBytesPerLaunch / sizeof(uint4) + count) / 8 / 32 + 64)));
+  }
   if (op != StreamOp::Read) VD_CUDA(a.alloc(count));
   if (op != StreamOp::Write) {
     VD_CUDA(b.alloc(count));
@@ -242,7 +303,7 @@ Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samp
       for (int i = 0; i < 3; ++i) {
         auto t = time_shape(s, x, 2);
         if (!t) return make_error(t.error());
-        rates.push_back(static_cast<double>(s.n) * sizeof(uint4) * arrays_touched(op) * 2 / *t);
+        rates.push_back(bytes_per_launch(s, op) * 2 / *t);
       }
       std::sort(rates.begin(), rates.end());
       tried += (tried.empty() ? "" : "; ") + s.name + ": " + std::to_string(static_cast<int>(rates[1] / 1e9));
@@ -252,7 +313,7 @@ Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samp
   if (best_rate == 0) return make_error("device stream: no launch shape fits the array");
 
   Timed out;
-  out.bytes_per_sample = static_cast<double>(best.n) * sizeof(uint4) * arrays_touched(op) * launches;
+  out.bytes_per_sample = bytes_per_launch(best, op) * launches;
   char cfg[64];
   std::snprintf(cfg, sizeof cfg, "%.2f GiB per array, ", static_cast<double>(best.n * sizeof(uint4)) / (1 << 30));
   out.config = cfg + best.name + ", " + std::to_string(launches) + " launches per sample";
@@ -262,7 +323,8 @@ Result<Timed> device_stream(StreamOp op, std::uint64_t bytes_per_array, int samp
     auto t = time_shape(best, x, launches);
     if (!t) return make_error(t.error());
     out.seconds.push_back(*t);
-    if (op == StreamOp::Read || i == samples - 1) {
+    // Checked after the last sample only, so the samples run back to back.
+    if (i == samples - 1) {
       if (auto ok = verify(op, best, x); !ok) return make_error(ok.error());
     }
   }

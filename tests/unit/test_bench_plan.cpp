@@ -35,19 +35,26 @@ TEST(BenchPlan, OnlyAcceptsKnownSuites) {
   EXPECT_FALSE(parse_only(","));
 }
 
-TEST(BenchPlan, StreamArraysUseTheShareOfFreeMemoryCappedAt2GiB) {
+TEST(BenchPlan, StreamFootprintUsesTheShareOfFreeMemoryCappedAt6GiB) {
   const std::uint64_t l2 = 50 * MiB;
-  EXPECT_EQ(*plan_stream_array_bytes(140 * GiB, 0.5, l2, false), 2 * GiB);
-  EXPECT_EQ(*plan_stream_array_bytes(140 * GiB, 0.5, l2, true), GiB);
-  // 3 GiB free at half: 1.5 GiB budget, 512 MiB per array.
-  EXPECT_EQ(*plan_stream_array_bytes(3 * GiB, 0.5, l2, false), 512 * MiB);
+  EXPECT_EQ(*plan_stream_bytes(140 * GiB, 0.5, l2, false), 6 * GiB);
+  EXPECT_EQ(*plan_stream_bytes(140 * GiB, 0.5, l2, true), 3 * GiB);
+  // 3 GiB free at half: 1.5 GiB budget, 512 MiB per array for triad.
+  EXPECT_EQ(*plan_stream_bytes(3 * GiB, 0.5, l2, false), 1536 * MiB);
+  EXPECT_EQ(stream_array_bytes(1536 * MiB, 3), 512 * MiB);
+  // An odd budget still splits into whole MiB that fit it.
+  auto total = *plan_stream_bytes(3 * GiB + 12345, 0.37, l2, false);
+  for (int arrays : {1, 2, 3}) EXPECT_LE(stream_array_bytes(total, arrays) * arrays, total);
+  EXPECT_EQ(stream_array_bytes(6 * GiB, 1), 6 * GiB);
+  EXPECT_EQ(stream_array_bytes(6 * GiB, 2), 3 * GiB);
+  EXPECT_EQ(stream_array_bytes(6 * GiB, 0), 0u);
 }
 
 TEST(BenchPlan, RefusesWhenArraysWouldFitInL2) {
-  auto r = plan_stream_array_bytes(600 * MiB, 0.5, 50 * MiB, false);  // 100 MiB per array < 200 MiB
+  auto r = plan_stream_bytes(600 * MiB, 0.5, 50 * MiB, false);  // 100 MiB per array < 200 MiB
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().find("too little free device memory"), std::string::npos);
-  EXPECT_FALSE(plan_stream_array_bytes(140 * GiB, 0.0, 50 * MiB, false));
+  EXPECT_FALSE(plan_stream_bytes(140 * GiB, 0.0, 50 * MiB, false));
 }
 
 TEST(BenchPlan, ManagedMemoryNeverAboveAQuarterOfFree) {

@@ -53,12 +53,16 @@ Result<std::set<std::string>> parse_only(const std::string& text) {
   return out;
 }
 
-Result<std::uint64_t> plan_stream_array_bytes(std::uint64_t free_bytes, double share, std::uint64_t l2_bytes,
-                                              bool quick) {
+std::uint64_t stream_array_bytes(std::uint64_t stream_bytes, int arrays) {
+  return arrays < 1 ? 0 : stream_bytes / static_cast<std::uint64_t>(arrays) / MiB * MiB;
+}
+
+Result<std::uint64_t> plan_stream_bytes(std::uint64_t free_bytes, double share, std::uint64_t l2_bytes, bool quick) {
   if (!(share > 0.0 && share <= 1.0)) return make_error("--memory-share must be in (0, 1]");
   const auto budget = static_cast<std::uint64_t>(static_cast<double>(free_bytes) * share);
-  const std::uint64_t cap = quick ? GiB : 2 * GiB;
-  const std::uint64_t per_array = std::min(cap, budget / 3) / MiB * MiB;
+  const std::uint64_t cap = quick ? 3 * GiB : 6 * GiB;
+  const std::uint64_t total = std::min(cap, budget) / (3 * MiB) * (3 * MiB);
+  const std::uint64_t per_array = stream_array_bytes(total, 3);
   const std::uint64_t needed = std::max<std::uint64_t>(4 * l2_bytes, 64 * MiB);
   if (per_array < needed) {
     return make_error("too little free device memory: " + format_bytes(budget) + " (" +
@@ -66,7 +70,7 @@ Result<std::uint64_t> plan_stream_array_bytes(std::uint64_t free_bytes, double s
                       " free) gives " + format_bytes(per_array) + " per array, " + format_bytes(needed) +
                       " needed (4 x L2); free memory or raise --memory-share");
   }
-  return per_array;
+  return total;
 }
 
 std::uint64_t plan_managed_bytes(std::uint64_t free_bytes, bool quick) {

@@ -118,7 +118,7 @@ std::string render_json(const BenchReport& report) {
   }
   auto sweep = [](const std::vector<SweepPoint>& points) {
     nlohmann::json a = nlohmann::json::array();
-    for (const auto& p : points) a.push_back({{"footprint_bytes", p.footprint_bytes}, {"gbps", p.gbps}});
+    for (const auto& p : points) a.push_back({{"footprint_bytes", p.footprint_bytes}, {"gbps", p.gbps}, {"best_gbps", p.best_gbps}});
     return a;
   };
   j["l2_sweep"] = sweep(report.l2_sweep);

@@ -50,7 +50,8 @@ struct LatencyPoint {
 // One point of a bandwidth-by-footprint sweep (L1, L2, device).
 struct SweepPoint {
   std::uint64_t footprint_bytes = 0;
-  double gbps = 0;  // median
+  double gbps = 0;       // median
+  double best_gbps = 0;  // the fastest sample (what BabelStream and gpu-benches' cache tests print)
 };
 
 // The whole run.
