@@ -6,6 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 namespace vramdoc::cli {
@@ -15,7 +16,7 @@ std::atomic<bool> g_watch_resized{false};
 
 namespace {
 
-termios g_saved;
+termios g_saved, g_raw;
 std::atomic<bool> g_saved_valid{false};
 
 void write_all(std::string_view text) {
@@ -41,6 +42,44 @@ void on_signal(int sig) {
   else g_watch_stop = true;
 }
 
+// Ctrl-Z: give the shell its terminal back (mode and main screen), stop, and on `fg` take raw
+// mode and the alternate screen again and redraw. Only async-signal-safe calls: tcsetattr,
+// tcgetpgrp, getpgrp, write, sigaction, sigprocmask, raise. SIGTTOU stays blocked meanwhile:
+// when vramdoc is not the job's leader (`(vramdoc watch)`, a pipeline), the shell may have
+// taken the terminal back already, and a background tcsetattr would stop us before restoring.
+void on_stop(int) {
+  const int saved_errno = errno;
+  const bool active = g_saved_valid;
+  sigset_t ttou, before;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  sigprocmask(SIG_BLOCK, &ttou, &before);
+  if (active) {
+    tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_saved);
+    write_all(kLeave);
+  }
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGTSTP, &dfl, nullptr);
+  sigset_t tstp;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  sigprocmask(SIG_UNBLOCK, &tstp, nullptr);  // blocked while its handler runs
+  raise(SIGTSTP);                             // stopped here until SIGCONT
+  struct sigaction again{};
+  again.sa_handler = on_stop;
+  sigemptyset(&again.sa_mask);
+  sigaction(SIGTSTP, &again, nullptr);
+  if (active && tcgetpgrp(STDIN_FILENO) == getpgrp()) {  // back in the foreground (`fg`, not `bg`)
+    tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_raw);
+    write_all(kEnter);
+  }
+  sigprocmask(SIG_SETMASK, &before, nullptr);
+  g_watch_resized = true;  // the screen was the shell's: draw it all again
+  errno = saved_errno;
+}
+
 }  // namespace
 
 void install_watch_signal_handlers() {
@@ -52,6 +91,10 @@ void install_watch_signal_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGWINCH, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);
+  struct sigaction stop{};
+  stop.sa_handler = on_stop;
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGTSTP, &stop, nullptr);
 }
 
 Terminal::Terminal() {
@@ -62,6 +105,7 @@ Terminal::Terminal() {
   raw.c_cc[VMIN] = 0;
   raw.c_cc[VTIME] = 0;
   if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) != 0) return;
+  g_raw = raw;
   g_saved_valid = true;
   std::atexit(restore_terminal);  // also on exit() from anywhere
   write_all(kEnter);

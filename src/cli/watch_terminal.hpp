@@ -1,5 +1,6 @@
 // The terminal side of the full-screen view: raw mode and the alternate screen, restored on
-// every exit path (return, SIGINT, SIGTERM), and the window size. Only the CLI touches a tty.
+// every exit path (return, SIGINT, SIGTERM) and while stopped by Ctrl-Z (taken back on `fg`),
+// and the window size. Only the CLI touches a tty.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -12,7 +13,8 @@ namespace vramdoc::cli {
 extern std::atomic<bool> g_watch_stop;
 // Set by the SIGWINCH handler: the view redraws at the new size.
 extern std::atomic<bool> g_watch_resized;
-// Installs the handlers above (without SA_RESTART, so a blocking poll returns at once).
+// Installs the handlers above (without SA_RESTART, so a blocking poll returns at once), and
+// SIGTSTP's: the terminal is given back before the process stops and taken again after.
 void install_watch_signal_handlers();
 
 class Terminal {

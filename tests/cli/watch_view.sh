@@ -1,5 +1,5 @@
 # The full-screen view through tmux (capture-pane) against the fake NVML: keys, resize, a GPU
-# lost mid-run, and the terminal restored after q and after SIGTERM.
+# lost mid-run, and the terminal restored after q, after SIGTERM and while stopped by Ctrl-Z.
 source "$(dirname "$0")/../cli_lib.sh"
 command -v tmux >/dev/null || { echo "tmux not installed (scripts/deps.sh --test installs it)"; exit 77; }
 dir=$(mktemp -d)
@@ -76,4 +76,25 @@ tm set-option -t term remain-on-exit on >/dev/null
 wait_for "vramdoc watch" term  # drawn: the signal handlers are in place
 kill -TERM "$(pgrep -P "$(tm display -p -t term '#{pane_pid}')")"  # vramdoc, the pane shell's child
 check_exit term SIGTERM
+
+# Ctrl-Z in an interactive shell: the shell gets its terminal back (main screen, canonical mode
+# with echo), and `fg` brings the view back; q still exits 0. vramdoc is the job itself, as
+# typed by a user; its status is read after it ends.
+tm new-session -d -s tstp -x 100 -y 30 "env PS1='prompt> ' bash --norc --noprofile -i"
+wait_for "prompt>" tstp
+tm send-keys -t tstp "VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf $VRAMDOC watch --interval 100ms" Enter
+wait_for "vramdoc watch .* GPU 1 of 2" tstp
+tm send-keys -t tstp C-z
+wait_for "Stopped" tstp
+[[ $(tm display -p -t tstp '#{alternate_on}') == 0 ]] || fail "after Ctrl-Z: still on the alternate screen"
+tm send-keys -t tstp "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e echo -e -icanon -e -echo | sort | tr '\\n' ,; echo" Enter
+wait_for "^echo,icanon,$" tstp
+tm send-keys -t tstp fg Enter
+wait_for "vramdoc watch .* GPU 1 of 2" tstp
+[[ $(tm display -p -t tstp '#{alternate_on}') == 1 ]] || fail "after fg: not on the alternate screen"
+tm send-keys -t tstp q
+for _ in $(seq 100); do [[ $(tm display -p -t tstp '#{alternate_on}') == 0 ]] && break; sleep 0.1; done
+tm send-keys -t tstp "echo exit=\$? >$dir/tstp.status" Enter
+for _ in $(seq 100); do [[ -s $dir/tstp.status ]] && break; sleep 0.1; done
+[[ $(cat "$dir/tstp.status" 2>/dev/null) == exit=0 ]] || fail "after Ctrl-Z, fg, q: $(cat "$dir/tstp.status" 2>/dev/null), wanted exit=0"
 finish
