@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/features.hpp"
+#include "core/trace/elf_file.hpp"
 #include "core/trace/overlay.hpp"
 #include "core/trace/report.hpp"
 
@@ -69,7 +70,7 @@ std::unordered_map<std::uint64_t, SourceFrame> symbolize_module(const std::strin
 }
 
 trace::ProcessTrace load_process(const std::string& file, const trace::Trace& t) {
-  trace::ProcessTrace p{file, t.pid, t.truncated, trace::uses_pytorch(t), trace::analyze_trace(t), {}, t.start_unix_ns};
+  trace::ProcessTrace p{file, t.pid, t.truncated, trace::uses_pytorch(t), trace::analyze_trace(t), {}, t.start_unix_ns, {}};
   const trace::StackTable stacks(t);
   std::vector<std::uint64_t> all_ips;
   std::map<std::uint32_t, std::vector<std::uint64_t>> ips_of;
@@ -78,8 +79,20 @@ trace::ProcessTrace load_process(const std::string& file, const trace::Trace& t)
     all_ips.insert(all_ips.end(), ips_of[id].begin(), ips_of[id].end());
   }
   std::map<std::string, std::unordered_map<std::uint64_t, SourceFrame>> answers;
-  for (const auto& [path, addresses] : trace::plan_symbolization(t, all_ips))
+  const auto ids = trace::module_build_ids(t);
+  for (const auto& [path, addresses] : trace::plan_symbolization(t, all_ips)) {
+    // A file rebuilt or replaced since the trace would name the wrong lines: its frames stay
+    // module+offset. A file that is not here is simply not symbolised, as before.
+    if (auto it = ids.find(path); it != ids.end() && !it->second.empty() && fs::is_regular_file(path)) {
+      auto on_disk = trace::build_id_of_file(path);
+      auto why = on_disk ? trace::module_file_mismatch(it->second, *on_disk) : std::optional<std::string>(on_disk.error());
+      if (why) {
+        p.warnings.push_back(path + " changed since the trace (" + *why + "): its frames are shown as module+offset");
+        continue;
+      }
+    }
     answers[path] = symbolize_module(path, addresses);
+  }
   for (const auto& [id, ips] : ips_of) p.stacks[id] = trace::resolve_frames(t, ips, answers);
   return p;
 }

@@ -25,9 +25,26 @@ check "truncated trace" 0 "$report" trace
 contains "truncated: said" "$out" "the process was killed"
 contains "truncated: rest kept" "$out" "allocations 5 = released 1 + still live 4; released but allocated before tracing 0"
 
-printf 'VDTRACE\0\x02\0\0\0' >trace/trace.77.vdt; head -c 16 /dev/zero >>trace/trace.77.vdt
+# Version 2: the module's build-id. The file at its path (vramdoc itself here) names frames only
+# when its build-id is the traced one (readelf's, independent of ours).
+real_id=$(readelf -n "$BUILD/vramdoc" | sed -n 's/.*Build ID: *//p' | head -1)
+if [[ -n $real_id ]]; then
+  python3 "$SRC/tests/cli/data/make_trace.py" trace/trace.77.vdt --module "$BUILD/vramdoc" --build-id "$real_id"
+  check "build-id matches" 0 "$report" trace
+  [[ $(cat "$out") != *"changed since the trace"* ]] || { echo "FAIL: matching build-id reported as changed"; fails=$((fails + 1)); }
+  python3 "$SRC/tests/cli/data/make_trace.py" trace/trace.77.vdt --module "$BUILD/vramdoc" --build-id 00112233445566778899aabbccddeeff00112233
+  check "build-id differs" 0 "$report" trace
+  contains "build-id differs: warned" "$out" "vramdoc changed since the trace (build-id $real_id, the traced process ran 00112233445566778899aabbccddeeff00112233)"
+  contains "build-id differs: frames unnamed" "$out" "vramdoc+0x"
+  check "build-id differs: json" 0 "$report" --json trace
+  contains "build-id differs: json warning" "$out" "changed since the trace"
+else
+  echo "note: $BUILD/vramdoc has no build-id (readelf found none); build-id checks skipped"
+fi
+
+printf 'VDTRACE\0\x03\0\0\0' >trace/trace.77.vdt; head -c 16 /dev/zero >>trace/trace.77.vdt
 check "wrong version" 2 "$report" trace
-contains "wrong version: message" "$err" "version 2, this vramdoc reads version 1"
+contains "wrong version: message" "$err" "version 3, this vramdoc reads versions 1 to 2"
 head -c 5000 /dev/urandom >trace/trace.77.vdt
 check "garbage" 2 "$report" trace
 contains "garbage: message" "$err" "trace.77.vdt: not a vramdoc trace"

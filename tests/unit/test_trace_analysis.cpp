@@ -182,8 +182,8 @@ TEST(TraceSymbols, ParsesAddr2lineOutput) {
 
 TEST(TraceSymbols, ResolvesThroughTheModuleAndPicksTheCallSite) {
   Builder b;
-  b.t.records.emplace_back(ModuleRecord{0x7000000, 0x7001000, 0x7100000, "/usr/lib/libcuda.so.1"});
-  b.t.records.emplace_back(ModuleRecord{0x5550000, 0x5551000, 0x5560000, "/work/planted_leak"});
+  b.t.records.emplace_back(ModuleRecord{0x7000000, 0x7001000, 0x7100000, "/usr/lib/libcuda.so.1", ""});
+  b.t.records.emplace_back(ModuleRecord{0x5550000, 0x5551000, 0x5560000, "/work/planted_leak", ""});
   const std::vector<std::uint64_t> ips{0x7001234, 0x5551100, 0x5552201, 0x9999};
   const auto plan = plan_symbolization(b.t, ips);
   EXPECT_EQ(plan.at("/work/planted_leak"), (std::vector<std::uint64_t>{0x10FF, 0x2200}));
@@ -217,7 +217,7 @@ TEST(TraceReport, TextNamesTheLeakingCallSiteAndThePytorchCaveat) {
   Builder b;
   b.frame(1, 0, 0x100);
   b.alloc(0xA000, 3 * MiB, 1);
-  ProcessTrace p{"trace.7.vdt", 7, false, true, analyze_trace(b.t), {}};
+  ProcessTrace p{"trace.7.vdt", 7, false, true, analyze_trace(b.t), {}, 0, {}};
   p.stacks[1] = {SourceFrame{0x100, "app", 0xff, "leaky_function()", "/src/app.cpp", 12}};
   const std::string text = render_trace_text({p});
   EXPECT_NE(text.find("allocations 1 = released 0 + still live 1"), std::string::npos) << text;
@@ -230,6 +230,6 @@ TEST(TraceReport, TextNamesTheLeakingCallSiteAndThePytorchCaveat) {
 }
 
 TEST(TraceReport, NoPytorchNoteForOtherPrograms) {
-  ProcessTrace p{"trace.7.vdt", 7, false, false, {}, {}};
+  ProcessTrace p{"trace.7.vdt", 7, false, false, {}, {}, 0, {}};
   EXPECT_EQ(render_trace_text({p}).find("PYTORCH"), std::string::npos);
 }

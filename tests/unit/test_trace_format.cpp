@@ -7,11 +7,16 @@ using namespace vramdoc::trace;
 
 namespace {
 
-Trace sample_trace() {
+const std::string kBuildId("\x8f\x01\x00\xab\xcd\xef\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0\xb0\xc0\xd0\xe0", 20);
+// The module record of sample_trace(): header, 25 fixed bytes, the 20-byte id, an 18-byte path.
+constexpr std::size_t kModuleBytes = 4 + 25 + 20 + 18;
+
+Trace sample_trace(std::uint32_t version = kVersion) {
   Trace t;
+  t.version = version;
   t.pid = 4242;
   t.start_unix_ns = 1'700'000'000'123'456'789ULL;
-  t.records.emplace_back(ModuleRecord{0x5550000, 0x5551000, 0x5559000, "/opt/app/bin/train"});
+  t.records.emplace_back(ModuleRecord{0x5550000, 0x5551000, 0x5559000, "/opt/app/bin/train", version == 1 ? "" : kBuildId});
   t.records.emplace_back(FrameRecord{1, 0, 0x5551234});
   t.records.emplace_back(FrameRecord{2, 1, 0x5552345});
   t.records.emplace_back(EventRecord{10, 0x7f0000000000, 1 << 20, 0, 2, 0, Op::Alloc, MemKind::Device, 245});
@@ -41,11 +46,39 @@ TEST(TraceFormat, RoundTripIsByteExact) {
 }
 
 TEST(TraceFormat, LayoutMatchesTheDocumentedSizes) {
-  // docs/trace-format.md: 24-byte header; event 4+44, frame 4+16, module 4+24+path.
-  EXPECT_EQ(encoded_sample().size(), 24U + (4 + 24 + 18) + 2 * (4 + 16) + 3 * (4 + 44));
+  // docs/trace-format.md: 24-byte header; event 4+44, frame 4+16, module 4+25+id+path.
+  EXPECT_EQ(encoded_sample().size(), 24U + kModuleBytes + 2 * (4 + 16) + 3 * (4 + 44));
   const std::string bytes = encoded_sample();
   EXPECT_EQ(bytes.substr(0, 8), std::string("VDTRACE\0", 8));
-  EXPECT_EQ(static_cast<unsigned char>(bytes[8]), 1);  // version, little-endian
+  EXPECT_EQ(static_cast<unsigned char>(bytes[8]), 2);  // version, little-endian
+  EXPECT_EQ(static_cast<unsigned char>(bytes[24 + 4 + 24]), 20);  // the build-id's length
+  EXPECT_EQ(bytes.substr(24 + 4 + 25, 20), kBuildId);
+}
+
+// Version 1 traces (no build-id) are still read, and written back byte for byte.
+TEST(TraceFormat, Version1StillReads) {
+  const std::string bytes = encode_trace(sample_trace(1));
+  EXPECT_EQ(bytes.size(), 24U + (4 + 24 + 18) + 2 * (4 + 16) + 3 * (4 + 44));
+  auto parsed = parse_trace(bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_EQ(parsed->version, 1U);
+  EXPECT_EQ(parsed->records, sample_trace(1).records);
+  EXPECT_EQ(encode_trace(*parsed), bytes);
+}
+
+TEST(TraceFormat, RejectsHostileBuildIds) {
+  const std::size_t length_at = kFileHeaderBytes + 4 + 24;
+  std::string too_long = encoded_sample();
+  too_long[length_at] = 65;
+  expect_error(too_long, "build-id of 65 bytes");
+  std::string past_record = encoded_sample();
+  past_record[length_at] = 40;  // the record holds 20 + 18 bytes after the fixed part
+  expect_error(past_record, "build-id of 40 bytes");
+  // A version 2 module record too short for its fixed part.
+  std::string short_module = encoded_sample();
+  short_module[kFileHeaderBytes + 2] = 24;
+  short_module[kFileHeaderBytes + 3] = 0;
+  expect_error(short_module, "module record of 24 bytes");
 }
 
 TEST(TraceFormat, EveryTruncationKeepsTheWholeRecordsBefore) {
@@ -68,8 +101,10 @@ TEST(TraceFormat, RejectsMissingOrShortHeader) {
 
 TEST(TraceFormat, RejectsOtherVersions) {
   std::string bytes = encoded_sample();
-  bytes[8] = 2;
-  expect_error(bytes, "version 2");
+  bytes[8] = 3;
+  expect_error(bytes, "version 3, this vramdoc reads versions 1 to 2");
+  bytes[8] = 0;
+  expect_error(bytes, "version 0");
 }
 
 TEST(TraceFormat, RejectsGarbageAfterTheHeader) {
@@ -80,7 +115,7 @@ TEST(TraceFormat, RejectsGarbageAfterTheHeader) {
 
 TEST(TraceFormat, RejectsWrongRecordLengths) {
   std::string bytes = encoded_sample();
-  const std::size_t event_at = kFileHeaderBytes + (4 + 24 + 18) + 2 * (4 + 16);
+  const std::size_t event_at = kFileHeaderBytes + kModuleBytes + 2 * (4 + 16);
   bytes[event_at + 2] = 43;  // an event whose payload claims 43 bytes
   expect_error(bytes, "event record of 43 bytes");
 }
@@ -97,7 +132,7 @@ TEST(TraceFormat, AbsurdLengthIsAnErrorNotATruncation) {
 TEST(TraceFormat, RejectsUnknownEnumsAndRecordTypes) {
   Trace t = sample_trace();
   std::string bytes = encode_trace(t);
-  const std::size_t event_at = kFileHeaderBytes + (4 + 24 + 18) + 2 * (4 + 16);
+  const std::size_t event_at = kFileHeaderBytes + kModuleBytes + 2 * (4 + 16);
   std::string bad_op = bytes;
   bad_op[event_at + 4 + 40] = 9;
   expect_error(bad_op, "unknown operation 9");
@@ -126,7 +161,7 @@ TEST(TraceFormat, RejectsABrokenPrefixTree) {
 
 TEST(TraceFormat, RejectsModuleWithStartAfterEnd) {
   Trace t = sample_trace();
-  t.records[0] = ModuleRecord{0, 10, 5, "x"};
+  t.records[0] = ModuleRecord{0, 10, 5, "x", ""};
   expect_error(encode_trace(t), "start after end");
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli/trace_support.hpp"
+#include "core/trace/elf_file.hpp"
 #include "core/trace/reader.hpp"
 #include "core/trace/symbols.hpp"
 #include "tracer/recorder/recorder.hpp"
@@ -58,11 +59,19 @@ TEST(TraceRecorder, WritesWhatTheReaderReadsByteExact) {
   EXPECT_EQ(encode_trace(*t), bytes);
   std::vector<EventRecord> events;
   bool saw_own_module = false;
+  std::string own_id;
   for (const auto& r : t->records) {
     if (const auto* e = std::get_if<EventRecord>(&r)) events.push_back(*e);
-    if (const auto* m = std::get_if<ModuleRecord>(&r)) saw_own_module |= m->path.find("unit_tests") != std::string::npos;
+    if (const auto* m = std::get_if<ModuleRecord>(&r); m && m->path.find("unit_tests") != std::string::npos) {
+      saw_own_module = true;
+      own_id = m->build_id;
+    }
   }
   EXPECT_TRUE(saw_own_module);
+  // The build-id read from the loaded image is the file's (version 2).
+  auto on_disk = build_id_of_file("/proc/self/exe");
+  ASSERT_TRUE(on_disk.ok()) << on_disk.error();
+  EXPECT_EQ(own_id, on_disk->value_or(""));
   ASSERT_EQ(events.size(), 3U);
   const StackTable stacks(*t);
   EXPECT_EQ(stacks.ips(events[0].stack_id), (std::vector<std::uint64_t>{0x30, 0x20, 0x10}));

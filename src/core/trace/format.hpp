@@ -1,4 +1,4 @@
-// The .vdt allocation-trace format, version 1 (docs/trace-format.md): its constants, its record
+// The .vdt allocation-trace format, version 2 (docs/trace-format.md): its constants, its record
 // structs and the encoders shared by the tracer (which must not allocate) and core's writer.
 // Little-endian, as every CUDA host is. Header-only, no allocation, no exceptions.
 #pragma once
@@ -9,14 +9,17 @@
 namespace vramdoc::trace {
 
 inline constexpr char kMagic[8] = {'V', 'D', 'T', 'R', 'A', 'C', 'E', '\0'};
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;        // written; readers take 1 and 2
+inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::size_t kFileHeaderBytes = 24;     // magic, u32 version, u32 pid, u64 start_unix_ns
 inline constexpr std::size_t kRecordHeaderBytes = 4;    // u16 type, u16 payload bytes
 inline constexpr std::size_t kEventPayloadBytes = 44;
 inline constexpr std::size_t kFramePayloadBytes = 16;
-inline constexpr std::size_t kModuleFixedBytes = 24;    // then the path, without a terminating 0
+inline constexpr std::size_t kModuleFixedBytesV1 = 24;  // bias, start, end; then the path, no terminating 0
+inline constexpr std::size_t kModuleFixedBytes = 25;    // version 2: and u8 build-id length; then the id, the path
+inline constexpr std::size_t kMaxModuleIdBytes = 64;    // elf_note.hpp's kMaxBuildIdBytes
 inline constexpr std::size_t kMaxPathBytes = 4096;
-inline constexpr std::size_t kMaxRecordBytes = kRecordHeaderBytes + kModuleFixedBytes + kMaxPathBytes;
+inline constexpr std::size_t kMaxRecordBytes = kRecordHeaderBytes + kModuleFixedBytes + kMaxModuleIdBytes + kMaxPathBytes;
 inline constexpr std::uint32_t kUnknownDevice = 0xFFFFFFFFu;
 
 enum class RecordType : std::uint16_t { Module = 1, Frame = 2, Event = 3 };
@@ -104,11 +107,29 @@ inline std::size_t put_frame(unsigned char* out, const FrameRecord& f) {
   return static_cast<std::size_t>(p - out);
 }
 
-// Writes one loaded module (path cut at kMaxPathBytes); out needs kMaxRecordBytes.
-inline std::size_t put_module(unsigned char* out, std::uint64_t load_bias, std::uint64_t start,
-                              std::uint64_t end, const char* path, std::size_t path_bytes) {
+// Writes one loaded module, version 2: with its build-id (`id_bytes` 0 when it has none, cut at
+// kMaxModuleIdBytes) and its path (cut at kMaxPathBytes); out needs kMaxRecordBytes.
+inline std::size_t put_module(unsigned char* out, std::uint64_t load_bias, std::uint64_t start, std::uint64_t end,
+                              const unsigned char* build_id, std::size_t id_bytes, const char* path,
+                              std::size_t path_bytes) {
   if (path_bytes > kMaxPathBytes) path_bytes = kMaxPathBytes;
-  unsigned char* p = detail::put_record_header(out, RecordType::Module, kModuleFixedBytes + path_bytes);
+  if (id_bytes > kMaxModuleIdBytes) id_bytes = kMaxModuleIdBytes;
+  const auto id_length = static_cast<std::uint8_t>(id_bytes);
+  unsigned char* p = detail::put_record_header(out, RecordType::Module, kModuleFixedBytes + id_bytes + path_bytes);
+  p = detail::put(p, &load_bias, 8);
+  p = detail::put(p, &start, 8);
+  p = detail::put(p, &end, 8);
+  p = detail::put(p, &id_length, 1);
+  if (id_bytes) p = detail::put(p, build_id, id_bytes);
+  p = detail::put(p, path, path_bytes);
+  return static_cast<std::size_t>(p - out);
+}
+
+// The same record as version 1 wrote it (no build-id), for reading and writing old traces.
+inline std::size_t put_module_v1(unsigned char* out, std::uint64_t load_bias, std::uint64_t start, std::uint64_t end,
+                                 const char* path, std::size_t path_bytes) {
+  if (path_bytes > kMaxPathBytes) path_bytes = kMaxPathBytes;
+  unsigned char* p = detail::put_record_header(out, RecordType::Module, kModuleFixedBytesV1 + path_bytes);
   p = detail::put(p, &load_bias, 8);
   p = detail::put(p, &start, 8);
   p = detail::put(p, &end, 8);

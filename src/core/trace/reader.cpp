@@ -37,7 +37,8 @@ Result<EventRecord> parse_event(const unsigned char* p, std::size_t offset) {
   return e;
 }
 
-std::optional<Error> check_record_header(std::uint16_t type, std::size_t length, std::size_t offset) {
+std::optional<Error> check_record_header(std::uint16_t type, std::size_t length, std::size_t offset,
+                                        std::uint32_t version) {
   const auto wrong_length = [&](const char* what) {
     return make_error(std::string(what) + " record of " + std::to_string(length) + " bytes" + at(offset));
   };
@@ -48,9 +49,12 @@ std::optional<Error> check_record_header(std::uint16_t type, std::size_t length,
     case RecordType::Frame:
       if (length != kFramePayloadBytes) return wrong_length("frame");
       return std::nullopt;
-    case RecordType::Module:
-      if (length < kModuleFixedBytes || length > kModuleFixedBytes + kMaxPathBytes) return wrong_length("module");
+    case RecordType::Module: {
+      const std::size_t fixed = version == 1 ? kModuleFixedBytesV1 : kModuleFixedBytes;
+      const std::size_t id = version == 1 ? 0 : kMaxModuleIdBytes;
+      if (length < fixed || length > fixed + id + kMaxPathBytes) return wrong_length("module");
       return std::nullopt;
+    }
   }
   return make_error("unknown record type " + std::to_string(type) + at(offset));
 }
@@ -63,9 +67,9 @@ Result<Trace> parse_trace(std::string_view bytes) {
     return make_error("not a vramdoc trace (no VDTRACE header)");
   Trace trace;
   trace.version = get<std::uint32_t>(data + 8);
-  if (trace.version != kVersion)
-    return make_error("trace format version " + std::to_string(trace.version) + ", this vramdoc reads version " +
-                      std::to_string(kVersion));
+  if (trace.version < kOldestVersion || trace.version > kVersion)
+    return make_error("trace format version " + std::to_string(trace.version) + ", this vramdoc reads versions " +
+                      std::to_string(kOldestVersion) + " to " + std::to_string(kVersion));
   trace.pid = get<std::uint32_t>(data + 12);
   trace.start_unix_ns = get<std::uint64_t>(data + 16);
 
@@ -77,7 +81,7 @@ Result<Trace> parse_trace(std::string_view bytes) {
     const std::size_t length = get<std::uint16_t>(data + offset + 2);
     const std::size_t payload_at = offset + kRecordHeaderBytes;
     // The header is checked before the length is trusted: garbage is an error, not a truncation.
-    if (auto bad = check_record_header(type, length, offset)) return *bad;
+    if (auto bad = check_record_header(type, length, offset, trace.version)) return *bad;
     if (bytes.size() - payload_at < length) { trace.truncated = true; break; }
     const unsigned char* p = data + payload_at;
     switch (static_cast<RecordType>(type)) {
@@ -98,8 +102,17 @@ Result<Trace> parse_trace(std::string_view bytes) {
         break;
       }
       case RecordType::Module: {
+        std::size_t fixed = kModuleFixedBytesV1, id_bytes = 0;
+        if (trace.version >= 2) {
+          fixed = kModuleFixedBytes;
+          id_bytes = p[24];
+          if (id_bytes > kMaxModuleIdBytes || length - fixed < id_bytes || length - fixed - id_bytes > kMaxPathBytes)
+            return make_error("module with a build-id of " + std::to_string(id_bytes) + " bytes in a record of " +
+                              std::to_string(length) + at(offset));
+        }
+        const auto* text = reinterpret_cast<const char*>(p);
         ModuleRecord m{get<std::uint64_t>(p), get<std::uint64_t>(p + 8), get<std::uint64_t>(p + 16),
-                       std::string(reinterpret_cast<const char*>(p + kModuleFixedBytes), length - kModuleFixedBytes)};
+                       std::string(text + fixed + id_bytes, length - fixed - id_bytes), std::string(text + fixed, id_bytes)};
         if (m.start > m.end) return make_error("module with start after end" + at(offset));
         trace.records.emplace_back(std::move(m));
         break;
@@ -139,7 +152,9 @@ std::string encode_trace(const Trace& trace) {
     else if (const auto* f = std::get_if<FrameRecord>(&record)) append(put_frame(buffer, *f));
     else {
       const auto& m = std::get<ModuleRecord>(record);
-      append(put_module(buffer, m.load_bias, m.start, m.end, m.path.data(), m.path.size()));
+      if (trace.version == 1) append(put_module_v1(buffer, m.load_bias, m.start, m.end, m.path.data(), m.path.size()));
+      else append(put_module(buffer, m.load_bias, m.start, m.end, reinterpret_cast<const unsigned char*>(m.build_id.data()),
+                             m.build_id.size(), m.path.data(), m.path.size()));
     }
   }
   return out;

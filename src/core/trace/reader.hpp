@@ -19,6 +19,7 @@ struct ModuleRecord {
   std::uint64_t start = 0;      // [start, end): its executable segments, runtime addresses
   std::uint64_t end = 0;
   std::string path;
+  std::string build_id;         // raw bytes of its GNU build-id; empty when none (or a version 1 trace)
   bool operator==(const ModuleRecord&) const = default;
 };
 

@@ -105,6 +105,7 @@ std::string render_trace_text(const std::vector<ProcessTrace>& processes, std::s
     out += "  traced peak " + format_bytes(a.peak_bytes) + " at " + std::to_string(a.peak_t_s).substr(0, 6) +
            " s; alive at exit " + format_bytes(a.live_bytes) + "\n";
     if (p.truncated) out += "  (the trace ends mid-record: the process was killed; the last interval is missing)\n";
+    for (const auto& w : p.warnings) out += "  (" + w + ")\n";
     if (!a.accumulating.empty())
       render_groups(out, p, a.accumulating, "Growing until the peak (kept by a loop: likely leaks), by call site:", max_groups,
                     max_frames);
@@ -129,7 +130,7 @@ nlohmann::json trace_report_json(const std::vector<ProcessTrace>& processes) {
                     {"live_bytes", a.live_bytes}, {"peak_bytes", a.peak_bytes}, {"peak_t_s", a.peak_t_s},
                     {"leaks", groups_json(p, a.leaks)}, {"peak_contributors", groups_json(p, a.peak_contributors)},
                     {"refused", groups_json(p, a.refused)}, {"accumulating", groups_json(p, a.accumulating)},
-                    {"timeline", timeline}});
+                    {"timeline", timeline}, {"warnings", p.warnings}});
   }
   return {{"processes", list}};
 }

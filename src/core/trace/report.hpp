@@ -22,6 +22,7 @@ struct ProcessTrace {
   TraceAnalysis analysis;
   std::map<std::uint32_t, std::vector<SourceFrame>> stacks;  // the stacks the groups name
   std::uint64_t start_unix_ns = 0;  // wall clock when its trace started (the file header's)
+  std::vector<std::string> warnings;  // e.g. a module whose file changed since the trace
 };
 
 // True when the traced process had PyTorch's CUDA allocator loaded (libc10_cuda).

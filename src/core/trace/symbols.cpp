@@ -1,5 +1,7 @@
 #include "core/trace/symbols.hpp"
 
+#include "core/trace/elf_file.hpp"
+
 #include <charconv>
 #include <set>
 
@@ -54,6 +56,20 @@ std::optional<ModuleRecord> find_module(const Trace& trace, std::uint64_t ip) {
   for (const auto& r : trace.records)
     if (const auto* m = std::get_if<ModuleRecord>(&r); m && ip >= m->start && ip < m->end) found = *m;
   return found;
+}
+
+std::map<std::string, std::string> module_build_ids(const Trace& trace) {
+  std::map<std::string, std::string> out;
+  for (const auto& r : trace.records)
+    if (const auto* m = std::get_if<ModuleRecord>(&r)) out[m->path] = m->build_id;
+  return out;
+}
+
+std::optional<std::string> module_file_mismatch(const std::string& recorded, const std::optional<std::string>& on_disk) {
+  if (recorded.empty()) return std::nullopt;
+  if (!on_disk) return "the file has no build-id, the traced one had " + hex_bytes(recorded);
+  if (*on_disk != recorded) return "build-id " + hex_bytes(*on_disk) + ", the traced process ran " + hex_bytes(recorded);
+  return std::nullopt;
 }
 
 std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const Trace& trace,

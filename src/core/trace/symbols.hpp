@@ -37,6 +37,15 @@ struct SourceFrame {
 // The module whose executable range holds `ip` (the last one recorded wins), if any.
 std::optional<ModuleRecord> find_module(const Trace& trace, std::uint64_t ip);
 
+// The build-id each module path had in the traced process (raw bytes; the last record of a path
+// wins; empty when the trace has none, as version 1 traces).
+std::map<std::string, std::string> module_build_ids(const Trace& trace);
+
+// Whether the file now at a module's path may name its frames: `recorded` is the traced
+// module's build-id, `on_disk` the file's (nullopt: it has none). Without a recorded id (a
+// version 1 trace) the file is trusted. Otherwise nullopt when they agree, else the reason.
+std::optional<std::string> module_file_mismatch(const std::string& recorded, const std::optional<std::string>& on_disk);
+
 // What to look up: per module path, the file addresses (return address - 1 - load bias).
 std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const Trace& trace,
                                                                      const std::vector<std::uint64_t>& ips);

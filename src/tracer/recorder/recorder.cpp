@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/trace/elf_note.hpp"
+
 namespace vramdoc::tracer {
 namespace {
 
@@ -38,6 +40,18 @@ void exec_range(const dl_phdr_info* info, std::uint64_t* start, std::uint64_t* e
   }
 }
 
+// The GNU build-id in the module's notes, read from the loaded image (PT_NOTE lies inside a
+// loaded segment), so symbolisation can later check it has the same file.
+bool loaded_build_id(const dl_phdr_info* info, const unsigned char** id, std::size_t* bytes) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const auto* notes = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+    if (trace::find_build_id(notes, ph.p_memsz, id, bytes)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int on_module(dl_phdr_info* info, std::size_t, void* arg) {
@@ -60,8 +74,11 @@ int on_module(dl_phdr_info* info, std::size_t, void* arg) {
     if (self->module_starts_[i] == start) return 0;
   if (self->module_count_ == Recorder::kMaxModules) return 0;
   self->module_starts_[self->module_count_++] = start;
+  const unsigned char* id = nullptr;
+  std::size_t id_bytes = 0;
+  if (!loaded_build_id(info, &id, &id_bytes)) id_bytes = 0;
   unsigned char record[trace::kMaxRecordBytes];
-  self->append_locked(record, trace::put_module(record, info->dlpi_addr, start, end, path, length));
+  self->append_locked(record, trace::put_module(record, info->dlpi_addr, start, end, id, id_bytes, path, length));
   return 0;
 }
 
