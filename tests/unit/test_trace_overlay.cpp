@@ -91,7 +91,7 @@ TEST(TraceOverlay, RecordedPytorchTraceOnARecordedTimeline) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto tl = timeline::read_timeline(text, "trace_leak_mid.json");
   ASSERT_TRUE(tl.ok()) << tl.error();
-  ProcessTrace p{"trace.vdt", t->pid, t->truncated, uses_pytorch(*t), analyze_trace(*t), {}, t->start_unix_ns};
+  ProcessTrace p{"trace.vdt", t->pid, t->truncated, uses_pytorch(*t), analyze_trace(*t), {}, t->start_unix_ns, {}};
   const auto s = build_overlay({p}, *tl);
   EXPECT_TRUE(s.pytorch);
   EXPECT_EQ(s.peak_bytes, p.analysis.peak_bytes);
