@@ -72,6 +72,14 @@ inline unsigned char* put_record_header(unsigned char* out, RecordType type, std
   out = put(out, &t, 2);
   return put(out, &n, 2);
 }
+// A module record's header and the fields both versions share: bias, start, end.
+inline unsigned char* put_module_head(unsigned char* out, std::size_t payload, std::uint64_t load_bias,
+                                      std::uint64_t start, std::uint64_t end) {
+  out = put_record_header(out, RecordType::Module, payload);
+  out = put(out, &load_bias, 8);
+  out = put(out, &start, 8);
+  return put(out, &end, 8);
+}
 }  // namespace detail
 
 // Writes the file header into out (kFileHeaderBytes); returns the bytes written.
@@ -115,10 +123,7 @@ inline std::size_t put_module(unsigned char* out, std::uint64_t load_bias, std::
   if (path_bytes > kMaxPathBytes) path_bytes = kMaxPathBytes;
   if (id_bytes > kMaxModuleIdBytes) id_bytes = kMaxModuleIdBytes;
   const auto id_length = static_cast<std::uint8_t>(id_bytes);
-  unsigned char* p = detail::put_record_header(out, RecordType::Module, kModuleFixedBytes + id_bytes + path_bytes);
-  p = detail::put(p, &load_bias, 8);
-  p = detail::put(p, &start, 8);
-  p = detail::put(p, &end, 8);
+  unsigned char* p = detail::put_module_head(out, kModuleFixedBytes + id_bytes + path_bytes, load_bias, start, end);
   p = detail::put(p, &id_length, 1);
   if (id_bytes) p = detail::put(p, build_id, id_bytes);
   p = detail::put(p, path, path_bytes);
@@ -129,10 +134,7 @@ inline std::size_t put_module(unsigned char* out, std::uint64_t load_bias, std::
 inline std::size_t put_module_v1(unsigned char* out, std::uint64_t load_bias, std::uint64_t start, std::uint64_t end,
                                  const char* path, std::size_t path_bytes) {
   if (path_bytes > kMaxPathBytes) path_bytes = kMaxPathBytes;
-  unsigned char* p = detail::put_record_header(out, RecordType::Module, kModuleFixedBytesV1 + path_bytes);
-  p = detail::put(p, &load_bias, 8);
-  p = detail::put(p, &start, 8);
-  p = detail::put(p, &end, 8);
+  unsigned char* p = detail::put_module_head(out, kModuleFixedBytesV1 + path_bytes, load_bias, start, end);
   p = detail::put(p, path, path_bytes);
   return static_cast<std::size_t>(p - out);
 }
