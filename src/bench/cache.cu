@@ -14,19 +14,24 @@ namespace {
 constexpr std::uint32_t kSeed = 0x2468u;
 constexpr int kSharedBlock = 256, kSharedWords = 2048;  // uint4: 32 KiB per block
 
-// Each block reads one chunk of B x U uint4, chunk (block index mod chunks), U loads in flight
-// per thread; CG: L1 bypassed. One partial sum per warp, stored (no atomics on the hot path).
-template <int B, int U, bool CG>
+// Each block reads one chunk of B x U uint4, chunk r = (block index mod chunks), U loads in flight
+// per thread; CG: L1 bypassed. Spread: load u of chunk r is the slab u * chunks + r of B uint4, so
+// a chunk is spread over the whole footprint and the resident blocks read one window of it
+// together (gpu-l2-cache's layout); otherwise a chunk is contiguous. One sum stored per block.
+template <int B, int U, bool CG, bool Spread>
 __global__ void l2_kernel(const uint4* __restrict__ buf, unsigned chunks, unsigned* partials) {
-  const uint4* p = buf + static_cast<std::uint64_t>(blockIdx.x % chunks) * B * U + threadIdx.x;
+  const std::uint64_t r = blockIdx.x % chunks;
   uint4 v[U];
 #pragma unroll
-  for (int u = 0; u < U; ++u) v[u] = CG ? __ldcg(p + u * B) : p[u * B];
+  for (int u = 0; u < U; ++u) {
+    const std::uint64_t slab = Spread ? static_cast<std::uint64_t>(u) * chunks + r : r * U + u;
+    const uint4* p = buf + slab * B + threadIdx.x;
+    v[u] = CG ? __ldcg(p) : *p;
+  }
   std::uint32_t acc = 0;
 #pragma unroll
   for (int u = 0; u < U; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
-  acc = detail::warp_sum(acc);
-  if ((threadIdx.x & 31) == 0) partials[(blockIdx.x * B + threadIdx.x) / 32] = acc;
+  detail::store_block_sum(partials, acc);
 }
 
 // Each block reads `per_thread` x blockDim uint4 from `buf`, `passes` times. `zero` is 0 at run
@@ -69,7 +74,7 @@ __global__ void shared_kernel(unsigned passes, unsigned zero, unsigned* slots) {
 }
 
 // One way to run a read kernel: its launch, the bytes and the checksum one launch gives.
-// partial_words == 0: the kernel adds into the slots; otherwise it stores that many per-warp sums.
+// partial_words == 0: the kernel adds into the slots; otherwise it stores that many sums.
 struct Trial {
   std::string name;
   std::function<void()> launch;
@@ -78,7 +83,7 @@ struct Trial {
   std::uint64_t partial_words = 0;
 };
 
-// The checksum the last launches left: the slots' sum, or the sum of the per-warp partials.
+// The checksum the last launches left: the slots' sum, or the sum of the stored partials.
 Result<std::uint32_t> checksum(const Trial& t, const unsigned* sums) {
   if (t.partial_words == 0) return detail::sum_slots(sums);
   std::vector<unsigned> host(t.partial_words);
@@ -120,9 +125,9 @@ Result<Timed> tune_and_time(const char* what, const std::vector<Trial>& trials, 
     if (!s) return make_error(s.error());
     std::sort(s->begin(), s->end());
     const double rate = t.bytes_per_launch * launches / (*s)[1];
-    char line[96];
-    std::snprintf(line, sizeof line, "%s%s: %.0f", tried.empty() ? "" : "; ", t.name.c_str(), rate / 1e9);
-    tried += line;
+    char rate_text[32];
+    std::snprintf(rate_text, sizeof rate_text, ": %.0f", rate / 1e9);
+    tried += (tried.empty() ? "" : "; ") + t.name + rate_text;
     if (rate > best_rate) best_rate = rate, best = &t;
   }
   if (!best) return make_error(std::string(what) + ": no launch shape fits the footprint");
@@ -143,24 +148,27 @@ Result<int> sm_count() {
   return sms;
 }
 
-constexpr std::uint64_t kL2BytesPerLaunch = 4ULL << 30;
-// Room for the per-warp partials of any L2 trial (a warp reads 4 KiB at least), plus rounding.
-constexpr std::uint64_t kL2PartialWords = kL2BytesPerLaunch / 4096 * 2;
+// About 1.7 ms per launch at 10 TB/s: the last wave's tail and the gap between launches weigh a
+// quarter of what they do in a 4 GiB launch (30 MiB read 1.3 % faster on an H200, docs/bench.md).
+constexpr std::uint64_t kL2BytesPerLaunch = 16ULL << 30;
+// Room for the per-block partials of any L2 trial (a block reads 32 KiB at least), plus rounding.
+constexpr std::uint64_t kL2PartialWords = kL2BytesPerLaunch / 32768 * 2;
 
-template <int B, int U, bool CG>
+template <int B, int U, bool CG, bool Spread = false>
 void add_l2_trial(std::vector<Trial>& out, const uint4* buf, std::uint64_t count, unsigned* partials) {
   const std::uint64_t chunk = std::uint64_t{B} * U;
   const auto chunks = static_cast<unsigned>(count / chunk);
   if (chunks == 0 || count % chunk != 0) return;
   const auto per_chunk = static_cast<unsigned>(kL2BytesPerLaunch / (chunk * sizeof(uint4)));
-  const unsigned reps = (per_chunk + chunks - 1) / chunks;  // about 4 GiB read per launch
+  const unsigned reps = (per_chunk + chunks - 1) / chunks;  // about kL2BytesPerLaunch per launch
   const unsigned grid = chunks * reps;
-  const std::uint64_t words = std::uint64_t{grid} * B / 32;
+  const std::uint64_t words = grid;
   if (words > kL2PartialWords) return;
-  char name[120];
-  std::snprintf(name, sizeof name, "%u blocks x %d threads, %d loads each, %llu KiB per block, %s", grid, B, U,
-                static_cast<unsigned long long>(chunk * sizeof(uint4) / 1024), CG ? "ld.global.cg" : "ld.global");
-  out.push_back({name, [=] { l2_kernel<B, U, CG><<<grid, B>>>(buf, chunks, partials); },
+  char name[140];
+  std::snprintf(name, sizeof name, "%u blocks x %d threads, %d loads each, %llu KiB per block%s, %s", grid, B, U,
+                static_cast<unsigned long long>(chunk * sizeof(uint4) / 1024),
+                Spread ? " spread over the footprint" : "", CG ? "ld.global.cg" : "ld.global");
+  out.push_back({name, [=] { l2_kernel<B, U, CG, Spread><<<grid, B>>>(buf, chunks, partials); },
                  static_cast<double>(grid) * static_cast<double>(chunk * sizeof(uint4)),
                  detail::affine_sum(4 * count, 1, kSeed) * reps, words});
 }
@@ -206,6 +214,12 @@ Result<Timed> l2_read(std::uint64_t footprint_bytes, int samples) {
   add_l2_trial<1024, 8, true>(trials, buf.ptr, count, partials.ptr);
   add_l2_trial<512, 8, true>(trials, buf.ptr, count, partials.ptr);
   add_l2_trial<1024, 4, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<128, 32, false>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<128, 32, false, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<256, 32, false, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<512, 16, false, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<1024, 8, false, true>(trials, buf.ptr, count, partials.ptr);
+  add_l2_trial<1024, 8, true, true>(trials, buf.ptr, count, partials.ptr);
   return tune_and_time("l2 read", trials, 2, samples, partials.ptr);
 }
 

@@ -72,6 +72,20 @@ __device__ inline unsigned warp_sum(unsigned value) {
   return value;
 }
 
+// Sums `value` over the block and stores it in partials[blockIdx.x] (all threads must call it).
+// One word per block: per-warp stores from a many-block read cost 0.8 % of its bandwidth on an
+// H200 (the written lines go back to DRAM between the reads; exp5, docs/bench-h200.md).
+__device__ inline void store_block_sum(unsigned* partials, unsigned value) {
+  __shared__ unsigned per_warp[32];
+  value = warp_sum(value);
+  if ((threadIdx.x & 31) == 0) per_warp[threadIdx.x / 32] = value;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    value = warp_sum(threadIdx.x < (blockDim.x + 31) / 32 ? per_warp[threadIdx.x] : 0u);
+    if (threadIdx.x == 0) partials[blockIdx.x] = value;
+  }
+}
+
 // Sums `value` over the warp and adds it to this warp's slot (all 32 lanes must call it).
 __device__ inline void add_to_slots(unsigned* slots, unsigned value) {
   value = warp_sum(value);

@@ -42,7 +42,7 @@ __device__ __forceinline__ void store(uint4* p, uint4 v) {
 // a = f(b, c) over n uint4. Grid-stride: n is a multiple of gridDim.x * blockDim.x * U (a grid
 // of exactly n / (blockDim.x * U) blocks makes it one pass over U regions, as BabelStream does).
 // Chunked: block i covers the contiguous chunk i of blockDim.x * U elements, one pass.
-// Read leaves one partial sum per warp in `partials` (plain stores: no atomics on the hot path).
+// Read leaves one partial sum per block in `partials` (a plain store: no atomics on the hot path).
 template <int Op, int U, int H, bool Chunked>
 __global__ void stream_kernel(uint4* __restrict__ a, const uint4* __restrict__ b, const uint4* __restrict__ c,
                               std::uint64_t n, unsigned* partials) {
@@ -81,10 +81,7 @@ __global__ void stream_kernel(uint4* __restrict__ a, const uint4* __restrict__ b
       }
     }
   }
-  if constexpr (Op == static_cast<int>(StreamOp::Read)) {
-    acc = detail::warp_sum(acc);
-    if ((threadIdx.x & 31) == 0) partials[(blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) / 32] = acc;
-  }
+  if constexpr (Op == static_cast<int>(StreamOp::Read)) detail::store_block_sum(partials, acc);
 }
 
 // Read only, one long launch: block k reads region k mod R of the array, I iterations of 2 x B
@@ -107,8 +104,7 @@ __global__ void read_regions(uint4* __restrict__, const uint4* __restrict__ b, c
   std::uint32_t acc = 0;
 #pragma unroll
   for (int i = 0; i < 2 * I; ++i) acc += v[i].x + v[i].y + v[i].z + v[i].w;
-  acc = detail::warp_sum(acc);
-  if ((threadIdx.x & 31) == 0) partials[(blockIdx.x * static_cast<std::uint64_t>(B) + threadIdx.x) / 32] = acc;
+  detail::store_block_sum(partials, acc);
 }
 
 using KernelFn = void (*)(uint4*, const uint4*, const uint4*, std::uint64_t, unsigned*);
@@ -121,8 +117,8 @@ struct Variant {
   int block = 0;  // Regions: the block size the kernel is built for
 };
 
-// Bytes one Regions launch reads at least: about 14 ms at 4.8 TB/s.
-constexpr std::uint64_t kRegionBytesPerLaunch = 64ULL << 30;
+// Bytes one Regions launch reads at least: about 21 ms at 4.8 TB/s.
+constexpr std::uint64_t kRegionBytesPerLaunch = 96ULL << 30;
 
 template <int Op, int H, bool Chunked>
 void add_unrolls(std::vector<Variant>& out) {
@@ -200,7 +196,7 @@ Result<double> time_shape(const Shape& s, const Arrays& x, int launches) {
 // Checks what the last launch left: the read's partial sums or the destination array.
 Result<bool> verify(StreamOp op, const Shape& s, const Arrays& x) {
   if (op == StreamOp::Read) {
-    std::vector<unsigned> partials(static_cast<std::size_t>(s.grid) * s.block / 32);
+    std::vector<unsigned> partials(static_cast<std::size_t>(s.grid));  // one word per block
     VD_CUDA(cudaMemcpy(partials.data(), x.partials, partials.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
     std::uint32_t sum = 0;
     for (unsigned p : partials) sum += p;
@@ -274,8 +270,9 @@ Result<Timed> device_stream(StreamOp op, std::uint64_t stream_bytes, int samples
   const std::uint64_t count = stream_array_bytes(stream_bytes, arrays_touched(op)) / sizeof(uint4);
   detail::DeviceArray<uint4> a, b, c;
   detail::DeviceArray<unsigned> partials;
-  // One word per warp of the largest read grid: unroll 1 over the array, or a Regions launch
-  // (8 loads per thread at least, kRegionBytesPerLaunch plus one pass at most).
+  // One word per block of the largest read grid (sized per warp: room to spare): unroll 1 over
+  // the array, or a Regions launch (8 loads per thread at least, kRegionBytesPerLaunch plus one
+  // pass at most).
   if (op == StreamOp::Read) {
     VD_CUDA(partials.alloc(std::max(count / 32 + 1, (kRegionBytesPerLaunch / sizeof(uint4) + count) / 8 / 32 + 64)));
   }
