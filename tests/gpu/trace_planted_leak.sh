@@ -52,5 +52,25 @@ kill -9 $pid; wait $pid 2>/dev/null
 python3 "$SRC/tests/gpu/trace_compare_leaks.py" "$work/killed.json" --expect \
   leak_site_a=3x1048576 leak_site_b=1x5242880 leak_site_c_inner=1x3145728 || fail "killed run lost events"
 
+# 4. The user's path, end to end: `vramdoc run --trace` around the same program must set up the
+# tracer itself and report the three planted call sites after the driver's diagnosis, with the
+# traced bytes drawn in the HTML chart.
+if [[ -x ${VRAMDOC:-} ]]; then
+  "$VRAMDOC" run --trace --out "$work/run.jsonl" --html "$work/run.html" -- "$work/planted_leak" \
+    >"$work/run.out" 2>"$work/run.err" || fail "vramdoc run --trace exit status"
+  cat "$work/run.err"
+  sed -n '/Alive at exit/,/stack:/p' "$work/run.err" >"$work/run.leaks"
+  for row in '5\.00 MiB +1 +device +leak_site_b\(\) \(planted_leak\.cu:33\)' \
+             '3\.00 MiB +3 +device +leak_site_a\(\) \(planted_leak\.cu:25\)' \
+             '3\.00 MiB +1 +device +leak_site_c_inner\(\) \(planted_leak\.cu:40\)'; do
+    grep -qE "$row" "$work/run.leaks" || fail "run --trace: no leak row like $row"
+  done
+  grep -q "Traced allocations" "$work/run.err" || fail "run --trace: no traced-bytes section"
+  grep -q "id='traced'" "$work/run.html" || fail "run --trace: no traced line in the HTML chart"
+  ls "$work/run.trace"/trace.*.vdt >/dev/null 2>&1 || fail "run --trace: no trace file next to the timeline"
+else
+  echo "VRAMDOC not set: the run --trace check is skipped"
+fi
+
 if ((fails)); then echo "$fails check(s) failed"; exit 1; fi
 echo "all checks passed"
