@@ -14,6 +14,7 @@
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/timeline_io.hpp"
+#include "cli/python_hook.hpp"
 #include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/oom_message.hpp"
@@ -29,7 +30,7 @@ namespace {
 struct RunOptions {
   std::string interval = "20ms", out, html, step_regex, trace_dir;
   JobArgs job;
-  bool trace = false;
+  bool trace = false, trace_python = false;
   std::vector<std::string> command;
 };
 
@@ -65,6 +66,8 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--html", o.html, "write the HTML report here when the job ends");
   app.add_option("--step-regex", o.step_regex, "a line of the job's output matching this ends a step (group 1: its number)");
   app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
+  app.add_flag("--trace-python", o.trace_python,
+               "name the Python line of every tensor alive at exit (PyTorch's allocator history, docs/trace.md)");
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
   add_job_options(app, o.job);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
@@ -87,16 +90,28 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!out) return fail("run", "cannot write " + o.out + ": " + std::strerror(errno));
 
   std::optional<TraceSetup> trace;
-  if (o.trace || !o.trace_dir.empty()) {
-    std::string dir = o.trace_dir;
-    if (dir.empty()) dir = (o.out.size() > 6 && o.out.ends_with(".jsonl") ? o.out.substr(0, o.out.size() - 6) : o.out) + ".trace";
-    auto setup = prepare_trace(dir);
+  std::string trace_dir = o.trace_dir;
+  if (trace_dir.empty()) {
+    trace_dir = (o.out.size() > 6 && o.out.ends_with(".jsonl") ? o.out.substr(0, o.out.size() - 6) : o.out) + ".trace";
+  }
+  if (o.trace || (!o.trace_dir.empty() && !o.trace_python)) {
+    auto setup = prepare_trace(trace_dir);
     if (!setup) {
       std::fclose(out);
       std::remove(o.out.c_str());
       return fail("run", "--trace: " + setup.error());
     }
     trace = std::move(setup.value());
+  }
+  std::vector<std::pair<std::string, std::string>> python_env;
+  if (o.trace_python) {
+    auto hook = prepare_python_hook(trace_dir);
+    if (!hook) {
+      std::fclose(out);
+      std::remove(o.out.c_str());
+      return fail("run", "--trace-python: " + hook.error());
+    }
+    python_env = std::move(*hook);
   }
 
   // The marker file the job may write "step N" lines to.
@@ -123,6 +138,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file}};
   if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
   if (trace) env.insert(env.end(), trace->environment.begin(), trace->environment.end());
+  env.insert(env.end(), python_env.begin(), python_env.end());
   int error_number = 0;
   auto job = backends::Job::start(o.command, env, error_number);
   if (!job) {
@@ -169,6 +185,11 @@ int cmd_run(const std::vector<std::string>& args) {
     if (traced_bytes) report += trace::render_overlay_text(*traced_bytes, tl);
     auto traced = render_trace_report(trace->directory, false);
     report += "\n" + (traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n");
+  }
+  if (o.trace_python) {
+    auto stacks = load_python_stacks(trace_dir);
+    report += "\n" + (stacks ? trace::render_python_stacks_text(stacks->processes, stacks->problems)
+                             : "vramdoc run: --trace-python: " + stacks.error() + "\n");
   }
   std::fputs(report.c_str(), stderr);
   if (!o.html.empty()) {

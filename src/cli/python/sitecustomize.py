@@ -1,0 +1,157 @@
+# vramdoc's Python hook for `vramdoc run --trace-python` (docs/trace.md, "Python lines").
+#
+# vramdoc writes this file into the trace folder and puts that folder first on the job's
+# PYTHONPATH, so every Python process of the job loads it at start-up. It then:
+#   1. runs the sitecustomize module it shadows, if the environment has one;
+#   2. waits for `import torch` (a finder on sys.meta_path; nothing else is imported early);
+#   3. once CUDA is initialised in the process (torch.cuda._lazy_call: a process that never uses
+#      CUDA is left alone), asks PyTorch's caching allocator to keep the Python stack of every
+#      live block (torch.cuda.memory._record_memory_history(enabled="state", stacks="python"));
+#   4. at exit, groups the live blocks by stack and writes VRAMDOC_PYTHON_TRACE_DIR/python.PID.json
+#      (format in docs/trace-format.md), which vramdoc reads after the job.
+# It never raises into the job: every step is guarded, and a failure is written into the JSON
+# ("error") or, before a folder is known, ignored.
+import atexit
+import os
+import sys
+
+_VRAMDOC_DIR = os.environ.get("VRAMDOC_PYTHON_TRACE_DIR", "")
+_VRAMDOC_MAX_FRAMES = 24
+_VRAMDOC_MAX_GROUPS = 200
+
+
+def _vramdoc_run_shadowed_sitecustomize():
+    import importlib.machinery
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_vramdoc_shadowed_sitecustomize"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # what Python itself does with a failing sitecustomize
+        sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n" % (type(e).__name__, e))
+
+
+def _vramdoc_write(record):
+    """Writes the record atomically (a .part file renamed); never raises."""
+    try:
+        import json
+
+        record.setdefault("format", "vramdoc-python-stacks")
+        record.setdefault("version", 1)
+        record.setdefault("pid", os.getpid())
+        final = os.path.join(_VRAMDOC_DIR, "python.%d.json" % os.getpid())
+        temporary = final + ".part"
+        with open(temporary, "w") as f:
+            json.dump(record, f)
+        os.replace(temporary, final)
+    except BaseException:
+        pass
+
+
+def _vramdoc_library_roots(torch):
+    import site
+    import sysconfig
+
+    roots = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            roots.add(os.path.realpath(p))
+    try:
+        roots.update(os.path.realpath(p) for p in site.getsitepackages())
+        roots.add(os.path.realpath(site.getusersitepackages()))
+    except Exception:
+        pass
+    roots.add(os.path.realpath(os.path.dirname(torch.__file__)))
+    return tuple(r.rstrip(os.sep) + os.sep for r in roots)
+
+
+def _vramdoc_dump(torch):
+    try:
+        if not torch.cuda.is_initialized():
+            return
+        snapshot = torch.cuda.memory._snapshot()
+        roots = _vramdoc_library_roots(torch)
+        groups = {}
+        for segment in snapshot.get("segments", []):
+            device = int(segment.get("device", 0))
+            for block in segment.get("blocks", []):
+                if block.get("state") != "active_allocated":
+                    continue
+                frames = tuple((str(f.get("filename", "")), int(f.get("line", 0)), str(f.get("name", "")))
+                               for f in (block.get("frames") or [])[:_VRAMDOC_MAX_FRAMES])
+                group = groups.setdefault((device, frames), [0, 0])
+                group[0] += int(block.get("size", 0))
+                group[1] += 1
+
+        def library(filename):
+            if filename.startswith("<"):
+                return True
+            return os.path.realpath(filename).startswith(roots)
+
+        ordered = sorted(groups.items(), key=lambda item: -item[1][0])
+        _vramdoc_write({
+            "torch": str(torch.__version__),
+            "allocated_bytes": int(torch.cuda.memory_allocated()),
+            "peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
+            "groups": [{"device": device, "bytes": size, "count": count,
+                        "frames": [{"file": f, "line": line, "function": name, "library": library(f)}
+                                   for f, line, name in frames]}
+                       for (device, frames), (size, count) in ordered[:_VRAMDOC_MAX_GROUPS]],
+            "groups_left_out": max(0, len(ordered) - _VRAMDOC_MAX_GROUPS),
+        })
+    except BaseException as e:
+        _vramdoc_write({"error": "%s: %s" % (type(e).__name__, e)})
+
+
+def _vramdoc_start(torch):
+    def start():
+        try:
+            torch.cuda.memory._record_memory_history(enabled="state", context="alloc", stacks="python")
+        except BaseException as e:
+            _vramdoc_write({"error": "torch.cuda.memory._record_memory_history: %s: %s" % (type(e).__name__, e)})
+
+    try:
+        torch.cuda._lazy_call(start)
+        atexit.register(_vramdoc_dump, torch)
+    except BaseException as e:
+        _vramdoc_write({"error": "cannot hook torch %s: %s: %s" % (getattr(torch, "__version__", "?"), type(e).__name__, e)})
+
+
+class _VramdocTorchFinder:
+    """Finds `torch` with the normal path finder and runs _vramdoc_start once it has loaded."""
+
+    def __init__(self):
+        self.done = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch" or self.done:
+            return None
+        self.done = True
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            _vramdoc_start(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+try:
+    _vramdoc_run_shadowed_sitecustomize()
+except BaseException:
+    pass
+if _VRAMDOC_DIR and "torch" not in sys.modules:
+    sys.meta_path.insert(0, _VramdocTorchFinder())

@@ -1,0 +1,64 @@
+#include "cli/python_hook.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "vramdoc/python_hook_text.hpp"
+
+namespace vramdoc::cli {
+namespace fs = std::filesystem;
+
+Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(const std::string& dir) {
+  std::error_code ec;
+  const fs::path hook_dir = fs::absolute(fs::path(dir), ec) / "python-hook";
+  if (ec) return make_error("cannot resolve " + dir + ": " + ec.message());
+  fs::create_directories(hook_dir, ec);
+  if (ec) return make_error("cannot create " + hook_dir.string() + ": " + ec.message());
+  const fs::path file = hook_dir / "sitecustomize.py";
+  {
+    std::ofstream out(file, std::ios::trunc);
+    out << kPythonHookText;
+    if (!out.flush()) return make_error("cannot write " + file.string());
+  }
+  std::string python_path = hook_dir.string();
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) python_path += std::string(":") + old;
+  return std::vector<std::pair<std::string, std::string>>{{"PYTHONPATH", python_path},
+                                                          {"VRAMDOC_PYTHON_TRACE_DIR", hook_dir.parent_path().string()}};
+}
+
+Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return make_error("cannot read " + dir + ": " + ec.message());
+  std::vector<fs::path> files;
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("python.") && name.ends_with(".json") && entry.is_regular_file(ec)) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  LoadedPythonStacks out;
+  for (const auto& f : files) {
+    const auto size = fs::file_size(f, ec);
+    if (ec || size > trace::kMaxPythonStacksFileBytes) {
+      out.problems.push_back(f.string() + ": " + (ec ? ec.message() : "larger than 64 MiB"));
+      continue;
+    }
+    std::ifstream in(f, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto parsed = trace::parse_python_stacks(text.str());
+    if (!parsed) {
+      out.problems.push_back(f.string() + ": " + parsed.error());
+      continue;
+    }
+    parsed->file = f.string();
+    out.processes.push_back(std::move(*parsed));
+  }
+  return out;
+}
+
+}  // namespace vramdoc::cli

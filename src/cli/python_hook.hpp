@@ -1,0 +1,25 @@
+// What `vramdoc run --trace-python` needs: the Python hook written into the trace folder with
+// the environment that loads it, and the report of what the job's Python processes wrote.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.hpp"
+#include "core/trace/python_stacks.hpp"
+
+namespace vramdoc::cli {
+
+// Writes DIR/python-hook/sitecustomize.py (creating DIR) and returns the variables that make the
+// job's Python load it: PYTHONPATH (the hook first, then the caller's) and VRAMDOC_PYTHON_TRACE_DIR.
+Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(const std::string& dir);
+
+struct LoadedPythonStacks {
+  std::vector<trace::PythonStacks> processes;
+  std::vector<std::string> problems;  // one line per DIR/python.*.json that could not be read
+};
+
+// Reads every DIR/python.*.json; bad files become `problems`, an unreadable DIR an error.
+Result<LoadedPythonStacks> load_python_stacks(const std::string& dir);
+
+}  // namespace vramdoc::cli

@@ -1,0 +1,12 @@
+"""A stand-in for PyTorch, for tests only (tests/cli/run_trace_python.sh): the few names the
+--trace-python hook uses, with PyTorch's behaviour: CUDA initialises lazily on the first
+allocation and runs the calls queued by torch.cuda._lazy_call; while _record_memory_history is
+on, each allocation keeps its Python stack (innermost first); _snapshot() lists live blocks."""
+__version__ = "0.0+fake"
+
+from . import cuda  # noqa: E402
+
+
+def empty_cuda(nbytes):
+    """Allocates `nbytes` of fake device memory and returns the handle that keeps it alive."""
+    return cuda._allocate(nbytes)

@@ -1,0 +1,50 @@
+import traceback
+import weakref
+
+from . import memory
+
+_initialized = False
+_queued = []
+_live = {}
+_peak = 0
+
+
+class _Block:
+    pass
+
+
+def _lazy_call(fn):
+    if _initialized:
+        fn()
+    else:
+        _queued.append(fn)
+
+
+def is_initialized():
+    return _initialized
+
+
+def memory_allocated():
+    return sum(size for size, _ in _live.values())
+
+
+def max_memory_allocated():
+    return _peak
+
+
+def _allocate(nbytes):
+    global _initialized, _peak
+    if not _initialized:
+        _initialized = True
+        for fn in _queued:
+            fn()
+    frames = []
+    if memory._recording:
+        frames = [{"filename": f.filename, "line": f.lineno, "name": f.name}
+                  for f in reversed(traceback.extract_stack()[:-1])]
+    block = _Block()
+    key = id(block)
+    _live[key] = (nbytes, frames)
+    weakref.finalize(block, _live.pop, key, None).atexit = False  # alive at exit, as tensors are
+    _peak = max(_peak, memory_allocated())
+    return block
