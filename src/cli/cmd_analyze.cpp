@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
+#include "cli/python_hook.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
@@ -22,7 +23,9 @@ int cmd_analyze(const std::vector<std::string>& args) {
   app.add_flag("--json", json, "print one JSON object (field \"verdict\") instead of text");
   app.add_option("--html", html, "also write a self-contained HTML report to this file");
   add_job_options(app, job);
-  app.add_option("--trace-dir", trace_dir, "also show the traced bytes of the allocation traces in DIR (vramdoc run --trace)");
+  app.add_option("--trace-dir", trace_dir,
+                 "also show the traced bytes of the allocation traces in DIR (vramdoc run --trace) and the Python lines "
+                 "(--trace-python)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   auto input = read_job(job);
@@ -32,16 +35,33 @@ int cmd_analyze(const std::vector<std::string>& args) {
   auto diagnosis = timeline::classify(*tl);
   if (auto q = quantify_job(*input, *tl, diagnosis); !q) return fail("analyze", q.error());
   std::optional<timeline::TracedSeries> traced;
+  std::optional<LoadedPythonStacks> python;
   if (!trace_dir.empty()) {
+    if (auto stacks = load_python_stacks(trace_dir); stacks && (!stacks->processes.empty() || !stacks->problems.empty())) {
+      python = std::move(*stacks);
+    }
     std::vector<std::string> warnings;
     traced = overlay_from_dir(trace_dir, *tl, std::nullopt, warnings);
-    for (const auto& w : warnings) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
+    for (const auto& w : warnings) {
+      // A folder of --trace-python alone has no .vdt files: only unreadable ones are worth a line.
+      if (traced || !python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
+    }
   }
   if (!html.empty()) {
     if (auto w = write_text_file(html, timeline::render_html(*tl, diagnosis, traced ? &*traced : nullptr)); !w) return fail("analyze", w.error());
   }
-  print(json ? with_trace_json(timeline::render_json(*tl, diagnosis), traced)
-             : timeline::render_text(*tl, diagnosis) + (traced ? trace::render_overlay_text(*traced, *tl) : ""));
+  if (json) {
+    std::string out = with_trace_json(timeline::render_json(*tl, diagnosis), traced);
+    if (python) {
+      auto doc = nlohmann::json::parse(out);
+      doc["python_stacks"] = {{"processes", trace::python_stacks_json(python->processes)}, {"problems", python->problems}};
+      out = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    }
+    print(out);
+  } else {
+    print(timeline::render_text(*tl, diagnosis) + (traced ? trace::render_overlay_text(*traced, *tl) : "") +
+          (python ? "\n" + trace::render_python_stacks_text(python->processes, python->problems) : ""));
+  }
   return kOk;
 }
 

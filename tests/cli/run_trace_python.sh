@@ -39,6 +39,22 @@ if grep -q "4.00 MiB" "$err"; then echo "FAIL: a freed tensor is listed"; fails=
 ls "$dir"/a.trace/python.*.json >/dev/null 2>&1 || { echo "FAIL: no python.PID.json in a.trace"; fails=$((fails + 1)); }
 ls "$dir"/a.trace/python-hook/sitecustomize.py >/dev/null 2>&1 || { echo "FAIL: no hook in a.trace"; fails=$((fails + 1)); }
 
+# analyze --trace-dir shows the same Python lines later, in text and JSON, without a warning
+# about the missing .vdt files (this folder has only --trace-python's files).
+check "analyze --trace-dir" 0 "$VRAMDOC" analyze "$dir/a.jsonl" --trace-dir "$dir/a.trace"
+contains "analyze: the leak's line" "$out" "2  5.00 MiB      5  job.py:7 leak"
+if grep -q "no readable trace" "$err"; then echo "FAIL: analyze warns about .vdt files in a --trace-python folder"; fails=$((fails + 1)); fi
+check "analyze --trace-dir --json" 0 "$VRAMDOC" analyze "$dir/a.jsonl" --trace-dir "$dir/a.trace" --json
+python3 - "$out" <<'PY' || fails=$((fails + 1))
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j["python_stacks"]["processes"]
+assert len(p) == 1 and p[0]["torch"] == "0.0+fake", p
+assert [g["call_site"] for g in p[0]["groups"]] == ["job.py:12 <module>", "job.py:7 leak"], p[0]["groups"]
+assert p[0]["groups"][1]["count"] == 5 and p[0]["groups"][1]["bytes"] == 5 * 2**20
+assert j["python_stacks"]["problems"] == []
+PY
+
 # The environment's own sitecustomize still runs (the hook shadows it, then runs it).
 mkdir "$dir/site"
 echo 'print("the user sitecustomize ran")' >"$dir/site/sitecustomize.py"
