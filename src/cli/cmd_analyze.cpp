@@ -48,7 +48,13 @@ int cmd_analyze(const std::vector<std::string>& args) {
     }
   }
   if (!html.empty()) {
-    if (auto w = write_text_file(html, timeline::render_html(*tl, diagnosis, traced ? &*traced : nullptr)); !w) return fail("analyze", w.error());
+    std::vector<timeline::Appendix> appendices;
+    if (python) {
+      appendices.push_back({"python-lines", "Python lines (--trace-python)",
+                            trace::render_python_stacks_text(python->processes, python->problems)});
+    }
+    const auto page = timeline::render_html(*tl, diagnosis, traced ? &*traced : nullptr, appendices);
+    if (auto w = write_text_file(html, page); !w) return fail("analyze", w.error());
   }
   if (json) {
     std::string out = with_trace_json(timeline::render_json(*tl, diagnosis), traced);

@@ -179,21 +179,26 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
   report += timeline::render_text(tl, diagnosis);
   std::optional<timeline::TracedSeries> traced_bytes;
+  std::vector<timeline::Appendix> appendices;
   if (trace) {
     std::vector<std::string> warnings;  // render_trace_report below reports the same problems
     traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
     if (traced_bytes) report += trace::render_overlay_text(*traced_bytes, tl);
     auto traced = render_trace_report(trace->directory, false);
-    report += "\n" + (traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n");
+    const std::string text = traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n";
+    report += "\n" + text;
+    appendices.push_back({"call-sites", "Call sites (allocation tracer)", text});
   }
   if (o.trace_python) {
     auto stacks = load_python_stacks(trace_dir);
-    report += "\n" + (stacks ? trace::render_python_stacks_text(stacks->processes, stacks->problems)
-                             : "vramdoc run: --trace-python: " + stacks.error() + "\n");
+    const std::string text = stacks ? trace::render_python_stacks_text(stacks->processes, stacks->problems)
+                                    : "vramdoc run: --trace-python: " + stacks.error() + "\n";
+    report += "\n" + text;
+    appendices.push_back({"python-lines", "Python lines (--trace-python)", text});
   }
   std::fputs(report.c_str(), stderr);
   if (!o.html.empty()) {
-    const auto html = timeline::render_html(tl, diagnosis, traced_bytes ? &*traced_bytes : nullptr);
+    const auto html = timeline::render_html(tl, diagnosis, traced_bytes ? &*traced_bytes : nullptr, appendices);
     if (auto w = write_text_file(o.html, html); !w) fail("run", w.error(), 0);
   }
   return status;

@@ -28,7 +28,9 @@ del temporary
 print("job done")
 PY
 
-check "a PyTorch job" 0 env PYTHONPATH="$fake" "$VRAMDOC" run --trace-python --out "$dir/a.jsonl" -- python3 "$dir/job.py"
+check "a PyTorch job" 0 env PYTHONPATH="$fake" "$VRAMDOC" run --trace-python --out "$dir/a.jsonl" --html "$dir/a.html" -- python3 "$dir/job.py"
+contains "the HTML report carries the Python lines" "$dir/a.html" "<section id='python-lines'>.*Python lines"
+contains "escaped" "$dir/a.html" "job.py:12 &lt;module&gt;"
 contains "the job ran" "$out" "job done"
 contains "section" "$err" "Python lines holding CUDA memory at exit"
 contains "process line" "$err" "(torch 0.0+fake): 13.00 MiB allocated at exit, peak 17.00 MiB"

@@ -137,6 +137,18 @@ TEST(TimelineReader, MutationFuzz) {
   EXPECT_GT(rejected, 0);
 }
 
+// Reports that ride along in the HTML page (trace call sites, Python lines) come last, escaped.
+TEST(TimelineReader, HtmlAppendicesAreEscapedSections) {
+  Timeline tl;
+  for (int i = 0; i < 10; ++i) tl.samples.push_back({i * 0.1, 1000000u, 2000000u, {}, {}});
+  const auto d = classify(tl);
+  const std::string page = render_html(tl, d, nullptr, {{"python-lines", "Python lines", "job.py:12 <module> & co"}});
+  const auto section = page.find("<section id='python-lines'><h2>Python lines</h2><pre>job.py:12 &lt;module&gt; &amp; co</pre>");
+  ASSERT_NE(section, std::string::npos) << page;
+  EXPECT_GT(section, page.find("What to do"));
+  EXPECT_EQ(render_html(tl, d).find("<section"), std::string::npos);
+}
+
 TEST(TimelineReader, UnixTimesAreAccepted) {
   auto tl = read_timeline(R"({"columns": ["t", "process_used"], "samples": [[1764446400.00, 1], [1764446400.02, 2]]})", "epoch");
   ASSERT_TRUE(tl.ok()) << tl.error();

@@ -17,8 +17,15 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
 std::string render_text(const Timeline& tl, const Diagnosis& d);
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
 std::string render_json(const Timeline& tl, const Diagnosis& d);
+// A report that rides along at the end of the HTML page as preformatted text (the trace's call
+// sites, --trace-python's Python lines); `id` is the section's HTML id.
+struct Appendix {
+  std::string id, title, text;
+};
+
 // A single HTML page, no network: the chart (timeline, steps, warm-up, trend, OOM), verdict, evidence.
 // With `traced`, the chart also draws the traced bytes (docs/trace.md) as a second line.
-std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced = nullptr);
+std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced = nullptr,
+                        const std::vector<Appendix>& appendices = {});
 
 }  // namespace vramdoc::timeline

@@ -143,7 +143,8 @@ const char* colour(Verdict v) {
 
 }  // namespace
 
-std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced) {
+std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced,
+                        const std::vector<Appendix>& appendices) {
   std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc: " + xml_escape(tl.name) + "</title>\n<style>"
       "body{font-family:sans-serif;margin:24px;color:#222;max-width:960px}"
       ".verdict{font-size:20px;padding:10px 14px;color:white;border-radius:6px;background:" + std::string(colour(d.verdict)) + "}"
@@ -171,7 +172,12 @@ std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeri
   if (d.evidence.oom) h += "<h2>Out-of-memory message</h2><pre style='white-space:pre-wrap'>" + xml_escape(d.evidence.oom->text) + "</pre>\n";
   h += "<h2>What to do</h2><ul>";
   for (const auto& r : d.remedies) h += "<li>" + xml_escape(r) + "</li>";
-  h += "</ul>\n" + (d.quantified ? render_quantified_html(*d.quantified) : "") + "</body></html>\n";
+  h += "</ul>\n" + (d.quantified ? render_quantified_html(*d.quantified) : "");
+  for (const auto& a : appendices) {
+    h += "<section id='" + xml_escape(a.id) + "'><h2>" + xml_escape(a.title) + "</h2><pre>" + xml_escape(a.text) +
+         "</pre></section>\n";
+  }
+  return h + "</body></html>\n";
   return h;
 }
 
