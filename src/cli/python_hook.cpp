@@ -58,6 +58,7 @@ Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
     parsed->file = f.string();
     out.processes.push_back(std::move(*parsed));
   }
+  trace::sort_python_stacks(out.processes);
   return out;
 }
 

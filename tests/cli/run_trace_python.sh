@@ -32,8 +32,8 @@ check "a PyTorch job" 0 env PYTHONPATH="$fake" "$VRAMDOC" run --trace-python --o
 contains "the HTML report carries the Python lines" "$dir/a.html" "<section id='python-lines'>.*Python lines"
 contains "escaped" "$dir/a.html" "job.py:12 &lt;module&gt;"
 contains "the job ran" "$out" "job done"
-contains "section" "$err" "Python lines holding CUDA memory at exit"
-contains "process line" "$err" "(torch 0.0+fake): 13.00 MiB allocated at exit, peak 17.00 MiB"
+contains "section" "$err" "Python lines holding CUDA memory (PyTorch"
+contains "process line" "$err" "at exit (torch 0.0+fake): 13.00 MiB allocated, peak 17.00 MiB"
 contains "largest first: the module-level line" "$err" "1  8.00 MiB      1  job.py:12 <module>"
 contains "the leak: five tensors from one line" "$err" "2  5.00 MiB      5  job.py:7 leak"
 contains "the stack marks the user's frames" "$err" "> job.py:11 <module>"
@@ -56,6 +56,33 @@ assert [g["call_site"] for g in p[0]["groups"]] == ["job.py:12 <module>", "job.p
 assert p[0]["groups"][1]["count"] == 5 and p[0]["groups"][1]["bytes"] == 5 * 2**20
 assert j["python_stacks"]["problems"] == []
 PY
+
+# Out of memory: the lines that held the memory when the request failed, before the exit record.
+cat >"$dir/oom.py" <<'PY'
+import torch
+
+weights = torch.empty_cuda(20 << 20)
+
+
+def step(n):
+    return [torch.empty_cuda(4 << 20) for _ in range(n)]
+
+
+try:
+    step(4)
+except torch.OutOfMemoryError as e:
+    print("caught:", e)
+PY
+check "an OOM" 0 env PYTHONPATH="$fake" FAKE_TORCH_CAPACITY=$((32 << 20)) "$VRAMDOC" run --trace-python --out "$dir/o.jsonl" -- python3 "$dir/oom.py"
+contains "the job caught it" "$out" "caught: CUDA out of memory"
+contains "the OOM record" "$err" "at its first out-of-memory error (torch 0.0+fake): 32.00 MiB allocated"
+contains "its request" "$err" "cuda:0 was asked for 4.00 MiB with 0 B free"
+contains "what held the memory then: the weights" "$err" "1  20.00 MiB      1  oom.py:3 <module>"
+contains "and the step's three blocks" "$err" "2  12.00 MiB      3  oom.py:7 <listcomp>\\|2  12.00 MiB      3  oom.py:7 step"
+ls "$dir"/o.trace/python.*.oom.json >/dev/null 2>&1 || { echo "FAIL: no python.PID.oom.json"; fails=$((fails + 1)); }
+if [[ $(grep -n "out-of-memory error" "$err" | head -1 | cut -d: -f1) -gt $(grep -n "at exit (torch" "$err" | head -1 | cut -d: -f1) ]]; then
+  echo "FAIL: the OOM record is not first"; fails=$((fails + 1))
+fi
 
 # The environment's own sitecustomize still runs (the hook shadows it, then runs it).
 mkdir "$dir/site"

@@ -51,7 +51,7 @@ TEST(PythonStacks, TextNamesTheLinesAndMarksUserFrames) {
   ASSERT_TRUE(s.ok());
   const std::string text = render_python_stacks_text({*s}, {"/t/python.1.json: not JSON"});
   EXPECT_NE(text.find("/t/python.1.json: not JSON"), std::string::npos);
-  EXPECT_NE(text.find("process 4242 (torch 2.11.0+cu130): 105.00 MiB allocated at exit, peak 210.00 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("process 4242 at exit (torch 2.11.0+cu130): 105.00 MiB allocated, peak 210.00 MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("100.00 MiB      1  train.py:30 main [cuda:1]"), std::string::npos) << text;
   EXPECT_NE(text.find("5.00 MiB      5  train.py:19 leaky_cache_append"), std::string::npos) << text;
   EXPECT_NE(text.find("      > train.py:44 main"), std::string::npos) << text;
@@ -66,6 +66,33 @@ TEST(PythonStacks, NoProcessAndHookErrorsAreExplained) {
   auto s = parse_python_stacks(R"({"format": "vramdoc-python-stacks", "version": 1, "pid": 7, "error": "TypeError: x"})");
   ASSERT_TRUE(s.ok()) << s.error();
   EXPECT_NE(render_python_stacks_text({*s}, {}).find("process 7: the hook could not record: TypeError: x"), std::string::npos);
+}
+
+// The record the OOM observer writes: what held the memory when a request failed; it reads
+// before the same process's exit record.
+TEST(PythonStacks, OomRecordIsReadRenderedAndSortedFirst) {
+  const std::string oom = R"({"format": "vramdoc-python-stacks", "version": 1, "pid": 4242, "when": "oom", "torch": "2.11",
+    "oom": {"device": 0, "requested_bytes": 22548578304, "device_allocated_bytes": 130000000000, "device_free_bytes": 19971597926},
+    "allocated_bytes": 129000000000, "peak_allocated_bytes": 129000000000,
+    "groups": [{"bytes": 64424509440, "count": 32, "frames": [{"file": "/home/u/train.py", "line": 51, "function": "forward_all"}]}]})";
+  auto o = parse_python_stacks(oom);
+  ASSERT_TRUE(o.ok()) << o.error();
+  ASSERT_TRUE(o->oom.has_value());
+  EXPECT_EQ(o->oom->requested_bytes, 22548578304u);
+  auto e = parse_python_stacks(kGood);
+  ASSERT_TRUE(e.ok());
+  EXPECT_FALSE(e->oom.has_value());
+  std::vector<PythonStacks> records{*e, *o};
+  sort_python_stacks(records);
+  ASSERT_TRUE(records[0].oom.has_value());
+  const std::string text = render_python_stacks_text(records, {});
+  const auto at_oom = text.find("process 4242 at its first out-of-memory error (torch 2.11)");
+  ASSERT_NE(at_oom, std::string::npos) << text;
+  EXPECT_LT(at_oom, text.find("process 4242 at exit"));
+  EXPECT_NE(text.find("cuda:0 was asked for 21.00 GiB with 18.60 GiB free"), std::string::npos) << text;
+  EXPECT_NE(text.find("60.00 GiB     32  train.py:51 forward_all"), std::string::npos) << text;
+  EXPECT_EQ(python_stacks_json(records)[0]["when"], "oom");
+  EXPECT_EQ(python_stacks_json(records)[1]["oom"], nullptr);
 }
 
 TEST(PythonStacks, BadFilesGiveClearErrors) {
@@ -91,6 +118,10 @@ TEST(PythonStacks, BadFilesGiveClearErrors) {
       {R"({"format": "vramdoc-python-stacks", "version": 1, "groups": [{"bytes": 1, "count": 1, "frames": {}}]})",
        "\"frames\" is not a list"},
       {R"({"format": "vramdoc-python-stacks", "version": 1, "pid": -3, "groups": []})", "\"pid\" is not a non-negative integer"},
+      {R"({"format": "vramdoc-python-stacks", "version": 1, "when": "later", "groups": []})", "\"when\" is neither"},
+      {R"({"format": "vramdoc-python-stacks", "version": 1, "when": "oom", "groups": []})", "\"oom\" is missing"},
+      {R"({"format": "vramdoc-python-stacks", "version": 1, "when": "oom", "oom": {"device": 0}, "groups": []})",
+       "\"oom\": no \"requested_bytes\""},
   };
   for (const auto& [text, want] : cases) {
     auto s = parse_python_stacks(text);
@@ -122,11 +153,13 @@ TEST(PythonStacks, SizeLimitsAreRefusedNotTruncated) {
 // the renderers get through.
 TEST(PythonStacks, MutationFuzz) {
   std::mt19937 rng(7);
-  const std::string seed = kGood;
+  const std::string seeds[] = {kGood, R"({"format": "vramdoc-python-stacks", "version": 1, "pid": 1, "when": "oom",
+    "oom": {"device": 1, "requested_bytes": 2048, "device_allocated_bytes": 4096, "device_free_bytes": 0},
+    "groups": [{"bytes": 4096, "count": 2, "frames": [{"file": "t.py", "line": 3, "function": "f", "library": false}]}]})"};
   const char alphabet[] = "0123456789-.,:[]{}\"e nulltrue";
   int accepted = 0, rejected = 0;
   for (int round = 0; round < 20000; ++round) {
-    std::string text = seed;
+    std::string text = seeds[round % 2];
     const int edits = 1 + static_cast<int>(rng() % 4);
     for (int e = 0; e < edits && !text.empty(); ++e) {
       const std::size_t at = rng() % text.size();

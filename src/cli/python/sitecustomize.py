@@ -8,7 +8,9 @@
 #      CUDA is left alone), asks PyTorch's caching allocator to keep the Python stack of every
 #      live block (torch.cuda.memory._record_memory_history(enabled="state", stacks="python"));
 #   4. at exit, groups the live blocks by stack and writes VRAMDOC_PYTHON_TRACE_DIR/python.PID.json
-#      (format in docs/trace-format.md), which vramdoc reads after the job.
+#      (format in docs/trace-format.md), which vramdoc reads after the job; at the process's first
+#      out-of-memory error (an allocator OOM observer, called before PyTorch raises) it writes the
+#      same for that moment to python.PID.oom.json.
 # It never raises into the job: every step is guarded, and a failure is written into the JSON
 # ("error") or, before a folder is known, ignored.
 import atexit
@@ -37,15 +39,15 @@ def _vramdoc_run_shadowed_sitecustomize():
         sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n" % (type(e).__name__, e))
 
 
-def _vramdoc_write(record):
-    """Writes the record atomically (a .part file renamed); never raises."""
+def _vramdoc_write(record, suffix=""):
+    """Writes the record to python.PID<suffix>.json atomically (a .part file renamed); never raises."""
     try:
         import json
 
         record.setdefault("format", "vramdoc-python-stacks")
         record.setdefault("version", 1)
         record.setdefault("pid", os.getpid())
-        final = os.path.join(_VRAMDOC_DIR, "python.%d.json" % os.getpid())
+        final = os.path.join(_VRAMDOC_DIR, "python.%d%s.json" % (os.getpid(), suffix))
         temporary = final + ".part"
         with open(temporary, "w") as f:
             json.dump(record, f)
@@ -72,7 +74,8 @@ def _vramdoc_library_roots(torch):
     return tuple(r.rstrip(os.sep) + os.sep for r in roots)
 
 
-def _vramdoc_dump(torch):
+def _vramdoc_snapshot(torch, when, extra=None):
+    """Groups the live blocks by device and stack and writes them (when: "exit" or "oom")."""
     try:
         if not torch.cuda.is_initialized():
             return
@@ -96,7 +99,8 @@ def _vramdoc_dump(torch):
             return os.path.realpath(filename).startswith(roots)
 
         ordered = sorted(groups.items(), key=lambda item: -item[1][0])
-        _vramdoc_write({
+        record = {
+            "when": when,
             "torch": str(torch.__version__),
             "allocated_bytes": int(torch.cuda.memory_allocated()),
             "peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
@@ -105,21 +109,44 @@ def _vramdoc_dump(torch):
                                    for f, line, name in frames]}
                        for (device, frames), (size, count) in ordered[:_VRAMDOC_MAX_GROUPS]],
             "groups_left_out": max(0, len(ordered) - _VRAMDOC_MAX_GROUPS),
-        })
+        }
+        record.update(extra or {})
+        _vramdoc_write(record, ".oom" if when == "oom" else "")
     except BaseException as e:
-        _vramdoc_write({"error": "%s: %s" % (type(e).__name__, e)})
+        _vramdoc_write({"when": when, "error": "%s: %s" % (type(e).__name__, e)}, ".oom" if when == "oom" else "")
 
 
 def _vramdoc_start(torch):
+    oom_seen, failed = [], []
+
+    def on_oom(device, requested, device_allocated, device_free):
+        # Called by PyTorch's allocator before it raises OutOfMemoryError: what holds the memory
+        # now is what made the request fail. The first one of the process is kept.
+        try:
+            if oom_seen:
+                return
+            oom_seen.append(True)
+            _vramdoc_snapshot(torch, "oom", {"oom": {"device": int(device), "requested_bytes": int(requested),
+                                                    "device_allocated_bytes": int(device_allocated),
+                                                    "device_free_bytes": int(device_free)}})
+        except BaseException:
+            pass
+
     def start():
         try:
             torch.cuda.memory._record_memory_history(enabled="state", context="alloc", stacks="python")
         except BaseException as e:
+            failed.append(True)
             _vramdoc_write({"error": "torch.cuda.memory._record_memory_history: %s: %s" % (type(e).__name__, e)})
+            return
+        try:
+            torch._C._cuda_attach_out_of_memory_observer(on_oom)
+        except BaseException:
+            pass  # an older torch: the exit record alone
 
     try:
         torch.cuda._lazy_call(start)
-        atexit.register(_vramdoc_dump, torch)
+        atexit.register(lambda: failed or _vramdoc_snapshot(torch, "exit"))
     except BaseException as e:
         _vramdoc_write({"error": "cannot hook torch %s: %s: %s" % (getattr(torch, "__version__", "?"), type(e).__name__, e)})
 

@@ -118,6 +118,25 @@ Result<PythonStacks> parse_python_stacks(std::string_view text) {
   auto left_out = unsigned_field(doc, "groups_left_out", "the file", std::numeric_limits<std::uint64_t>::max(), 0);
   if (!left_out) return make_error(left_out.error());
   out.groups_left_out = *left_out;
+  auto when = string_field(doc, "when", "the file", false);
+  if (!when) return make_error(when.error());
+  if (*when == "oom") {
+    auto oom = doc.find("oom");
+    if (oom == doc.end() || !oom->is_object()) return make_error("the file: \"when\" is \"oom\" but \"oom\" is missing");
+    PythonOom o;
+    auto device = unsigned_field(*oom, "device", "\"oom\"", std::numeric_limits<std::uint32_t>::max(), 0);
+    auto requested = unsigned_field(*oom, "requested_bytes", "\"oom\"");
+    auto on_device = unsigned_field(*oom, "device_allocated_bytes", "\"oom\"", std::numeric_limits<std::uint64_t>::max(), 0);
+    auto device_free = unsigned_field(*oom, "device_free_bytes", "\"oom\"", std::numeric_limits<std::uint64_t>::max(), 0);
+    for (const auto* r : {&device, &requested, &on_device, &device_free}) {
+      if (!*r) return make_error(r->error());
+    }
+    o.device = static_cast<std::uint32_t>(*device), o.requested_bytes = *requested;
+    o.device_allocated_bytes = *on_device, o.device_free_bytes = *device_free;
+    out.oom = o;
+  } else if (!when->empty() && *when != "exit") {
+    return make_error("the file: \"when\" is neither \"exit\" nor \"oom\"");
+  }
   auto groups = doc.find("groups");
   if (groups == doc.end() || !groups->is_array()) return make_error("the file: \"groups\" is missing or not a list");
   if (groups->size() > kMaxPythonGroups) return make_error("the file: more than 10000 groups");
@@ -129,6 +148,13 @@ Result<PythonStacks> parse_python_stacks(std::string_view text) {
   std::stable_sort(out.groups.begin(), out.groups.end(),
                    [](const PythonGroup& a, const PythonGroup& b) { return a.bytes > b.bytes; });
   return out;
+}
+
+void sort_python_stacks(std::vector<PythonStacks>& records) {
+  std::stable_sort(records.begin(), records.end(), [](const PythonStacks& a, const PythonStacks& b) {
+    if (a.pid != b.pid) return a.pid < b.pid;
+    return a.oom.has_value() && !b.oom.has_value();
+  });
 }
 
 std::size_t python_call_site_index(const std::vector<PythonFrame>& frames) {
@@ -146,7 +172,7 @@ std::string describe(const PythonFrame& frame) {
 
 std::string render_python_stacks_text(const std::vector<PythonStacks>& processes, const std::vector<std::string>& problems,
                                       std::size_t max_groups, std::size_t max_frames) {
-  std::string out = "Python lines holding CUDA memory at exit (PyTorch's caching allocator, --trace-python):\n";
+  std::string out = "Python lines holding CUDA memory (PyTorch's caching allocator, --trace-python):\n";
   for (const auto& p : problems) out += "  " + p + "\n";
   if (processes.empty()) {
     out += "  no Python process wrote its stacks (the job did not import torch and use CUDA, or its Python ignored\n"
@@ -159,10 +185,16 @@ std::string render_python_stacks_text(const std::vector<PythonStacks>& processes
       out += ": the hook could not record: " + p.error + "\n";
       continue;
     }
-    out += " (torch " + p.torch_version + "): " + format_bytes(p.allocated_bytes) + " allocated at exit, peak " +
-           format_bytes(p.peak_allocated_bytes) + "\n";
+    const char* moment = p.oom ? "at its first out-of-memory error" : "at exit";
+    out += std::string(" ") + moment + " (torch " + p.torch_version + "): " + format_bytes(p.allocated_bytes) +
+           " allocated, peak " + format_bytes(p.peak_allocated_bytes) + "\n";
+    if (p.oom) {
+      out += "    cuda:" + std::to_string(p.oom->device) + " was asked for " + format_bytes(p.oom->requested_bytes) +
+             " with " + format_bytes(p.oom->device_free_bytes) + " free (" + format_bytes(p.oom->device_allocated_bytes) +
+             " allocated on the device); held at that moment by:\n";
+    }
     if (p.groups.empty()) {
-      out += "    no live tensors at exit\n";
+      out += std::string("    no live tensors ") + moment + "\n";
       continue;
     }
     TextTable table({"#", "bytes", "count", "Python line (innermost outside libraries)"},
@@ -201,7 +233,13 @@ json python_stacks_json(const std::vector<PythonStacks>& processes) {
                         {"call_site", g.frames.empty() ? "" : describe(g.frames[python_call_site_index(g.frames)])},
                         {"call_site_frame", python_call_site_index(g.frames)}, {"frames", frames}});
     }
-    out.push_back({{"file", p.file}, {"pid", p.pid}, {"torch", p.torch_version}, {"error", p.error},
+    json oom = nullptr;
+    if (p.oom) {
+      oom = {{"device", p.oom->device}, {"requested_bytes", p.oom->requested_bytes},
+             {"device_allocated_bytes", p.oom->device_allocated_bytes}, {"device_free_bytes", p.oom->device_free_bytes}};
+    }
+    out.push_back({{"file", p.file}, {"pid", p.pid}, {"when", p.oom ? "oom" : "exit"}, {"oom", oom},
+                   {"torch", p.torch_version}, {"error", p.error},
                    {"allocated_bytes", p.allocated_bytes}, {"peak_allocated_bytes", p.peak_allocated_bytes},
                    {"groups_left_out", p.groups_left_out}, {"groups", groups}});
   }

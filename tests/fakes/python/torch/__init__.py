@@ -1,10 +1,16 @@
 """A stand-in for PyTorch, for tests only (tests/cli/run_trace_python.sh): the few names the
 --trace-python hook uses, with PyTorch's behaviour: CUDA initialises lazily on the first
 allocation and runs the calls queued by torch.cuda._lazy_call; while _record_memory_history is
-on, each allocation keeps its Python stack (innermost first); _snapshot() lists live blocks."""
+on, each allocation keeps its Python stack (innermost first); _snapshot() lists live blocks; past
+$FAKE_TORCH_CAPACITY bytes an allocation calls the OOM observers, then raises OutOfMemoryError."""
 __version__ = "0.0+fake"
 
-from . import cuda  # noqa: E402
+
+class OutOfMemoryError(RuntimeError):
+    pass
+
+
+from . import _C, cuda  # noqa: E402
 
 
 def empty_cuda(nbytes):

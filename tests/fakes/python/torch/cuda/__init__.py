@@ -1,3 +1,4 @@
+import os
 import traceback
 import weakref
 
@@ -38,6 +39,13 @@ def _allocate(nbytes):
         _initialized = True
         for fn in _queued:
             fn()
+    capacity = int(os.environ.get("FAKE_TORCH_CAPACITY", "0"))
+    if capacity and memory_allocated() + nbytes > capacity:
+        import torch
+
+        for observer in torch._C._oom_observers:
+            observer(0, nbytes, memory_allocated(), capacity - memory_allocated())
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes." % nbytes)
     frames = []
     if memory._recording:
         frames = [{"filename": f.filename, "line": f.lineno, "name": f.name}
