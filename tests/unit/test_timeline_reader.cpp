@@ -8,6 +8,7 @@
 #include "core/timeline/reader.hpp"
 #include "core/timeline/render.hpp"
 #include "core/timeline/writer.hpp"
+#include "mutate_text.hpp"
 
 namespace vramdoc::timeline {
 namespace {
@@ -111,17 +112,7 @@ TEST(TimelineReader, MutationFuzz) {
   const char alphabet[] = "0123456789-.,:[]{}\"e\n nulltrue";
   int accepted = 0, rejected = 0;
   for (int round = 0; round < 20000; ++round) {
-    std::string text = seeds[round % 2];
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int e = 0; e < edits && !text.empty(); ++e) {
-      const std::size_t at = rng() % text.size();
-      switch (rng() % 4) {
-        case 0: text[at] = alphabet[rng() % (sizeof alphabet - 1)]; break;
-        case 1: text.erase(at, 1 + rng() % 8); break;
-        case 2: text.insert(at, text.substr(rng() % text.size(), rng() % 16)); break;
-        default: text.resize(at); break;
-      }
-    }
+    const std::string text = fuzz::mutate_text(seeds[round % 2], rng, alphabet);
     auto r = read_timeline(text, "fuzz");
     if (!r.ok()) {
       ++rejected;
