@@ -47,26 +47,19 @@ int cmd_analyze(const std::vector<std::string>& args) {
       if (traced || !python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
     }
   }
+  const std::string python_text = python ? trace::render_python_stacks_text(python->processes, python->problems) : "";
   if (!html.empty()) {
     std::vector<timeline::Appendix> appendices;
-    if (python) {
-      appendices.push_back({"python-lines", "Python lines (--trace-python)",
-                            trace::render_python_stacks_text(python->processes, python->problems)});
-    }
+    if (python) appendices.push_back({"python-lines", "Python lines (--trace-python)", python_text});
     const auto page = timeline::render_html(*tl, diagnosis, traced ? &*traced : nullptr, appendices);
     if (auto w = write_text_file(html, page); !w) return fail("analyze", w.error());
   }
   if (json) {
-    std::string out = with_trace_json(timeline::render_json(*tl, diagnosis), traced);
-    if (python) {
-      auto doc = nlohmann::json::parse(out);
-      doc["python_stacks"] = {{"processes", trace::python_stacks_json(python->processes)}, {"problems", python->problems}};
-      out = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    }
-    print(out);
+    const std::string out = with_trace_json(timeline::render_json(*tl, diagnosis), traced);
+    print(python ? with_python_json(out, *python) : out);
   } else {
     print(timeline::render_text(*tl, diagnosis) + (traced ? trace::render_overlay_text(*traced, *tl) : "") +
-          (python ? "\n" + trace::render_python_stacks_text(python->processes, python->problems) : ""));
+          (python ? "\n" + python_text : ""));
   }
   return kOk;
 }

@@ -13,8 +13,8 @@
 #include "backends/process_sampler.hpp"
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
-#include "cli/timeline_io.hpp"
 #include "cli/python_hook.hpp"
+#include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/oom_message.hpp"
@@ -67,7 +67,7 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_option("--step-regex", o.step_regex, "a line of the job's output matching this ends a step (group 1: its number)");
   app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
   app.add_flag("--trace-python", o.trace_python,
-               "name the Python line of every tensor alive at exit (PyTorch's allocator history, docs/trace.md)");
+               "name the Python lines holding PyTorch's memory at exit and at the first OOM error (docs/trace.md)");
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
   add_job_options(app, o.job);
   if (int rc = parse_args(app, own); rc >= 0) return rc;

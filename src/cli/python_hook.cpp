@@ -62,4 +62,10 @@ Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
   return out;
 }
 
+std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks) {
+  auto out = nlohmann::json::parse(report_json);
+  out["python_stacks"] = {{"processes", trace::python_stacks_json(stacks.processes)}, {"problems", stacks.problems}};
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace vramdoc::cli

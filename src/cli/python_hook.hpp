@@ -22,4 +22,7 @@ struct LoadedPythonStacks {
 // Reads every DIR/python.*.json; bad files become `problems`, an unreadable DIR an error.
 Result<LoadedPythonStacks> load_python_stacks(const std::string& dir);
 
+// A timeline report's JSON with a "python_stacks" object (processes, problems) added.
+std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks);
+
 }  // namespace vramdoc::cli
