@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs every GPU-labelled test (tests/gpu/*.sh) on a GPU machine against a build that was made
 # elsewhere and carried along, the way ctest -L gpu would, and writes one log per test.
-# Usage: scripts/gpu/validate.sh BUILD_DIR SHARED_DIR OUTDIR [test-name-substring...]
+# Usage: scripts/gpu/validate.sh BUILD_DIR OUTDIR [test-name-substring...]
 set -u
-build=$(cd "$1" && pwd) shared=$(cd "$2" && pwd) out=$3; shift 3
+build=$(cd "$1" && pwd) out=$2; shift 2
 mkdir -p "$out"
-export VRAMDOC=$build/vramdoc SRC=$(cd "$(dirname "$0")/../.." && pwd) SHARED=$shared BUILD=$build FAKES=$build/tests/fakes OUT=$out
+export VRAMDOC=$build/vramdoc SRC=$(cd "$(dirname "$0")/../.." && pwd) BUILD=$build FAKES=$build/tests/fakes OUT=$out
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem --format=csv | tee "$out/nvidia-smi.txt"
 summary=()
 for t in "$SRC"/tests/gpu/*.sh; do

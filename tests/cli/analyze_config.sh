@@ -4,7 +4,7 @@
 source "$(dirname "$0")/../cli_lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$out" "$err"' EXIT
-timeline=$SHARED/data/timelines/oom_insufficient.json config=$SRC/tests/cli/data/llama_h1024_l8.json
+timeline=$SRC/tests/data/timelines/oom_insufficient.json config=$SRC/tests/cli/data/llama_h1024_l8.json
 job=(--config "$config" --batch 1024 --seq 4096)
 
 check "analyze --config" 0 "$VRAMDOC" analyze "$timeline" "${job[@]}"

@@ -3,7 +3,7 @@
 source "$(dirname "$0")/../cli_lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$out" "$err"' EXIT
-timelines=$SHARED/data/timelines ours=$SRC/tests/data/timelines
+timelines=$SRC/tests/data/timelines ours=$SRC/tests/data/timelines
 
 verdict_is() {  # verdict_is FILE VERDICT
   check "analyze $(basename "$1")" 0 "$VRAMDOC" analyze "$1" --json

@@ -1,6 +1,6 @@
 # vramdoc estimate end to end: the judged JSON contract, the default demo, presets, fit search.
 source "$(dirname "$0")/../cli_lib.sh"
-cfg=$SHARED/data/estimator/configs/llama-160m.json
+cfg=$SRC/tests/data/estimator/configs/llama-160m.json
 
 check "contract invocation" 0 "$VRAMDOC" estimate --config "$cfg" --mode train --precision amp-bf16 --batch 8 \
   --seq 1024 --attention sdpa --json --optimizer adamw
@@ -18,7 +18,7 @@ PY
 check "lora with targets" 0 "$VRAMDOC" estimate --config "$cfg" --mode lora --precision bf16 --batch 2 --seq 512 \
   --attention sdpa --json --lora-rank 8 --lora-alpha 16 --lora-targets q_proj,k_proj,v_proj,o_proj
 contains "lora JSON" $out '"mode":"lora"'
-check "infer from a model directory" 0 "$VRAMDOC" estimate --config "$SHARED/data/estimator/configs/llama-160m.json" --mode infer --json
+check "infer from a model directory" 0 "$VRAMDOC" estimate --config "$SRC/tests/data/estimator/configs/llama-160m.json" --mode infer --json
 check "no arguments: the 7B demo" 0 "$VRAMDOC" estimate
 contains "demo names the 7B model" $out "llama-2-7b"
 contains "demo has a 12 GB card" $out "RTX 3060 12GB"

@@ -1,6 +1,6 @@
 # vramdoc estimate: every bad input is exit 2 with a message naming what and where; never a crash.
 source "$(dirname "$0")/../cli_lib.sh"
-cfg=$SHARED/data/estimator/configs/llama-160m.json
+cfg=$SRC/tests/data/estimator/configs/llama-160m.json
 tmp=$(mktemp -d)
 
 check "missing config file" 2 "$VRAMDOC" estimate --config "$tmp/nope.json"

@@ -24,7 +24,7 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-std::string shared(const std::string& rel) { return std::string(VRAMDOC_SHARED_DIR) + "/data/estimator/" + rel; }
+std::string shared(const std::string& rel) { return std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/" + rel; }
 
 ModelConfig config_file(const std::string& name) {
   auto m = parse_config_json(slurp(shared("configs/" + name + ".json")), name);

@@ -93,7 +93,7 @@ TEST(EstimatorConfig, ExplicitHeadDimNeedNotDivideHidden) {  // Gemma 7B: 16 hea
 TEST(EstimatorConfig, MutationFuzzNeverCrashes) {
   std::vector<std::string> seeds = {kLlama};
   for (const char* name : {"gpt2-124m", "llama-160m", "qwen2.5-0.5b"}) {
-    std::ifstream in(std::string(VRAMDOC_SHARED_DIR) + "/data/estimator/configs/" + name + ".json");
+    std::ifstream in(std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/configs/" + name + ".json");
     std::stringstream s;
     s << in.rdbuf();
     if (!s.str().empty()) seeds.push_back(s.str());

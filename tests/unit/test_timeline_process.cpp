@@ -62,7 +62,7 @@ TEST(TimelineProcess, NoSuchCommand) {
 // Without marks the step time comes from the allocated column's period; it must agree with what
 // the marks say (the shared leak recording: 120 steps).
 TEST(TimelineProcess, StepPeriodFromTheSignal) {
-  std::ifstream in(std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/leak_tensor.json");
+  std::ifstream in(std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/leak_tensor.json");
   std::stringstream text;
   text << in.rdbuf();
   auto tl = timeline::read_timeline(text.str(), "leak_tensor.json");

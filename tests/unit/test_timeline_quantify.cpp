@@ -45,7 +45,7 @@ const QuantifiedRemedy* find(const Quantified& q, const std::string& name) {
 
 struct RecordedInsufficient : ::testing::Test {
   void SetUp() override {
-    const std::string path = std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/oom_insufficient.json";
+    const std::string path = std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/oom_insufficient.json";
     auto read = read_timeline(slurp(path), path);
     ASSERT_TRUE(read.ok()) << read.error();
     tl = *read;

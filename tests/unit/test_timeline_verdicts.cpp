@@ -41,7 +41,7 @@ struct Recorded {
 };
 
 TEST(TimelineVerdicts, RecordedTimelinesWholeAndReduced) {
-  const std::string shared = std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/";
+  const std::string shared = std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/";
   const std::string ours = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/";
   const Recorded cases[] = {
       {shared + "stable.json", "stable", "stable"},
@@ -65,7 +65,7 @@ TEST(TimelineVerdicts, RecordedTimelinesWholeAndReduced) {
 // With no outcome, message or capacity the no-OOM recordings keep their verdicts, and the OOM
 // ones are never called a leak they are not.
 TEST(TimelineVerdicts, BareTwoColumnTimelines) {
-  const std::string shared = std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/";
+  const std::string shared = std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/";
   const std::string ours = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/";
   EXPECT_EQ(verdict(bare(load(shared + "stable.json"))), "stable");
   EXPECT_EQ(verdict(bare(load(shared + "leak_tensor.json"))), "leak");
@@ -87,7 +87,7 @@ TEST(TimelineVerdicts, SlowLeakInsideTheCache) {
 }
 
 TEST(TimelineVerdicts, OomEvidence) {
-  const auto d = classify(load(std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/oom_insufficient.json"));
+  const auto d = classify(load(std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/oom_insufficient.json"));
   ASSERT_TRUE(d.evidence.missing_bytes);
   EXPECT_NEAR(double(*d.evidence.missing_bytes) / 1073741824.0, 2.40, 0.01);
   ASSERT_TRUE(d.evidence.peak_fraction);
@@ -95,7 +95,7 @@ TEST(TimelineVerdicts, OomEvidence) {
 }
 
 TEST(TimelineVerdicts, LeakRateAndProjection) {
-  const auto d = classify(load(std::string(VRAMDOC_SHARED_DIR) + "/data/timelines/leak_tensor.json"));
+  const auto d = classify(load(std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/leak_tensor.json"));
   ASSERT_TRUE(d.evidence.growth_bytes_per_step);
   EXPECT_NEAR(*d.evidence.growth_bytes_per_step / 1048576.0, 8.0, 0.5);  // the loop keeps 8 MiB per step
   ASSERT_TRUE(d.evidence.projected_oom_step);
