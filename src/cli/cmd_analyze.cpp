@@ -1,10 +1,11 @@
 // vramdoc analyze FILE [--json] [--html FILE] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
-// diagnose a recorded timeline.
+// diagnose a recorded timeline, or a PyTorch memory snapshot (a pickle, told by its first bytes).
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/python_hook.hpp"
+#include "cli/snapshot_io.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
@@ -15,11 +16,12 @@ namespace vramdoc::cli {
 
 int cmd_analyze(const std::vector<std::string>& args) {
   CLI::App app{"Diagnose a recorded GPU-memory timeline: leak, insufficient, fragmentation, plateau, stable.\n"
-               "Reads timelines written by 'vramdoc run --out' and the shared timeline JSON.", "analyze"};
+               "Reads timelines written by 'vramdoc run --out', the shared timeline JSON, and PyTorch memory\n"
+               "snapshots (torch.cuda.memory._dump_snapshot, the pickle memory_viz reads).", "analyze"};
   std::string file, html, trace_dir;
   JobArgs job;
   bool json = false;
-  app.add_option("FILE", file, "the timeline file")->required();
+  app.add_option("FILE", file, "the timeline file, or a PyTorch memory snapshot (.pickle)")->required();
   app.add_flag("--json", json, "print one JSON object (field \"verdict\") instead of text");
   app.add_option("--html", html, "also write a self-contained HTML report to this file");
   add_job_options(app, job);
@@ -27,6 +29,10 @@ int cmd_analyze(const std::vector<std::string>& args) {
                  "also show the traced bytes of the allocation traces in DIR (vramdoc run --trace) and the Python lines "
                  "(--trace-python)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  if (is_pickle_file(file)) {
+    if (!trace_dir.empty()) return fail("analyze", "--trace-dir goes with a timeline, not with a memory snapshot");
+    return analyze_snapshot_file(file, json, html);
+  }
 
   auto input = read_job(job);
   if (!input) return fail("analyze", input.error());

@@ -96,6 +96,7 @@ void fill_basics(const Timeline& tl, Diagnosis& d) {
     if (s.process_used_bytes > ev.peak_bytes) ev.peak_bytes = s.process_used_bytes, ev.peak_seconds = s.t_seconds;
   for (const auto& m : tl.messages)
     if ((ev.oom = parse_oom_message(m))) break;
+  if (!ev.oom) ev.oom = tl.oom;
   ev.capacity_bytes = tl.total_bytes;
   if (!ev.capacity_bytes && ev.oom && ev.oom->capacity_bytes) ev.capacity_bytes = ev.oom->capacity_bytes;
   if (ev.capacity_bytes && *ev.capacity_bytes > 0)
@@ -235,6 +236,7 @@ Diagnosis classify(const Timeline& recorded) {
   if (tl.samples.size() < 3) {  // no timeline to judge; an OOM message alone can still show fragmentation
     for (const auto& m : tl.messages)
       if ((d.evidence.oom = parse_oom_message(m))) break;
+    if (!d.evidence.oom) d.evidence.oom = tl.oom;
     const auto& m = d.evidence.oom;
     d.evidence.samples = tl.samples.size();
     if (fragmented(m, m && m->capacity_bytes ? m->capacity_bytes : tl.total_bytes)) {

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/timeline/diagnosis.hpp"
 #include "core/timeline/timeline.hpp"
 #include "core/timeline/traced.hpp"
@@ -17,6 +19,8 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
 std::string render_text(const Timeline& tl, const Diagnosis& d);
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
 std::string render_json(const Timeline& tl, const Diagnosis& d);
+// The same object, for reports that hold the diagnosis as one of their parts.
+nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d);
 // A report that rides along at the end of the HTML page as preformatted text (the trace's call
 // sites, --trace-python's Python lines); `id` is the section's HTML id.
 struct Appendix {

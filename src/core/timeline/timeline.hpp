@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/timeline/oom_message.hpp"
+
 namespace vramdoc::timeline {
 
 // One reading. Only t and process_used are sure to exist; anything else may be unknown.
@@ -35,6 +37,7 @@ struct Timeline {
   Outcome outcome = Outcome::Unknown;
   std::optional<int> exit_status;            // as a shell reports it: 128+N when killed by signal N
   std::vector<std::string> messages;         // out-of-memory messages seen in the job's output
+  std::optional<OomMessage> oom;             // an OOM known with its numbers (a PyTorch snapshot's oom entry)
   std::vector<Sample> samples;               // in time order
   std::vector<Mark> marks;                   // in time order
 };

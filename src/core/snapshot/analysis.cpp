@@ -1,0 +1,145 @@
+#include "core/snapshot/analysis.hpp"
+
+#include <algorithm>
+
+#include "core/snapshot/analysis_parts.hpp"
+
+namespace vramdoc::snapshot {
+
+namespace {
+
+using detail::first_oom;
+using detail::LiveSet;
+using detail::Sites;
+using detail::SiteTally;
+
+const Chunked<TraceEntry> kNoTrace;
+
+// The device to report on: the one that ran out of memory, else the one with the most trace
+// entries, else the one holding the most in its segments.
+std::int64_t pick_device(const Snapshot& s) {
+  if (s.hook_oom) return s.hook_oom->device;
+  std::int64_t best = -1;
+  std::size_t most = 0;
+  for (std::size_t d = 0; d < s.traces.size(); ++d) {
+    if (first_oom(s.traces[d])) return static_cast<std::int64_t>(d);
+    if (s.traces[d].size() > most) most = s.traces[d].size(), best = static_cast<std::int64_t>(d);
+  }
+  if (best >= 0) return best;
+  std::unordered_map<std::int64_t, std::uint64_t> held;
+  for (const auto& seg : s.segments) held[seg.device] += seg.total_size;
+  std::uint64_t top = 0;
+  for (const auto& [device, bytes] : held)
+    if (bytes > top || best < 0) top = bytes, best = device;
+  return std::max<std::int64_t>(best, 0);
+}
+
+// Whether the trace records allocations (a trace of only oom / snapshot entries does not).
+bool has_history(const Chunked<TraceEntry>& trace) {
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].action != Action::Oom && trace[i].action != Action::Snapshot && trace[i].action != Action::Unknown) return true;
+  return false;
+}
+
+std::vector<SiteRow> tally_live(const LiveSet& live, Sites& sites, std::uint64_t& total) {
+  SiteTally tally;
+  total = 0;
+  for (const auto& [addr, b] : live) {
+    tally.add(sites.site_of_stack(b.stack), b.stack, b.size);
+    total += b.size;
+  }
+  return tally.rows(sites, kMaxSiteRows);
+}
+
+void fill_fragmentation(const Snapshot& s, std::int64_t device, Fragmentation& f) {
+  for (const auto& seg : s.segments) {
+    if (seg.device != device) continue;
+    SegmentRow row;
+    row.address = seg.address;
+    row.total_bytes = seg.total_size;
+    row.large = seg.large;
+    row.expandable = seg.expandable;
+    for (std::size_t b = seg.first_block; b < seg.first_block + seg.block_count && b < s.blocks.size(); ++b) {
+      const Block& blk = s.blocks[b];
+      const bool allocated = blk.state == BlockState::ActiveAllocated;
+      (allocated ? row.allocated_bytes : row.free_bytes) += blk.size;
+      if (blk.state == BlockState::Inactive) row.largest_free_bytes = std::max(row.largest_free_bytes, blk.size);
+      if (row.layout.size() < 4096) row.layout.emplace_back(blk.size, allocated);
+      ++row.blocks;
+    }
+    f.reserved_bytes += row.total_bytes;
+    f.allocated_bytes += row.allocated_bytes;
+    f.free_bytes += row.free_bytes;
+    f.largest_free_bytes = std::max(f.largest_free_bytes, row.largest_free_bytes);
+    ++f.segments;
+    if (seg.expandable) ++f.expandable_segments;
+    if (row.allocated_bytes > 0 && row.free_bytes > 0) f.stranded_bytes += row.free_bytes, ++f.partly_used_segments;
+    f.rows.push_back(std::move(row));
+  }
+  std::sort(f.rows.begin(), f.rows.end(), [](const SegmentRow& a, const SegmentRow& b) {
+    return a.total_bytes != b.total_bytes ? a.total_bytes > b.total_bytes : a.address < b.address;
+  });
+  if (f.rows.size() > kMaxSegmentRows) f.rows.resize(kMaxSegmentRows);
+}
+
+// Allocations made during the recording and alive at its end, by call site; the sites with at
+// least kMinGrowingAllocations of them spread over at least half of the recording.
+std::vector<SiteRow> growing_sites(const Chunked<TraceEntry>& trace, Sites& sites) {
+  if (trace.empty()) return {};
+  struct Made {
+    std::uint64_t size;
+    std::uint32_t stack;
+    double t;
+  };
+  std::unordered_map<std::uint64_t, Made> made;
+  const std::int64_t t0 = trace[0].time_us;
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const TraceEntry& e = trace[i];
+    if (e.action == Action::Alloc) made[e.addr] = {e.size, e.stack, double(e.time_us - t0) / 1e6};
+    else if (e.action == Action::FreeRequested) made.erase(e.addr);
+  }
+  SiteTally tally;
+  for (const auto& [addr, m] : made) tally.add(sites.site_of_stack(m.stack), m.stack, m.size, m.t);
+  const double span = double(trace.back().time_us - t0) / 1e6;
+  std::vector<SiteRow> out;
+  for (auto& row : tally.rows(sites, 1u << 20))
+    if (row.count >= kMinGrowingAllocations && row.last_seconds - row.first_seconds >= 0.5 * span && row.where != "(other call sites)")
+      out.push_back(std::move(row));
+  if (out.size() > kMaxSiteRows) out.resize(kMaxSiteRows);
+  return out;
+}
+
+}  // namespace
+
+SnapshotReport analyze_snapshot(const Snapshot& s, const std::string& source, const AnalysisOptions& o) {
+  SnapshotReport r;
+  r.source = source;
+  r.format = s.hook_oom ? "vramdoc --trace-python snapshot at an OOM" : "PyTorch memory snapshot";
+  r.device = pick_device(s);
+  r.devices = s.traces.size();
+  for (const auto& t : s.traces) r.entries += t.size();
+  r.segments = s.segments.size();
+  r.blocks = s.blocks.size();
+  r.frames = s.frames.frames();
+  r.stacks = s.frames.stacks();
+  r.allocator_settings = s.allocator_settings;
+  const auto& trace = r.device >= 0 && std::size_t(r.device) < s.traces.size() ? s.traces[std::size_t(r.device)] : kNoTrace;
+  Sites sites(s.frames);
+  r.alive = tally_live(detail::live_at_dump(s, r.device), sites, r.alive_bytes);
+  fill_fragmentation(s, r.device, r.fragmentation);
+  r.fragmentation.when = "at the dump";
+  if (has_history(trace)) {
+    detail::fill_trace_sections(s, trace, source, o, sites, r);
+    r.growing = growing_sites(trace, sites);
+  } else {
+    r.notes.push_back("no allocation history for this device (recorded with enabled=\"state\", or history off): no timeline and no verdict, only what was alive at the dump");
+  }
+  detail::fill_oom(s, trace, sites, r);
+  std::size_t others = 0;
+  for (std::size_t d = 0; d < s.traces.size(); ++d)
+    if (std::int64_t(d) != r.device && !s.traces[d].empty()) ++others;
+  if (others > 0) r.notes.push_back(std::to_string(others) + " other device(s) have trace entries: this report is about device " + std::to_string(r.device));
+  return r;
+}
+
+}  // namespace vramdoc::snapshot

@@ -1,0 +1,53 @@
+// The pickle reader's memo: what each memo slot refers to, in 4 bytes a slot. Memoized strings
+// are kept once per distinct text (the interned ids handlers see); containers keep the token
+// their handler gave them; other scalars a copy.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/snapshot/pickle.hpp"
+
+namespace vramdoc::snapshot::detail {
+
+std::string at_byte(std::uint64_t offset, const std::string& message);
+
+class Memo {
+ public:
+  enum Tag : std::uint32_t { kUnset = 0, kText = 1, kScalar = 2, kContainer = 3 };
+  explicit Memo(const PickleLimits& limits) : limits_(limits) {}
+
+  // The slot MEMOIZE fills: the number of distinct slots stored so far.
+  std::uint64_t next_index() const { return stored_; }
+  // Each returns "" or an error. put_text sets `intern` to the text's id.
+  std::string put_text(std::uint64_t index, PickleKind kind, std::string_view text, std::uint32_t& intern);
+  std::string put_scalar(std::uint64_t index, const PickleScalar& value);
+  std::string put_container(std::uint64_t index);
+  void set_token(std::uint64_t index, std::uint32_t token) { slots_[index] = kContainer | (token << 2); }
+
+  // The slot's tag and value (an intern id, a scalar index, a token); kUnset when never stored.
+  Tag tag(std::uint64_t index) const { return index < slots_.size() ? Tag(slots_[index] & 3) : kUnset; }
+  std::uint32_t value(std::uint64_t index) const { return slots_[index] >> 2; }
+  // A stored scalar (kScalar) and an interned text (kText) as a scalar the handler can take.
+  PickleScalar scalar(std::uint32_t id) const { return scalars_[id]; }
+  PickleScalar text(std::uint32_t intern) const;
+
+  std::uint64_t stored() const { return stored_; }
+  std::uint64_t interned_bytes() const { return interned_bytes_; }
+
+ private:
+  std::string reserve(std::uint64_t index);
+  const PickleLimits& limits_;
+  std::vector<std::uint32_t> slots_;
+  std::uint64_t stored_ = 0;
+  // Interned texts: the kind's byte, then the text. Ids start at 1.
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::vector<const std::string*> texts_;
+  std::uint64_t interned_bytes_ = 0;
+  std::vector<PickleScalar> scalars_;  // numbers, None, bools (never with text)
+};
+
+}  // namespace vramdoc::snapshot::detail

@@ -1,0 +1,106 @@
+// The HTML page of a snapshot's report: one self-contained file, inline SVG, no script.
+#include "core/snapshot/render.hpp"
+#include "core/snapshot/render_svg.hpp"
+#include "core/text.hpp"
+#include "core/timeline/render.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::snapshot {
+
+namespace {
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+std::string sites_table(const std::vector<SiteRow>& rows, const char* id, bool times) {
+  if (rows.empty()) return "<p>None.</p>\n";
+  std::string h = std::string("<table id='") + id + "'><tr><th>#</th><th>bytes</th><th>blocks</th>" +
+                  (times ? "<th>from</th><th>to</th>" : "") + "<th>call site</th><th>stack (innermost first)</th></tr>\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SiteRow& r = rows[i];
+    std::string stack;
+    for (const auto& f : r.stack)
+      stack += std::string(f.library ? "<span class='lib'>" : "<b>") + esc(trace::describe(f)) + (f.library ? "</span>" : "</b>") + "<br>";
+    h += "<tr><td>" + std::to_string(i + 1) + "</td><td class='n'>" + format_bytes(r.bytes) + "</td><td class='n'>" +
+         std::to_string(r.count) + "</td>" +
+         (times ? "<td class='n'>" + fixed(r.first_seconds, 2) + " s</td><td class='n'>" + fixed(r.last_seconds, 2) + " s</td>" : "") +
+         "<td>" + esc(r.where) + "</td><td class='stack'>" + stack + "</td></tr>\n";
+  }
+  return h + "</table>\n";
+}
+
+std::string legend(const Chart& c) {
+  std::string l = "<p class='legend'>";
+  for (std::size_t k = 0; k < c.sites.size(); ++k)
+    l += "<span><i style='background:" + band_colour(k, c.sites.size()) + "'></i>" + esc(c.sites[k]) + "</span>";
+  return l + "<span>- - - reserved (segments)</span></p>\n";
+}
+
+std::string diagnosis_html(const SnapshotReport& r) {
+  if (!r.timeline || !r.diagnosis) return "<p class='verdict' id='verdict' data-verdict='none'>No verdict: the snapshot holds no allocator trace for this device.</p>\n";
+  const auto& d = *r.diagnosis;
+  std::string h = "<p class='verdict' id='verdict' data-verdict='" + std::string(timeline::verdict_name(d.verdict)) + "'>" + esc(d.summary) + "</p>\n";
+  if (!d.reasons.empty()) {
+    h += "<ul>";
+    for (const auto& x : d.reasons) h += "<li>" + esc(x) + "</li>";
+    h += "</ul>\n";
+  }
+  h += "<details><summary>Evidence (the classifier `run` uses; \"driver\" here is the allocator's reserved bytes)</summary><table>";
+  for (const auto& [k, v] : timeline::evidence_rows(d)) h += "<tr><td>" + esc(k) + "</td><td>" + esc(v) + "</td></tr>";
+  h += "</table></details>\n<h3>What to do</h3><ul>";
+  for (const auto& x : d.remedies) h += "<li>" + esc(x) + "</li>";
+  return h + "</ul>\n";
+}
+
+std::string oom_html(const OomReport& o) {
+  std::string h = "<section id='oom'><h2>Out of memory</h2><p>Asked for <b>" + format_bytes(o.requested_bytes) + "</b>";
+  if (o.device_free_bytes) h += "; the device had " + format_bytes(*o.device_free_bytes) + " free";
+  if (o.allocated_bytes && o.reserved_bytes) h += "; the allocator held " + format_bytes(*o.allocated_bytes) + " allocated in " + format_bytes(*o.reserved_bytes) + " reserved";
+  if (o.largest_free_bytes) h += "; its largest free block was " + format_bytes(*o.largest_free_bytes);
+  h += ".</p>\n<h3>What held the memory then (" + format_bytes(o.alive_bytes) + ")</h3>\n";
+  return h + sites_table(o.alive, "oom-alive", false) + "</section>\n";
+}
+
+std::string fragmentation_html(const Fragmentation& f) {
+  std::string h = "<section id='fragmentation'><h2>Segments " + esc(f.when) + "</h2><p>" + format_bytes(f.reserved_bytes) +
+                  " reserved in " + std::to_string(f.segments) + " segments: " + format_bytes(f.allocated_bytes) + " allocated, " +
+                  format_bytes(f.free_bytes) + " free, of which " + format_bytes(f.stranded_bytes) + " in " +
+                  std::to_string(f.partly_used_segments) + " partly used segments (empty_cache() cannot return it); largest free block " +
+                  format_bytes(f.largest_free_bytes) + ".</p>\n<p class='legend'><span><i style='background:#4e79a7'></i>allocated</span>"
+                  "<span><i style='background:#f4f4f4;border:1px solid #999'></i>free</span></p>\n";
+  h += segment_map_svg(f, 60);
+  if (f.rows.size() > 60) h += "<p>" + std::to_string(f.segments - 60) + " smaller segments not drawn.</p>\n";
+  return h + "</section>\n";
+}
+
+}  // namespace
+
+std::string render_snapshot_html(const SnapshotReport& r) {
+  std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc: " + esc(r.source) + "</title>\n<style>"
+      "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}"
+      ".verdict{font-size:20px;padding:10px 14px;color:white;border-radius:6px;background:#555}"
+      ".verdict[data-verdict=leak],.verdict[data-verdict=insufficient],.verdict[data-verdict=fragmentation]{background:#c0392b}"
+      ".verdict[data-verdict=stable],.verdict[data-verdict=plateau]{background:#2e8b57}"
+      "table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top;text-align:left}"
+      "td.n{text-align:right;white-space:nowrap}.stack{font-family:monospace;font-size:11px}.lib{color:#999}"
+      ".legend span{margin-right:14px;white-space:nowrap}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
+      "</style></head><body>\n";
+  h += "<h1>vramdoc: " + esc(r.source) + "</h1>\n<p>" + esc(r.format) + ", device " + std::to_string(r.device) + ": " +
+       std::to_string(r.entries) + " trace entries, " + std::to_string(r.segments) + " segments, " + std::to_string(r.blocks) +
+       " blocks, " + std::to_string(r.stacks) + " distinct stacks.</p>\n";
+  h += diagnosis_html(r);
+  h += "<h2>Allocated memory over time, by call site</h2>\n" + legend(r.chart) + stacked_chart_svg(r.chart, r.oom);
+  if (r.oom) h += oom_html(*r.oom);
+  h += "<section id='alive'><h2>Alive at the dump (" + format_bytes(r.alive_bytes) + ")</h2>\n" + sites_table(r.alive, "alive-table", false) + "</section>\n";
+  if (r.timeline)
+    h += "<section id='growing'><h2>Growing across the recording</h2><p>Allocations made during the recording and alive at its end, from call sites that kept " +
+         std::to_string(kMinGrowingAllocations) + " or more over at least half of it.</p>\n" + sites_table(r.growing, "growing-table", true) + "</section>\n";
+  h += fragmentation_html(r.fragmentation);
+  if (!r.notes.empty()) {
+    h += "<h2>Notes</h2><ul>";
+    for (const auto& n : r.notes) h += "<li>" + esc(n) + "</li>";
+    h += "</ul>\n";
+  }
+  return h + "</body></html>\n";
+}
+
+}  // namespace vramdoc::snapshot
