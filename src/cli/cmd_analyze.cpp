@@ -43,7 +43,8 @@ int cmd_analyze(const std::vector<std::string>& args) {
   std::optional<timeline::TracedSeries> traced;
   std::optional<LoadedPythonStacks> python;
   if (!trace_dir.empty()) {
-    if (auto stacks = load_python_stacks(trace_dir); stacks && (!stacks->processes.empty() || !stacks->problems.empty())) {
+    if (auto stacks = load_python_stacks(trace_dir);
+        stacks && (!stacks->processes.empty() || !stacks->oom_snapshots.empty() || !stacks->problems.empty())) {
       python = std::move(*stacks);
     }
     std::vector<std::string> warnings;
@@ -53,7 +54,7 @@ int cmd_analyze(const std::vector<std::string>& args) {
       if (traced || !python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
     }
   }
-  const std::string python_text = python ? trace::render_python_stacks_text(python->processes, python->problems) : "";
+  const std::string python_text = python ? render_python_hook_text(*python) : "";
   if (!html.empty()) {
     std::vector<timeline::Appendix> appendices;
     if (python) appendices.push_back({"python-lines", "Python lines (--trace-python)", python_text});

@@ -191,7 +191,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (o.trace_python) {
     auto stacks = load_python_stacks(trace_dir);
-    const std::string text = stacks ? trace::render_python_stacks_text(stacks->processes, stacks->problems)
+    const std::string text = stacks ? render_python_hook_text(*stacks)
                                     : "vramdoc run: --trace-python: " + stacks.error() + "\n";
     report += "\n" + text;
     appendices.push_back({"python-lines", "Python lines (--trace-python)", text});

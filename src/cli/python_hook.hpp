@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "core/snapshot/analysis.hpp"
 #include "core/trace/python_stacks.hpp"
 
 namespace vramdoc::cli {
@@ -16,13 +17,19 @@ Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(con
 
 struct LoadedPythonStacks {
   std::vector<trace::PythonStacks> processes;
-  std::vector<std::string> problems;  // one line per DIR/python.*.json that could not be read
+  // DIR/python.PID.oom.pickle: PyTorch's snapshot at a process's first OOM, analysed as
+  // `vramdoc analyze snap.pickle` does (docs/snapshots.md).
+  std::vector<snapshot::SnapshotReport> oom_snapshots;
+  std::vector<std::string> problems;  // one line per file that could not be read
 };
 
-// Reads every DIR/python.*.json; bad files become `problems`, an unreadable DIR an error.
+// Reads every DIR/python.*.json and DIR/python.*.oom.pickle; bad files become `problems`, an
+// unreadable DIR an error.
 Result<LoadedPythonStacks> load_python_stacks(const std::string& dir);
+// The OOM snapshots' reports, then the lines alive at exit.
+std::string render_python_hook_text(const LoadedPythonStacks& stacks);
 
-// A timeline report's JSON with a "python_stacks" object (processes, problems) added.
+// A timeline report's JSON with a "python_stacks" object (processes, oom_snapshots, problems) added.
 std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks);
 
 }  // namespace vramdoc::cli

@@ -14,37 +14,40 @@ namespace vramdoc::test {
 
 class DumpHandler : public snapshot::PickleHandler {
  public:
-  std::string begin(snapshot::PickleContainer kind) override {
+  bool begin(snapshot::PickleContainer kind) override {
     separate();
     const char open = kind == snapshot::PickleContainer::Dict ? '{' : kind == snapshot::PickleContainer::List ? '[' : '(';
     levels_.push_back(Level{std::string(1, open), kind, true});
-    return {};
+    return true;
   }
-  std::string end(std::uint32_t& token) override {
+  bool end(std::uint32_t& token) override {
     Level l = std::move(levels_.back());
     levels_.pop_back();
     l.text += l.kind == snapshot::PickleContainer::Dict ? '}' : l.kind == snapshot::PickleContainer::List ? ']' : ')';
     done_.push_back(l.text);
     token = static_cast<std::uint32_t>(done_.size());
     put(l.text);
-    return {};
+    return true;
   }
-  std::string key(const snapshot::PickleScalar& k) override {
+  bool key(const snapshot::PickleScalar& k) override {
     separate();
     put(render(k) + ":");
     levels_.back().first = true;  // the value follows the colon directly
-    return {};
+    return true;
   }
-  std::string scalar(const snapshot::PickleScalar& v) override {
+  bool scalar(const snapshot::PickleScalar& v) override {
     separate();
     put(render(v));
-    return {};
+    return true;
   }
-  std::string ref(std::uint32_t token) override {
-    if (token == 0 || token > done_.size()) return "bad token";
+  bool ref(std::uint32_t token) override {
+    if (token == 0 || token > done_.size()) {
+      error = "bad token";
+      return false;
+    }
     separate();
     put(done_[token - 1]);
-    return {};
+    return true;
   }
   const std::string& text() const { return out_; }
 

@@ -9,8 +9,9 @@
 #      live block (torch.cuda.memory._record_memory_history(enabled="state", stacks="python"));
 #   4. at exit, groups the live blocks by stack and writes VRAMDOC_PYTHON_TRACE_DIR/python.PID.json
 #      (format in docs/trace-format.md), which vramdoc reads after the job; at the process's first
-#      out-of-memory error (an allocator OOM observer, called before PyTorch raises) it writes the
-#      same for that moment to python.PID.oom.json.
+#      out-of-memory error (an allocator OOM observer, called before PyTorch raises) it pickles
+#      PyTorch's own snapshot of that moment, with the failed request added under "vramdoc_oom",
+#      to python.PID.oom.pickle (read like any snapshot: docs/snapshots.md).
 # It never raises into the job: every step is guarded, and a failure is written into the JSON
 # ("error") or, before a folder is known, ignored.
 import atexit
@@ -54,6 +55,23 @@ def _vramdoc_write(record, suffix=""):
         os.replace(temporary, final)
     except BaseException:
         pass
+
+
+def _vramdoc_write_oom_snapshot(torch, oom):
+    """Pickles torch.cuda.memory._snapshot() with `oom` under "vramdoc_oom" to python.PID.oom.pickle
+    atomically (plain dicts, lists and numbers only); a failure goes into python.PID.oom.json."""
+    try:
+        import pickle
+
+        snapshot = torch.cuda.memory._snapshot()
+        snapshot["vramdoc_oom"] = dict(oom, torch=str(torch.__version__), pid=os.getpid())
+        final = os.path.join(_VRAMDOC_DIR, "python.%d.oom.pickle" % os.getpid())
+        temporary = final + ".part"
+        with open(temporary, "wb") as f:
+            pickle.dump(snapshot, f, protocol=4)
+        os.replace(temporary, final)
+    except BaseException as e:
+        _vramdoc_write({"when": "oom", "error": "%s: %s" % (type(e).__name__, e)}, ".oom")
 
 
 def _vramdoc_library_roots(torch):
@@ -126,9 +144,9 @@ def _vramdoc_start(torch):
             if oom_seen:
                 return
             oom_seen.append(True)
-            _vramdoc_snapshot(torch, "oom", {"oom": {"device": int(device), "requested_bytes": int(requested),
-                                                    "device_allocated_bytes": int(device_allocated),
-                                                    "device_free_bytes": int(device_free)}})
+            _vramdoc_write_oom_snapshot(torch, {"device": int(device), "requested_bytes": int(requested),
+                                                "device_allocated_bytes": int(device_allocated),
+                                                "device_free_bytes": int(device_free)})
         except BaseException:
             pass
 

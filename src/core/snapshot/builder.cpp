@@ -112,22 +112,21 @@ SnapshotBuilder::Role SnapshotBuilder::child_role(const Level& p, PickleContaine
   }
 }
 
-std::string SnapshotBuilder::begin(PickleContainer kind) {
+bool SnapshotBuilder::begin(PickleContainer kind) {
   if (levels_.empty()) {
-    if (top_seen_ || kind != PickleContainer::Dict) return "not a PyTorch memory snapshot: its top level is not a dict";
+    if (top_seen_ || kind != PickleContainer::Dict) return fail("not a PyTorch memory snapshot: its top level is not a dict");
     top_seen_ = true;
     Level top;
     top.role = Role::Top;
     levels_.push_back(std::move(top));
-    return {};
+    return true;
   }
-  std::string error;
   Level l;
   l.role = child_role(levels_.back(), kind, error);
-  if (!error.empty()) return error;
+  if (!error.empty()) return false;
   switch (l.role) {
     case Role::Segment:
-      if (out_.segments.size() >= limits_.max_segments) return "more segments than the limit";
+      if (out_.segments.size() >= limits_.max_segments) return fail("more segments than the limit");
       segment_ = Segment{};
       segment_.first_block = out_.blocks.size();
       break;
@@ -137,7 +136,7 @@ std::string SnapshotBuilder::begin(PickleContainer kind) {
     case Role::Frames: stack_.clear(); break;
     case Role::Annotation: annotation_ = Annotation{}; break;
     case Role::Trace:
-      if (out_.traces.size() >= limits_.max_devices) return "more device traces than the limit";
+      if (out_.traces.size() >= limits_.max_devices) return fail("more device traces than the limit");
       out_.traces.emplace_back();
       break;
     case Role::Settings:
@@ -146,10 +145,10 @@ std::string SnapshotBuilder::begin(PickleContainer kind) {
     default: break;
   }
   levels_.push_back(std::move(l));
-  return {};
+  return true;
 }
 
-std::string SnapshotBuilder::key(const PickleScalar& k) {
+bool SnapshotBuilder::key(const PickleScalar& k) {
   Level& l = levels_.back();
   l.field = field_of(k);
   if (l.role == Role::Settings) {
@@ -160,110 +159,107 @@ std::string SnapshotBuilder::key(const PickleScalar& k) {
   } else if (l.role == Role::Top && l.field == Field::Unknown && out_.unknown_keys.size() < 32) {
     out_.unknown_keys.push_back(as_text(k));
   }
-  return {};
+  return true;
 }
 
-std::string SnapshotBuilder::end(std::uint32_t& token) {
+bool SnapshotBuilder::end(std::uint32_t& token) {
   const Level l = std::move(levels_.back());
   levels_.pop_back();
   return end_level(l, token);
 }
 
-std::string SnapshotBuilder::end_level(const Level& l, std::uint32_t& token) {
+bool SnapshotBuilder::end_level(const Level& l, std::uint32_t& token) {
   switch (l.role) {
     case Role::Frame: {
-      if (out_.frames.frames() >= limits_.max_frames) return "more distinct frames than the limit";
+      if (out_.frames.frames() >= limits_.max_frames) return fail("more distinct frames than the limit");
       const std::uint32_t id = out_.frames.intern_frame(frame_);
       stack_.push_back(id);
       token = ((id << 1) | 1u) + 1;
-      return {};
+      return true;
     }
     case Role::Frames: {
-      if (out_.frames.stacks() >= limits_.max_frames) return "more distinct stacks than the limit";
+      if (out_.frames.stacks() >= limits_.max_frames) return fail("more distinct stacks than the limit");
       const std::uint32_t id = out_.frames.intern_stack(stack_);
       token = (id << 1) + 1;
-      return use_stack(id);
+      use_stack(id);
+      return true;
     }
     case Role::Block:
-      if (out_.blocks.size() >= limits_.max_blocks) return "more blocks than the limit";
+      if (out_.blocks.size() >= limits_.max_blocks) return fail("more blocks than the limit");
       out_.blocks.push_back(block_);
       ++segment_.block_count;
-      return {};
-    case Role::Segment: out_.segments.push_back(segment_); return {};
+      return true;
+    case Role::Segment: out_.segments.push_back(segment_); return true;
     case Role::Entry:
-      if (++entries_ > limits_.max_entries) return "more trace entries than the limit";
+      if (++entries_ > limits_.max_entries) return fail("more trace entries than the limit");
       out_.traces.back().push_back(entry_);
-      return {};
+      return true;
     case Role::Annotation:
-      if (out_.annotations.size() >= limits_.max_annotations) return "more annotations than the limit";
+      if (out_.annotations.size() >= limits_.max_annotations) return fail("more annotations than the limit");
       out_.annotations.push_back(std::move(annotation_));
-      return {};
-    default: return {};
+      return true;
+    default: return true;
   }
 }
 
-std::string SnapshotBuilder::use_stack(std::uint32_t stack) {
-  if (levels_.empty()) return {};
+void SnapshotBuilder::use_stack(std::uint32_t stack) {
+  if (levels_.empty()) return;
   switch (levels_.back().role) {
     case Role::Segment: segment_.stack = stack; break;
     case Role::Block: block_.stack = stack; break;
     case Role::Entry: entry_.stack = stack; break;
     default: break;
   }
-  return {};
 }
 
-std::string SnapshotBuilder::ref(std::uint32_t token) {
-  if (levels_.empty()) return "a memo reference at the top level";
+bool SnapshotBuilder::ref(std::uint32_t token) {
+  if (levels_.empty()) return fail("a memo reference at the top level");
   const Level& l = levels_.back();
   const bool frame_token = token != 0 && ((token - 1) & 1u) != 0;
   if (l.role == Role::Frames) {
-    if (!frame_token) return "a frames list with an entry that is not a frame";
-    if (stack_.size() >= limits_.max_stack_depth) return "a stack deeper than the limit";
+    if (!frame_token) return fail("a frames list with an entry that is not a frame");
+    if (stack_.size() >= limits_.max_stack_depth) return fail("a stack deeper than the limit");
     stack_.push_back((token - 1) >> 1);
-    return {};
+    return true;
   }
   const bool holds_frames = l.role == Role::Segment || l.role == Role::Block || l.role == Role::Entry;
   if (holds_frames && l.field == Field::Frames) {
-    if (token == 0 || frame_token) return "'frames' refers to something that is not a frames list";
-    return use_stack((token - 1) >> 1);
+    if (token == 0 || frame_token) return fail("'frames' refers to something that is not a frames list");
+    use_stack((token - 1) >> 1);
+    return true;
   }
-  switch (l.role) {
-    case Role::Segments: case Role::Blocks: case Role::Traces: case Role::Trace:
-      return "a memo reference where the snapshot holds its own records";
-    case Role::Top: return l.field == Field::Unknown ? "" : "a memo reference where the snapshot holds its own records";
-    default: return {};  // under keys that are not read
-  }
+  const bool own_records = l.role == Role::Segments || l.role == Role::Blocks || l.role == Role::Traces ||
+                           l.role == Role::Trace || (l.role == Role::Top && l.field != Field::Unknown);
+  return !own_records || fail("a memo reference where the snapshot holds its own records");  // else: under keys not read
 }
 
-std::string SnapshotBuilder::scalar(const PickleScalar& v) {
-  if (levels_.empty()) return "not a PyTorch memory snapshot: its top level is not a dict";
+bool SnapshotBuilder::scalar(const PickleScalar& v) {
+  if (levels_.empty()) return fail("not a PyTorch memory snapshot: its top level is not a dict");
   Level& l = levels_.back();
   switch (l.role) {
-    case Role::Frames: return "a frames list with an entry that is not a frame";
+    case Role::Frames: return fail("a frames list with an entry that is not a frame");
     case Role::Segments: case Role::Blocks: case Role::Traces: case Role::Trace:
-      return std::string("a scalar where the snapshot has a record (in its ") + role_name(l.role) + "s)";
+      return fail(std::string("a scalar where the snapshot has a record (in its ") + role_name(l.role) + "s)");
     case Role::PoolId:
       if (l.items < 2 && v.kind == PickleKind::Int) segment_.pool_id[l.items] = v.integer;
       ++l.items;
-      return {};
+      return true;
     case Role::Settings:
       if (out_.allocator_settings.size() < limits_.max_settings) out_.allocator_settings.emplace_back(l.key, as_text(v));
-      return {};
+      return true;
     case Role::Annotation:
       if (l.key == "device" && v.kind == PickleKind::Int) annotation_.device = v.integer;
       else if (l.key == "time_us" && v.kind == PickleKind::Int) annotation_.time_us = v.integer;
       else if (annotation_.fields.size() < 64) annotation_.fields.emplace_back(l.key, as_text(v));
-      return {};
+      return true;
     default: break;
   }
-  if (l.role == Role::Skip || l.field == Field::Unknown) return {};
+  if (l.role == Role::Skip || l.field == Field::Unknown) return true;
   return set(l.role, l.field, v);
 }
 
-std::string SnapshotBuilder::finish() const {
-  if (!top_seen_) return "not a PyTorch memory snapshot: its top level is not a dict";
-  return {};
+bool SnapshotBuilder::finish() {
+  return top_seen_ || fail("not a PyTorch memory snapshot: its top level is not a dict");
 }
 
 }  // namespace vramdoc::snapshot::detail

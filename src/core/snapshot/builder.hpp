@@ -13,13 +13,13 @@ namespace vramdoc::snapshot::detail {
 class SnapshotBuilder : public PickleHandler {
  public:
   SnapshotBuilder(Snapshot& out, const SnapshotLimits& limits) : out_(out), limits_(limits) {}
-  std::string begin(PickleContainer kind) override;
-  std::string end(std::uint32_t& token) override;
-  std::string key(const PickleScalar& key) override;
-  std::string scalar(const PickleScalar& value) override;
-  std::string ref(std::uint32_t token) override;
-  // After the pickle's end: the top level was a dict.
-  std::string finish() const;
+  bool begin(PickleContainer kind) override;
+  bool end(std::uint32_t& token) override;
+  bool key(const PickleScalar& key) override;
+  bool scalar(const PickleScalar& value) override;
+  bool ref(std::uint32_t token) override;
+  // After the pickle's end: whether the top level was a dict (else `error` says so).
+  bool finish();
 
   // What a value is, from where it sits.
   enum class Role : std::uint8_t {
@@ -42,13 +42,17 @@ class SnapshotBuilder : public PickleHandler {
     std::uint64_t items = 0;       // values seen (lists, tuples)
   };
   Role child_role(const Level& parent, PickleContainer kind, std::string& error) const;
-  std::string set(Role role, Field field, const PickleScalar& v);
-  std::string set_segment(Field field, const PickleScalar& v);
-  std::string set_block(Field field, const PickleScalar& v);
-  std::string set_entry(Field field, const PickleScalar& v);
-  std::string set_hook_oom(Field field, const PickleScalar& v);
-  std::string end_level(const Level& l, std::uint32_t& token);
-  std::string use_stack(std::uint32_t stack);
+  bool set(Role role, Field field, const PickleScalar& v);
+  bool set_segment(Field field, const PickleScalar& v);
+  bool set_block(Field field, const PickleScalar& v);
+  bool set_entry(Field field, const PickleScalar& v);
+  bool set_hook_oom(Field field, const PickleScalar& v);
+  bool end_level(const Level& l, std::uint32_t& token);
+  void use_stack(std::uint32_t stack);
+  bool fail(std::string message) {
+    error = std::move(message);
+    return false;
+  }
   Field field_of(const PickleScalar& key);
   std::uint32_t string_id(const PickleScalar& s);
 

@@ -23,7 +23,7 @@ bool signed_of(const PickleScalar& v, std::int64_t& out) {
   return false;
 }
 
-std::string bad(const char* record, const char* field, const char* what) {
+std::string bad_text(const char* record, const char* field, const char* what) {
   return std::string("the ") + record + "'s '" + field + "' is not " + what;
 }
 
@@ -36,7 +36,7 @@ BlockState state_of(std::string_view s) {
 
 }  // namespace
 
-std::string SnapshotBuilder::set(Role role, Field field, const PickleScalar& v) {
+bool SnapshotBuilder::set(Role role, Field field, const PickleScalar& v) {
   switch (role) {
     case Role::Segment: return set_segment(field, v);
     case Role::Block: return set_block(field, v);
@@ -45,83 +45,83 @@ std::string SnapshotBuilder::set(Role role, Field field, const PickleScalar& v) 
     case Role::Frame:
       if (field == Field::Filename && v.kind == PickleKind::Str) frame_.file = string_id(v);
       else if (field == Field::Name && v.kind == PickleKind::Str) frame_.name = string_id(v);
-      else if (field == Field::Line && !signed_of(v, frame_.line)) return bad("frame", "line", "an integer");
-      return {};
-    default: return {};
+      else if (field == Field::Line && !signed_of(v, frame_.line)) return fail(bad_text("frame", "line", "an integer"));
+      return true;
+    default: return true;
   }
 }
 
-std::string SnapshotBuilder::set_segment(Field field, const PickleScalar& v) {
+bool SnapshotBuilder::set_segment(Field field, const PickleScalar& v) {
   const char* r = "segment";
   switch (field) {
-    case Field::Device: return signed_of(v, segment_.device) ? "" : bad(r, "device", "an integer");
-    case Field::Address: return unsigned_of(v, segment_.address) ? "" : bad(r, "address", "an integer from 0 to 2^56");
-    case Field::TotalSize: return unsigned_of(v, segment_.total_size) ? "" : bad(r, "total_size", "an integer from 0 to 2^56");
+    case Field::Device: return signed_of(v, segment_.device) || fail(bad_text(r, "device", "an integer"));
+    case Field::Address: return unsigned_of(v, segment_.address) || fail(bad_text(r, "address", "an integer from 0 to 2^56"));
+    case Field::TotalSize: return unsigned_of(v, segment_.total_size) || fail(bad_text(r, "total_size", "an integer from 0 to 2^56"));
     case Field::AllocatedSize:
-      return unsigned_of(v, segment_.allocated_size) ? "" : bad(r, "allocated_size", "an integer from 0 to 2^56");
-    case Field::ActiveSize: return unsigned_of(v, segment_.active_size) ? "" : bad(r, "active_size", "an integer from 0 to 2^56");
+      return unsigned_of(v, segment_.allocated_size) || fail(bad_text(r, "allocated_size", "an integer from 0 to 2^56"));
+    case Field::ActiveSize: return unsigned_of(v, segment_.active_size) || fail(bad_text(r, "active_size", "an integer from 0 to 2^56"));
     case Field::RequestedSize:
-      return unsigned_of(v, segment_.requested_size) ? "" : bad(r, "requested_size", "an integer from 0 to 2^56");
-    case Field::Stream: return signed_of(v, segment_.stream) ? "" : bad(r, "stream", "an integer");
-    case Field::SegmentType: segment_.large = v.kind != PickleKind::Str || v.text != "small"; return {};
-    case Field::IsExpandable: segment_.expandable = v.kind == PickleKind::Bool && v.integer != 0; return {};
-    default: return {};
+      return unsigned_of(v, segment_.requested_size) || fail(bad_text(r, "requested_size", "an integer from 0 to 2^56"));
+    case Field::Stream: return signed_of(v, segment_.stream) || fail(bad_text(r, "stream", "an integer"));
+    case Field::SegmentType: segment_.large = v.kind != PickleKind::Str || v.text != "small"; return true;
+    case Field::IsExpandable: segment_.expandable = v.kind == PickleKind::Bool && v.integer != 0; return true;
+    default: return true;
   }
 }
 
-std::string SnapshotBuilder::set_block(Field field, const PickleScalar& v) {
+bool SnapshotBuilder::set_block(Field field, const PickleScalar& v) {
   const char* r = "block";
   switch (field) {
-    case Field::Address: return unsigned_of(v, block_.address) ? "" : bad(r, "address", "an integer from 0 to 2^56");
-    case Field::Size: return unsigned_of(v, block_.size) ? "" : bad(r, "size", "an integer from 0 to 2^56");
+    case Field::Address: return unsigned_of(v, block_.address) || fail(bad_text(r, "address", "an integer from 0 to 2^56"));
+    case Field::Size: return unsigned_of(v, block_.size) || fail(bad_text(r, "size", "an integer from 0 to 2^56"));
     case Field::RequestedSize:
-      return unsigned_of(v, block_.requested_size) ? "" : bad(r, "requested_size", "an integer from 0 to 2^56");
+      return unsigned_of(v, block_.requested_size) || fail(bad_text(r, "requested_size", "an integer from 0 to 2^56"));
     case Field::State:
-      if (v.kind != PickleKind::Str) return bad(r, "state", "a string");
+      if (v.kind != PickleKind::Str) return fail(bad_text(r, "state", "a string"));
       block_.state = state_of(v.text);
-      return {};
-    default: return {};
+      return true;
+    default: return true;
   }
 }
 
-std::string SnapshotBuilder::set_entry(Field field, const PickleScalar& v) {
+bool SnapshotBuilder::set_entry(Field field, const PickleScalar& v) {
   const char* r = "trace entry";
   std::int64_t stream = 0;
   switch (field) {
     case Field::Action:
-      if (v.kind != PickleKind::Str) return bad(r, "action", "a string");
+      if (v.kind != PickleKind::Str) return fail(bad_text(r, "action", "a string"));
       entry_.action = action_from_name(v.text);
-      return {};
+      return true;
     case Field::Addr:
-    case Field::DeviceFree: return unsigned_of(v, entry_.addr) ? "" : bad(r, "addr", "an integer from 0 to 2^56");
-    case Field::Size: return unsigned_of(v, entry_.size) ? "" : bad(r, "size", "an integer from 0 to 2^56");
-    case Field::TimeUs: return signed_of(v, entry_.time_us) ? "" : bad(r, "time_us", "an integer");
+    case Field::DeviceFree: return unsigned_of(v, entry_.addr) || fail(bad_text(r, "addr", "an integer from 0 to 2^56"));
+    case Field::Size: return unsigned_of(v, entry_.size) || fail(bad_text(r, "size", "an integer from 0 to 2^56"));
+    case Field::TimeUs: return signed_of(v, entry_.time_us) || fail(bad_text(r, "time_us", "an integer"));
     case Field::Stream: {
-      if (!signed_of(v, stream)) return bad(r, "stream", "an integer");
+      if (!signed_of(v, stream)) return fail(bad_text(r, "stream", "an integer"));
       std::size_t i = 0;
       while (i < out_.streams.size() && out_.streams[i] != stream) ++i;
       if (i == out_.streams.size() && i < 0xffff) out_.streams.push_back(stream);
       entry_.stream = static_cast<std::uint16_t>(std::min<std::size_t>(i, 0xffff));
-      return {};
+      return true;
     }
-    default: return {};
+    default: return true;
   }
 }
 
-std::string SnapshotBuilder::set_hook_oom(Field field, const PickleScalar& v) {
+bool SnapshotBuilder::set_hook_oom(Field field, const PickleScalar& v) {
   if (!out_.hook_oom) out_.hook_oom.emplace();
   HookOom& o = *out_.hook_oom;
   const char* r = "vramdoc_oom record";
   switch (field) {
-    case Field::Device: return signed_of(v, o.device) ? "" : bad(r, "device", "an integer");
-    case Field::RequestedBytes: return unsigned_of(v, o.requested_bytes) ? "" : bad(r, "requested_bytes", "an integer from 0 to 2^56");
+    case Field::Device: return signed_of(v, o.device) || fail(bad_text(r, "device", "an integer"));
+    case Field::RequestedBytes: return unsigned_of(v, o.requested_bytes) || fail(bad_text(r, "requested_bytes", "an integer from 0 to 2^56"));
     case Field::DeviceAllocatedBytes:
-      return unsigned_of(v, o.device_allocated_bytes) ? "" : bad(r, "device_allocated_bytes", "an integer from 0 to 2^56");
+      return unsigned_of(v, o.device_allocated_bytes) || fail(bad_text(r, "device_allocated_bytes", "an integer from 0 to 2^56"));
     case Field::DeviceFreeBytes:
-      return unsigned_of(v, o.device_free_bytes) ? "" : bad(r, "device_free_bytes", "an integer from 0 to 2^56");
-    case Field::Torch: o.torch = std::string(v.text.substr(0, 64)); return {};
-    case Field::Pid: return signed_of(v, o.pid) ? "" : bad(r, "pid", "an integer");
-    default: return {};
+      return unsigned_of(v, o.device_free_bytes) || fail(bad_text(r, "device_free_bytes", "an integer from 0 to 2^56"));
+    case Field::Torch: o.torch = std::string(v.text.substr(0, 64)); return true;
+    case Field::Pid: return signed_of(v, o.pid) || fail(bad_text(r, "pid", "an integer"));
+    default: return true;
   }
 }
 

@@ -36,19 +36,20 @@ enum class PickleContainer : std::uint8_t { Dict, List, Tuple };
 inline constexpr std::uint32_t kMaxPickleToken = (1u << 30) - 1;
 
 // Receives the values in document order. Inside a dict each key arrives through key(), then its
-// value (a scalar, a container, or a reference). Each call returns an empty string to go on, or
-// an error message that stops the reading (the reader adds the offset).
+// value (a scalar, a container, or a reference). Each call returns true to go on; false stops the
+// reading, with the reason in `error` (the reader adds the offset).
 class PickleHandler {
  public:
   virtual ~PickleHandler() = default;
-  virtual std::string begin(PickleContainer kind) = 0;
+  virtual bool begin(PickleContainer kind) = 0;
   // The innermost open container ended. Set `token` (<= kMaxPickleToken) to what a later memo
   // reference to this container should pass to ref(); 0: the handler keeps nothing for it.
-  virtual std::string end(std::uint32_t& token) = 0;
-  virtual std::string key(const PickleScalar& key) = 0;
-  virtual std::string scalar(const PickleScalar& value) = 0;
+  virtual bool end(std::uint32_t& token) = 0;
+  virtual bool key(const PickleScalar& key) = 0;
+  virtual bool scalar(const PickleScalar& value) = 0;
   // A memo reference to a container that ended earlier, with the token end() gave it.
-  virtual std::string ref(std::uint32_t token) = 0;
+  virtual bool ref(std::uint32_t token) = 0;
+  std::string error;  // why the last call returned false
 };
 
 struct PickleLimits {

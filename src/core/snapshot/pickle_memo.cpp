@@ -6,16 +6,18 @@ std::string at_byte(std::uint64_t offset, const std::string& message) {
   return "at byte " + std::to_string(offset) + ": " + message;
 }
 
-std::string Memo::reserve(std::uint64_t index) {
-  if (index >= limits_.max_memo_entries || index >= (1ull << 32))
-    return "memo slot " + std::to_string(index) + " is beyond the limit of " + std::to_string(limits_.max_memo_entries);
+bool Memo::reserve(std::uint64_t index) {
+  if (index >= limits_.max_memo_entries || index >= (1ull << 32)) {
+    error_ = "memo slot " + std::to_string(index) + " is beyond the limit of " + std::to_string(limits_.max_memo_entries);
+    return false;
+  }
   if (index >= slots_.size()) slots_.resize(index + 1, 0);
   if (slots_[index] == kUnset) ++stored_;
-  return {};
+  return true;
 }
 
-std::string Memo::put_text(std::uint64_t index, PickleKind kind, std::string_view text, std::uint32_t& intern) {
-  if (auto e = reserve(index); !e.empty()) return e;
+bool Memo::put_text(std::uint64_t index, PickleKind kind, std::string_view text, std::uint32_t& intern) {
+  if (!reserve(index)) return false;
   std::string key(1, static_cast<char>(kind));
   key.append(text);
   auto [it, added] = ids_.try_emplace(std::move(key), 0);
@@ -23,28 +25,32 @@ std::string Memo::put_text(std::uint64_t index, PickleKind kind, std::string_vie
     interned_bytes_ += text.size();
     if (interned_bytes_ > limits_.max_interned_bytes || texts_.size() >= (1u << 30) - 1) {
       ids_.erase(it);
-      return "the memoized strings exceed the limit of " + std::to_string(limits_.max_interned_bytes) + " bytes";
+      error_ = "the memoized strings exceed the limit of " + std::to_string(limits_.max_interned_bytes) + " bytes";
+      return false;
     }
     texts_.push_back(&it->first);
     it->second = static_cast<std::uint32_t>(texts_.size());
   }
   intern = it->second;
   slots_[index] = kText | (intern << 2);
-  return {};
+  return true;
 }
 
-std::string Memo::put_scalar(std::uint64_t index, const PickleScalar& value) {
-  if (auto e = reserve(index); !e.empty()) return e;
-  if (scalars_.size() >= (1u << 30) - 1) return "too many memoized numbers";
+bool Memo::put_scalar(std::uint64_t index, const PickleScalar& value) {
+  if (!reserve(index)) return false;
+  if (scalars_.size() >= (1u << 30) - 1) {
+    error_ = "too many memoized numbers";
+    return false;
+  }
   scalars_.push_back(value);
   slots_[index] = kScalar | (static_cast<std::uint32_t>(scalars_.size() - 1) << 2);
-  return {};
+  return true;
 }
 
-std::string Memo::put_container(std::uint64_t index) {
-  if (auto e = reserve(index); !e.empty()) return e;
+bool Memo::put_container(std::uint64_t index) {
+  if (!reserve(index)) return false;
   slots_[index] = kContainer;  // token 0 until the container's end is delivered
-  return {};
+  return true;
 }
 
 PickleScalar Memo::text(std::uint32_t intern) const {

@@ -18,14 +18,15 @@ std::string at_byte(std::uint64_t offset, const std::string& message);
 class Memo {
  public:
   enum Tag : std::uint32_t { kUnset = 0, kText = 1, kScalar = 2, kContainer = 3 };
-  explicit Memo(const PickleLimits& limits) : limits_(limits) {}
+  Memo(const PickleLimits& limits, std::string& error) : limits_(limits), error_(error) {}
 
   // The slot MEMOIZE fills: the number of distinct slots stored so far.
   std::uint64_t next_index() const { return stored_; }
-  // Each returns "" or an error. put_text sets `intern` to the text's id.
-  std::string put_text(std::uint64_t index, PickleKind kind, std::string_view text, std::uint32_t& intern);
-  std::string put_scalar(std::uint64_t index, const PickleScalar& value);
-  std::string put_container(std::uint64_t index);
+  // Each returns false with the reason in the shared error string. put_text sets `intern` to the
+  // text's id.
+  bool put_text(std::uint64_t index, PickleKind kind, std::string_view text, std::uint32_t& intern);
+  bool put_scalar(std::uint64_t index, const PickleScalar& value);
+  bool put_container(std::uint64_t index);
   void set_token(std::uint64_t index, std::uint32_t token) { slots_[index] = kContainer | (token << 2); }
 
   // The slot's tag and value (an intern id, a scalar index, a token); kUnset when never stored.
@@ -39,8 +40,9 @@ class Memo {
   std::uint64_t interned_bytes() const { return interned_bytes_; }
 
  private:
-  std::string reserve(std::uint64_t index);
+  bool reserve(std::uint64_t index);
   const PickleLimits& limits_;
+  std::string& error_;
   std::vector<std::uint32_t> slots_;
   std::uint64_t stored_ = 0;
   // Interned texts: the kind's byte, then the text. Ids start at 1.

@@ -59,21 +59,27 @@ PickleScalar long_value(const unsigned char* p, std::size_t n) {
 class Reader {
  public:
   Reader(std::istream& in, PickleHandler& handler, const PickleLimits& limits)
-      : in_(in), limits_(limits), stack_(handler, limits) {}
+      : in_(in), limits_(limits), stack_(handler, limits, error_) {}
   Result<PickleStats> run();
 
  private:
-  std::string step(unsigned char op, std::uint64_t at, bool& stop);
-  std::string text(PickleKind kind, std::size_t length_bytes, std::uint64_t at);
-  std::string number(unsigned char op, std::uint64_t at);
-  const unsigned char* take(std::size_t n, std::uint64_t at, std::string& error) {
+  bool step(unsigned char op, std::uint64_t at, bool& stop);
+  bool text(PickleKind kind, std::size_t length_bytes, std::uint64_t at);
+  bool number(unsigned char op, std::uint64_t at);
+  bool refuse(unsigned char op, std::uint64_t at);
+  const unsigned char* take(std::size_t n, std::uint64_t at) {
     const unsigned char* p = in_.take(n);
-    if (!p) error = at_byte(at, "the file ends inside an opcode (truncated)");
+    if (!p) error_ = at_byte(at, "the file ends inside an opcode (truncated)");
     return p;
+  }
+  bool fail(std::uint64_t at, const std::string& message) {
+    error_ = at_byte(at, message);
+    return false;
   }
 
   detail::ByteWindow in_;
   const PickleLimits& limits_;
+  std::string error_;
   detail::Stack stack_;
 };
 
@@ -87,8 +93,7 @@ Result<PickleStats> Reader::run() {
     const std::uint64_t at = in_.offset();
     const unsigned char* op = in_.take(1);
     if (!op) return make_error(at_byte(at, "the file ends before the pickle's STOP opcode (truncated)"));
-    if (auto e = step(*op, at, stop); !e.empty()) return make_error(e);
-    if (auto e = stack_.check_budget(); !e.empty()) return make_error(e);
+    if (!step(*op, at, stop) || !stack_.check_budget()) return make_error(error_);
   }
   const PickleStats s = stack_.stats();
   stats.bytes = in_.offset();
@@ -100,41 +105,39 @@ Result<PickleStats> Reader::run() {
   return stats;
 }
 
-std::string Reader::text(PickleKind kind, std::size_t length_bytes, std::uint64_t at) {
-  std::string e;
-  const unsigned char* p = take(length_bytes, at, e);
-  if (!p) return e;
+bool Reader::text(PickleKind kind, std::size_t length_bytes, std::uint64_t at) {
+  const unsigned char* p = take(length_bytes, at);
+  if (!p) return false;
   const std::uint64_t n = little(p, length_bytes);
   if (n > limits_.max_string_bytes)
-    return at_byte(at, "a string of " + std::to_string(n) + " bytes, beyond the limit of " + std::to_string(limits_.max_string_bytes));
-  const unsigned char* s = take(static_cast<std::size_t>(n), at, e);
-  if (!s) return e;
+    return fail(at, "a string of " + std::to_string(n) + " bytes, beyond the limit of " + std::to_string(limits_.max_string_bytes));
+  const unsigned char* s = take(static_cast<std::size_t>(n), at);
+  if (!s) return false;
   PickleScalar v;
   v.kind = kind;
   v.text = std::string_view(reinterpret_cast<const char*>(s), static_cast<std::size_t>(n));
   return stack_.scalar(v, at);
 }
 
-std::string Reader::number(unsigned char op, std::uint64_t at) {
-  std::string e;
+bool Reader::number(unsigned char op, std::uint64_t at) {
   PickleScalar v;
   v.kind = PickleKind::Int;
   const unsigned char* p = nullptr;
   switch (op) {
     case 'J':
-      if (!(p = take(4, at, e))) return e;
+      if (!(p = take(4, at))) return false;
       v.integer = static_cast<std::int32_t>(static_cast<std::uint32_t>(little(p, 4)));
       break;
     case 'K':
-      if (!(p = take(1, at, e))) return e;
+      if (!(p = take(1, at))) return false;
       v.integer = p[0];
       break;
     case 'M':
-      if (!(p = take(2, at, e))) return e;
+      if (!(p = take(2, at))) return false;
       v.integer = static_cast<std::int64_t>(little(p, 2));
       break;
     case 'G': {
-      if (!(p = take(8, at, e))) return e;
+      if (!(p = take(8, at))) return false;
       std::uint64_t bits = 0;
       for (int i = 0; i < 8; ++i) bits = (bits << 8) | p[i];  // big-endian
       v.kind = PickleKind::Float;
@@ -143,22 +146,21 @@ std::string Reader::number(unsigned char op, std::uint64_t at) {
     }
     default: {  // LONG1, LONG4
       const std::size_t width = op == 0x8a ? 1 : 4;
-      if (!(p = take(width, at, e))) return e;
+      if (!(p = take(width, at))) return false;
       const std::uint64_t n = little(p, width);
-      if (n > 4096) return at_byte(at, "an integer of " + std::to_string(n) + " bytes: beyond the limit of 4096");
-      if (!(p = take(static_cast<std::size_t>(n), at, e))) return e;
+      if (n > 4096) return fail(at, "an integer of " + std::to_string(n) + " bytes: beyond the limit of 4096");
+      if (!(p = take(static_cast<std::size_t>(n), at))) return false;
       v = long_value(p, static_cast<std::size_t>(n));
     }
   }
   return stack_.scalar(v, at);
 }
 
-std::string Reader::step(unsigned char op, std::uint64_t at, bool& stop) {
-  std::string e;
+bool Reader::step(unsigned char op, std::uint64_t at, bool& stop) {
   const unsigned char* p = nullptr;
   PickleScalar v;
   switch (op) {
-    case 0x95: return take(8, at, e) ? "" : e;  // FRAME: a length hint, nothing to do
+    case 0x95: return take(8, at) != nullptr;  // FRAME: a length hint, nothing to do
     case '.': stop = true; return stack_.stop(at);
     case '(': return stack_.mark(at);
     case '}': return stack_.begin(PickleContainer::Dict, at);
@@ -184,21 +186,24 @@ std::string Reader::step(unsigned char op, std::uint64_t at, bool& stop) {
     case 0x8e: case 0x96: return text(PickleKind::Bytes, 8, at);
     case 0x94: return stack_.memoize(stack_.next_memo_index(), at);
     case 'q': case 'h':
-      if (!(p = take(1, at, e))) return e;
+      if (!(p = take(1, at))) return false;
       return op == 'q' ? stack_.memoize(p[0], at) : stack_.get(p[0], at);
     case 'r': case 'j':
-      if (!(p = take(4, at, e))) return e;
+      if (!(p = take(4, at))) return false;
       return op == 'r' ? stack_.memoize(little(p, 4), at) : stack_.get(little(p, 4), at);
-    case 0x80: return at_byte(at, "a second PROTO opcode");
-    default: break;
+    case 0x80: return fail(at, "a second PROTO opcode");
+    default: return refuse(op, at);
   }
+}
+
+bool Reader::refuse(unsigned char op, std::uint64_t at) {
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02x", op);
   const std::string name = std::string(pickle_opcode_name(op)) + " (" + hex + ")";
   static const std::string code = "cRbioQP\x81\x92\x93\x82\x83\x84";
   if (code.find(static_cast<char>(op)) != std::string::npos)
-    return at_byte(at, "opcode " + name + " would import or call Python code: vramdoc reads plain data only and never runs anything");
-  return at_byte(at, "opcode " + name + " is not read: vramdoc reads the plain containers Python's pickle writes at protocols 2-5");
+    return fail(at, "opcode " + name + " would import or call Python code: vramdoc reads plain data only and never runs anything");
+  return fail(at, "opcode " + name + " is not read: vramdoc reads the plain containers Python's pickle writes at protocols 2-5");
 }
 
 }  // namespace

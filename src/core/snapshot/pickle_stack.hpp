@@ -7,6 +7,7 @@
 // (TUPLE1-3 may still fold them into a tuple); everything else has been handed to the emitter.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -18,23 +19,24 @@ namespace vramdoc::snapshot::detail {
 
 class Stack {
  public:
-  Stack(PickleHandler& handler, const PickleLimits& limits);
+  // `error` receives the reason whenever a call returns false (naming the byte).
+  Stack(PickleHandler& handler, const PickleLimits& limits, std::string& error);
 
-  // One call per opcode; each returns "" or an error naming the byte.
-  std::string scalar(const PickleScalar& value, std::uint64_t offset);  // text is copied
-  std::string begin(PickleContainer kind, std::uint64_t offset);        // EMPTY_DICT, EMPTY_LIST
-  std::string empty_tuple(std::uint64_t offset);
-  std::string mark(std::uint64_t offset);
-  std::string append(bool dict, std::uint64_t offset);   // APPEND (list), SETITEM (dict)
-  std::string appends(bool dict, std::uint64_t offset);  // APPENDS, SETITEMS
-  std::string tuple(std::uint64_t offset);               // TUPLE (to the MARK)
-  std::string tuple_n(std::size_t n, std::uint64_t offset);
-  std::string memoize(std::uint64_t index, std::uint64_t offset);
+  // One call per opcode; each returns false on an error.
+  bool scalar(const PickleScalar& value, std::uint64_t offset);  // the text is copied
+  bool begin(PickleContainer kind, std::uint64_t offset);        // EMPTY_DICT, EMPTY_LIST
+  bool empty_tuple(std::uint64_t offset);
+  bool mark(std::uint64_t offset);
+  bool append(bool dict, std::uint64_t offset);   // APPEND (list), SETITEM (dict)
+  bool appends(bool dict, std::uint64_t offset);  // APPENDS, SETITEMS
+  bool tuple(std::uint64_t offset);               // TUPLE (to the MARK)
+  bool tuple_n(std::size_t n, std::uint64_t offset);
+  bool memoize(std::uint64_t index, std::uint64_t offset);
   std::uint64_t next_memo_index() const { return memo_.next_index(); }
-  std::string get(std::uint64_t index, std::uint64_t offset);
-  std::string stop(std::uint64_t offset);
+  bool get(std::uint64_t index, std::uint64_t offset);
+  bool stop(std::uint64_t offset);
   // Past max_held_bytes: reads the oldest doubtful container as finished.
-  std::string check_budget();
+  bool check_budget() { return !emitter_.over_budget() || guess(); }
 
   PickleStats stats() const;
 
@@ -48,11 +50,15 @@ class Stack {
     std::uint64_t count = 0;          // values in this frame's region (above it, below the next frame)
     std::uint64_t slot = kNoSlot;     // a container's memo slot
     std::uint64_t hold = kNoHold;     // a container whose region may not be its own
+    // Python's picklers write items in batches of 1000 and a lone APPEND / SETITEM only for a
+    // container's last item: after a shorter batch or a lone item, a container is complete.
+    bool complete = false;
   };
+  static constexpr std::uint64_t kBatchSize = 1000;
   enum class PendingKind : std::uint8_t { Scalar, Tuple, Ref };
   struct Pending {
     PendingKind kind = PendingKind::Scalar;
-    PickleScalar value;               // Scalar; text in text_ at text_at unless interned
+    PickleScalar value;               // Scalar; an interned text in place, another one in text_ at text_at
     std::uint64_t text_at = 0;
     std::size_t text_size = 0;
     std::uint64_t slot = kNoSlot;     // Tuple: its memo slot; Ref: the slot referred to
@@ -60,25 +66,29 @@ class Stack {
     std::uint64_t offset = 0;
   };
 
-  std::string push_value(bool scalar, std::uint64_t offset);
-  std::string push_above_container(bool scalar, std::uint64_t offset);
+  bool push_value(bool scalar, std::uint64_t offset);
+  bool push_above_container(bool scalar, std::uint64_t offset);
   bool doubtful(std::size_t frame) const;
-  std::string emit_pending(std::size_t keep);
-  std::string emit(const Pending& p);
-  std::string settle_mark_as_batch();
-  std::string finish_held(std::size_t frame);
-  std::string close_top(std::uint64_t offset);
-  std::string pop_to_value(std::uint64_t offset);
+  bool emit_pending(std::size_t keep);
+  bool emit(const Pending& p);
+  bool settle_mark_as_batch();
+  bool finish_held(std::size_t frame);
+  bool close_top(std::uint64_t offset);
+  bool guess();
   std::size_t trailing_pending_scalars() const;
   PickleScalar view(const Pending& p) const;
-  Pending make_pending(const PickleScalar& value, std::uint64_t offset);
-  std::string error(std::uint64_t offset, const std::string& message) const { return at_byte(offset, message); }
+  void add_pending(const PickleScalar& value, std::uint64_t offset);
+  bool fail(std::uint64_t offset, const std::string& message) {
+    error_ = at_byte(offset, message);
+    return false;
+  }
 
   const PickleLimits& limits_;
+  std::string& error_;
   Memo memo_;
   Emitter emitter_;
   std::vector<Frame> frames_;
-  std::vector<Pending> pending_;      // the newest values of the top region, not yet emitted
+  std::deque<Pending> pending_;       // the newest values of the top region, not yet emitted
   std::vector<Pending> tuple_items_;  // the scalars of pending tuples
   std::string text_;                  // texts of pending scalars
   std::uint64_t guesses_ = 0;

@@ -14,7 +14,7 @@ Result<Snapshot> read_snapshot(std::istream& in, const SnapshotLimits& limits) {
   detail::SnapshotBuilder builder(s, limits);
   auto stats = read_pickle(in, builder, limits.pickle);
   if (!stats) return make_error(stats.error());
-  if (auto e = builder.finish(); !e.empty()) return make_error(e);
+  if (!builder.finish()) return make_error(builder.error);
   s.pickle = *stats;
   return s;
 }

@@ -57,6 +57,11 @@ std::string oom_text(const OomReport& o, const Fragmentation& f) {
   return out;
 }
 
+// The dump was taken at the OOM: what was alive then is what the OOM section shows.
+bool dumped_at_oom(const SnapshotReport& r) {
+  return r.oom && r.fragmentation.when == "at the OOM" && r.oom->alive_bytes == r.alive_bytes;
+}
+
 std::string fragmentation_text(const Fragmentation& f) {
   std::string out = "segments " + f.when + ": " + bytes(f.reserved_bytes) + " reserved in " + std::to_string(f.segments) +
                     " segment(s), " + bytes(f.allocated_bytes) + " allocated, " + bytes(f.free_bytes) + " free\n";
@@ -76,7 +81,8 @@ std::string render_snapshot_text(const SnapshotReport& r) {
     out += timeline::render_text(*r.timeline, *r.diagnosis);
     out += "  (from a snapshot: \"the driver's number\" above is the caching allocator's reserved bytes, without the CUDA context)\n\n";
   }
-  out += "alive at the dump: " + bytes(r.alive_bytes) + " allocated\n" + sites_table(r.alive, false) + stacks(r.alive, 3) + "\n";
+  if (!dumped_at_oom(r))
+    out += "alive at the dump: " + bytes(r.alive_bytes) + " allocated\n" + sites_table(r.alive, false) + stacks(r.alive, 3) + "\n";
   if (r.timeline) {
     if (r.growing.empty()) out += "growing across the recording: no call site kept " + std::to_string(kMinGrowingAllocations) + " or more allocations made over at least half of it\n\n";
     else out += "growing across the recording (allocations made during it and alive at its end):\n" + sites_table(r.growing, true) + stacks(r.growing, 3) + "\n";

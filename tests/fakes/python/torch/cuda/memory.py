@@ -7,8 +7,13 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
 
 
 def _snapshot():
+    """PyTorch's layout: one segment per live block here, the block's frames list shared with its
+    segment (one object, as PyTorch shares them; pickle writes a memo reference)."""
     from . import _live
 
-    blocks = [{"size": n, "requested_size": n, "address": 0, "state": "active_allocated", "frames": fr}
-              for n, fr in _live.values()]
-    return {"segments": [{"device": 0, "blocks": blocks}]}
+    segments = [{"device": 0, "address": key, "total_size": n, "allocated_size": n, "active_size": n,
+                 "requested_size": n, "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
+                 "is_expandable": False, "frames": fr,
+                 "blocks": [{"address": key, "size": n, "requested_size": n, "state": "active_allocated", "frames": fr}]}
+                for key, (n, fr) in _live.items()]
+    return {"segments": segments, "device_traces": [[]], "allocator_settings": {}, "external_annotations": []}

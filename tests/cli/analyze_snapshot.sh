@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# analyze snap.pickle (issue 17): a PyTorch memory snapshot recorded on the H200, told from a
+# timeline by its first bytes whatever its name: the verdict, the leaking line, JSON with a
+# schema and integer bytes, the HTML page with its charts; bad pickles give exit 2 naming the file.
+source "$SRC/tests/cli_lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work" "$out" "$err"' EXIT
+snap=$SRC/tests/data/snapshots/h200_leak_python.pickle
+line=$(python3 -c "import json; print(json.load(open('$SRC/tests/data/snapshots/h200_leak_python.meta.json'))['leak_line'])")
+cp "$snap" "$work/no-extension"
+
+check "text" 0 "$VRAMDOC" analyze "$work/no-extension"
+contains "text: the format" "$out" "PyTorch memory snapshot"
+contains "text: verdict" "$out" "verdict: leak"
+contains "text: the leaking line, growing" "$out" "100.00 MiB *100 .* record_snapshots.py:$line leak_loop"
+contains "text: segments" "$out" "segments at the dump"
+
+check "json" 0 "$VRAMDOC" analyze "$snap" --json
+python3 - "$out" "$line" <<'PY' || fails=$((fails + 1))
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema"] == "vramdoc.snapshot/1", j["schema"]
+assert j["diagnosis"]["verdict"] == "leak", j["diagnosis"]["verdict"]
+g = j["growing"][0]
+assert g["where"] == "record_snapshots.py:%s leak_loop" % sys.argv[2] and g["count"] == 100, g
+assert isinstance(j["alive_bytes"], int) and isinstance(j["fragmentation"]["reserved_bytes"], int)
+assert len(j["chart"]["t_s"]) == len(j["chart"]["bands"][0]["bytes"])
+PY
+
+check "html" 0 "$VRAMDOC" analyze "$snap" --html "$work/r.html"
+contains "html: verdict" "$work/r.html" "data-verdict='leak'"
+contains "html: stacked chart" "$work/r.html" "<svg xmlns='http://www.w3.org/2000/svg' id='stacked'"
+contains "html: segment map" "$work/r.html" "id='segments'"
+contains "html: the line" "$work/r.html" "record_snapshots.py:$line leak_loop"
+if [[ $(grep -c "<polygon" "$work/r.html") -gt 20 ]]; then echo "FAIL: html: more polygons than bands"; fails=$((fails + 1)); fi
+
+check "an OOM snapshot" 0 "$VRAMDOC" analyze "$SRC/tests/data/snapshots/h200_oom_big.pickle"
+contains "oom: verdict" "$out" "verdict: insufficient"
+contains "oom: the request" "$out" "asked for 140.80 GiB"
+
+head -c 5000 "$snap" >"$work/cut.pickle"
+check "truncated" 2 "$VRAMDOC" analyze "$work/cut.pickle"
+contains "truncated: file named" "$err" "cut.pickle: at byte"
+contains "truncated: said" "$err" "truncated"
+python3 -c "import collections, pickle, sys; sys.stdout.buffer.write(pickle.dumps(collections.OrderedDict(a=1), protocol=2))" >"$work/code.pickle"
+check "code in a pickle" 2 "$VRAMDOC" analyze "$work/code.pickle"
+contains "code: refused" "$err" "would import or call Python code"
+python3 -c "import pickle, sys; sys.stdout.buffer.write(pickle.dumps([1, 2, 3]))" >"$work/list.pickle"
+check "not a snapshot" 2 "$VRAMDOC" analyze "$work/list.pickle"
+contains "not a snapshot: said" "$err" "not a PyTorch memory snapshot"
+check "--trace-dir with a snapshot" 2 "$VRAMDOC" analyze "$snap" --trace-dir "$work"
+finish
