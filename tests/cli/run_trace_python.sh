@@ -75,14 +75,17 @@ except torch.OutOfMemoryError as e:
 PY
 check "an OOM" 0 env PYTHONPATH="$fake" FAKE_TORCH_CAPACITY=$((32 << 20)) "$VRAMDOC" run --trace-python --out "$dir/o.jsonl" -- python3 "$dir/oom.py"
 contains "the job caught it" "$out" "caught: CUDA out of memory"
-contains "the OOM record" "$err" "at its first out-of-memory error (torch 0.0+fake): 32.00 MiB allocated"
-contains "its request" "$err" "cuda:0 was asked for 4.00 MiB with 0 B free"
-contains "what held the memory then: the weights" "$err" "1  20.00 MiB      1  oom.py:3 <module>"
-contains "and the step's three blocks" "$err" "2  12.00 MiB      3  oom.py:7 <listcomp>\\|2  12.00 MiB      3  oom.py:7 step"
-ls "$dir"/o.trace/python.*.oom.json >/dev/null 2>&1 || { echo "FAIL: no python.PID.oom.json"; fails=$((fails + 1)); }
+contains "the OOM record: PyTorch's snapshot" "$err" "PyTorch's memory snapshot at the process's first out-of-memory error"
+contains "its request" "$err" "asked for 4.00 MiB, the device had 0 B free"
+contains "the allocator then" "$err" "the allocator then: 32.00 MiB allocated"
+contains "what held the memory then: the weights" "$err" "1  20.00 MiB *1  oom.py:3 <module>"
+contains "and the step's three blocks" "$err" "2  12.00 MiB *3  oom.py:7 <listcomp>\\|2  12.00 MiB *3  oom.py:7 step"
+ls "$dir"/o.trace/python.*.oom.pickle >/dev/null 2>&1 || { echo "FAIL: no python.PID.oom.pickle"; fails=$((fails + 1)); }
 if [[ $(grep -n "out-of-memory error" "$err" | head -1 | cut -d: -f1) -gt $(grep -n "at exit (torch" "$err" | head -1 | cut -d: -f1) ]]; then
   echo "FAIL: the OOM record is not first"; fails=$((fails + 1))
 fi
+check "the OOM snapshot read alone" 0 "$VRAMDOC" analyze "$(ls "$dir"/o.trace/python.*.oom.pickle | head -1)"
+contains "alone: what held the memory" "$out" "1  20.00 MiB *1  oom.py:3 <module>"
 
 # The environment's own sitecustomize still runs (the hook shadows it, then runs it).
 mkdir "$dir/site"

@@ -92,8 +92,8 @@ def _vramdoc_library_roots(torch):
     return tuple(r.rstrip(os.sep) + os.sep for r in roots)
 
 
-def _vramdoc_snapshot(torch, when, extra=None):
-    """Groups the live blocks by device and stack and writes them (when: "exit" or "oom")."""
+def _vramdoc_snapshot(torch):
+    """Groups the live blocks by device and stack and writes them to python.PID.json (at exit)."""
     try:
         if not torch.cuda.is_initialized():
             return
@@ -118,7 +118,7 @@ def _vramdoc_snapshot(torch, when, extra=None):
 
         ordered = sorted(groups.items(), key=lambda item: -item[1][0])
         record = {
-            "when": when,
+            "when": "exit",
             "torch": str(torch.__version__),
             "allocated_bytes": int(torch.cuda.memory_allocated()),
             "peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
@@ -128,10 +128,9 @@ def _vramdoc_snapshot(torch, when, extra=None):
                        for (device, frames), (size, count) in ordered[:_VRAMDOC_MAX_GROUPS]],
             "groups_left_out": max(0, len(ordered) - _VRAMDOC_MAX_GROUPS),
         }
-        record.update(extra or {})
-        _vramdoc_write(record, ".oom" if when == "oom" else "")
+        _vramdoc_write(record)
     except BaseException as e:
-        _vramdoc_write({"when": when, "error": "%s: %s" % (type(e).__name__, e)}, ".oom" if when == "oom" else "")
+        _vramdoc_write({"when": "exit", "error": "%s: %s" % (type(e).__name__, e)})
 
 
 def _vramdoc_start(torch):
@@ -164,7 +163,7 @@ def _vramdoc_start(torch):
 
     try:
         torch.cuda._lazy_call(start)
-        atexit.register(lambda: failed or _vramdoc_snapshot(torch, "exit"))
+        atexit.register(lambda: failed or _vramdoc_snapshot(torch))
     except BaseException as e:
         _vramdoc_write({"error": "cannot hook torch %s: %s: %s" % (getattr(torch, "__version__", "?"), type(e).__name__, e)})
 

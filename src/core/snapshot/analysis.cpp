@@ -13,7 +13,7 @@ using detail::LiveSet;
 using detail::Sites;
 using detail::SiteTally;
 
-const Chunked<TraceEntry> kNoTrace;
+const Trace kNoTrace;
 
 // The device to report on: the one that ran out of memory, else the one with the most trace
 // entries, else the one holding the most in its segments.
@@ -35,7 +35,7 @@ std::int64_t pick_device(const Snapshot& s) {
 }
 
 // Whether the trace records allocations (a trace of only oom / snapshot entries does not).
-bool has_history(const Chunked<TraceEntry>& trace) {
+bool has_history(const Trace& trace) {
   for (std::size_t i = 0; i < trace.size(); ++i)
     if (trace[i].action != Action::Oom && trace[i].action != Action::Snapshot && trace[i].action != Action::Unknown) return true;
   return false;
@@ -84,7 +84,7 @@ void fill_fragmentation(const Snapshot& s, std::int64_t device, Fragmentation& f
 
 // Allocations made during the recording and alive at its end, by call site; the sites with at
 // least kMinGrowingAllocations of them spread over at least half of the recording.
-std::vector<SiteRow> growing_sites(const Chunked<TraceEntry>& trace, Sites& sites) {
+std::vector<SiteRow> growing_sites(const Trace& trace, Sites& sites) {
   if (trace.empty()) return {};
   struct Made {
     std::uint64_t size;

@@ -13,7 +13,7 @@ namespace {
 
 std::uint64_t clamp(std::int64_t v) { return v < 0 ? 0 : static_cast<std::uint64_t>(v); }
 
-double seconds(const Chunked<TraceEntry>& trace, std::size_t i) {
+double seconds(const Trace& trace, std::size_t i) {
   return double(trace[i].time_us - trace[0].time_us) / 1e6;
 }
 
@@ -28,7 +28,7 @@ void add_sample(timeline::Timeline& tl, double t, std::int64_t allocated, std::i
 
 // One sample per entry when they are few; otherwise per time bucket the lowest and the highest
 // reading, each at its own time (the classifier reads floors, and the peak).
-timeline::Timeline timeline_of(const Chunked<TraceEntry>& trace, Totals cur, std::size_t buckets) {
+timeline::Timeline timeline_of(const Trace& trace, Totals cur, std::size_t buckets) {
   timeline::Timeline tl;
   add_sample(tl, 0, cur.allocated, cur.reserved);
   const double span = seconds(trace, trace.size() - 1);
@@ -68,7 +68,7 @@ timeline::Timeline timeline_of(const Chunked<TraceEntry>& trace, Totals cur, std
 }
 
 // Totals just before entry `index`.
-Totals totals_before(const Chunked<TraceEntry>& trace, Totals t, std::size_t index) {
+Totals totals_before(const Trace& trace, Totals t, std::size_t index) {
   for (std::size_t i = 0; i < index && i < trace.size(); ++i) {
     const Delta d = delta_of(trace[i]);
     t.allocated = wrap_add(t.allocated, d.allocated);
@@ -78,7 +78,7 @@ Totals totals_before(const Chunked<TraceEntry>& trace, Totals t, std::size_t ind
 }
 
 // Whether nothing after entry `index` changed the allocator's state (the dump is from that moment).
-bool nothing_after(const Chunked<TraceEntry>& trace, std::size_t index) {
+bool nothing_after(const Trace& trace, std::size_t index) {
   for (std::size_t i = index + 1; i < trace.size(); ++i) {
     const Delta d = delta_of(trace[i]);
     if (d.allocated != 0 || d.reserved != 0) return false;
@@ -111,13 +111,13 @@ std::optional<double> mark_steps(timeline::Timeline& tl) {
 
 }  // namespace
 
-std::optional<std::size_t> first_oom(const Chunked<TraceEntry>& trace) {
+std::optional<std::size_t> first_oom(const Trace& trace) {
   for (std::size_t i = 0; i < trace.size(); ++i)
     if (trace[i].action == Action::Oom) return i;
   return std::nullopt;
 }
 
-void fill_trace_sections(const Snapshot& s, const Chunked<TraceEntry>& trace, const std::string& source,
+void fill_trace_sections(const Snapshot& s, const Trace& trace, const std::string& source,
                          const AnalysisOptions& o, Sites& sites, SnapshotReport& r) {
   const Totals start = totals_before_trace(trace, totals_at_dump(s, r.device));
   if (start.allocated < 0 || start.reserved < 0)
@@ -149,7 +149,7 @@ void fill_trace_sections(const Snapshot& s, const Chunked<TraceEntry>& trace, co
   r.chart = build_chart(trace, live, sites, start, o.chart_buckets, o.chart_sites);
 }
 
-void fill_oom(const Snapshot& s, const Chunked<TraceEntry>& trace, Sites& sites, SnapshotReport& r) {
+void fill_oom(const Snapshot& s, const Trace& trace, Sites& sites, SnapshotReport& r) {
   OomReport o;
   if (const auto idx = first_oom(trace)) {
     o.source = "trace";

@@ -191,9 +191,10 @@ bool SnapshotBuilder::end_level(const Level& l, std::uint32_t& token) {
       return true;
     case Role::Segment: out_.segments.push_back(segment_); return true;
     case Role::Entry:
+      if (entry_.action == Action::FreeCompleted) return ++out_.free_completed, true;  // not used by the analysis
       if (++entries_ > limits_.max_entries) return fail("more trace entries than the limit");
-      out_.traces.back().push_back(entry_);
-      return true;
+      return out_.traces.back().push_back(entry_) ||
+             fail("a trace entry beyond what vramdoc stores (a size of 2^48 bytes or more, more than 2^24 distinct stacks, or 6 days from the first entry)");
     case Role::Annotation:
       if (out_.annotations.size() >= limits_.max_annotations) return fail("more annotations than the limit");
       out_.annotations.push_back(std::move(annotation_));

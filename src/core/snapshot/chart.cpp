@@ -17,7 +17,7 @@ struct Tracked {
 // Replays the trace from the blocks alive at its start: change(site, bytes) for every block
 // allocated (+) or freed (-), after(i) once entry i is applied.
 template <class Change, class After>
-void replay(const Chunked<TraceEntry>& trace, const LiveSet& start, Sites& sites, Change&& change, After&& after) {
+void replay(const Trace& trace, const LiveSet& start, Sites& sites, Change&& change, After&& after) {
   std::unordered_map<std::uint64_t, Tracked> live;
   for (const auto& [addr, b] : start) {
     live[addr] = {b.size, sites.site_of_stack(b.stack)};
@@ -41,7 +41,7 @@ void replay(const Chunked<TraceEntry>& trace, const LiveSet& start, Sites& sites
 }
 
 // The call sites with the highest bytes at any moment, highest first.
-std::vector<std::uint32_t> top_sites(const Chunked<TraceEntry>& trace, const LiveSet& start, Sites& sites, std::size_t n) {
+std::vector<std::uint32_t> top_sites(const Trace& trace, const LiveSet& start, Sites& sites, std::size_t n) {
   std::unordered_map<std::uint32_t, std::int64_t> now, peak;
   replay(trace, start, sites, [&](std::uint32_t site, std::int64_t bytes) {
     const std::int64_t v = now[site] += bytes;
@@ -57,7 +57,7 @@ std::vector<std::uint32_t> top_sites(const Chunked<TraceEntry>& trace, const Liv
 
 }  // namespace
 
-Chart build_chart(const Chunked<TraceEntry>& trace, const LiveSet& live_at_start, Sites& sites, const Totals& start,
+Chart build_chart(const Trace& trace, const LiveSet& live_at_start, Sites& sites, const Totals& start,
                   std::size_t buckets, std::size_t sites_shown) {
   Chart c;
   if (trace.empty() || buckets == 0) return c;

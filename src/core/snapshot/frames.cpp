@@ -61,6 +61,29 @@ std::uint64_t FrameTable::bytes() const {
          stack_starts_.size() * (8 + 24);
 }
 
+bool Trace::push_back(const TraceEntry& e) {
+  if (packed_.empty()) base_us_ = e.time_us;
+  const std::int64_t t = e.time_us - base_us_;
+  constexpr std::int64_t kSpan = 1ll << 39;
+  if (e.size > kMaxSize || e.stack > kMaxStack || t >= kSpan || t < -kSpan) return false;
+  const std::uint64_t stream = std::min<std::uint64_t>(e.stream, kOtherStream);
+  packed_.push_back(Packed{e.addr, e.size | (std::uint64_t(e.action) << 48) | (stream << 52),
+                           (static_cast<std::uint64_t>(t) << 24) | e.stack});
+  return true;
+}
+
+TraceEntry Trace::operator[](std::size_t i) const {
+  const Packed& p = packed_[i];
+  TraceEntry e;
+  e.addr = p.addr;
+  e.size = p.size_action_stream & kMaxSize;
+  e.action = static_cast<Action>((p.size_action_stream >> 48) & 15);
+  e.stream = static_cast<std::uint16_t>(p.size_action_stream >> 52);
+  e.time_us = base_us_ + (static_cast<std::int64_t>(p.time_stack) >> 24);  // arithmetic shift keeps the sign
+  e.stack = static_cast<std::uint32_t>(p.time_stack & kMaxStack);
+  return e;
+}
+
 Action action_from_name(std::string_view n) {
   static constexpr std::pair<std::string_view, Action> kActions[] = {
       {"alloc", Action::Alloc}, {"free_requested", Action::FreeRequested}, {"free_completed", Action::FreeCompleted},

@@ -2,7 +2,7 @@
 // snapshot taken at an OOM, or the one vramdoc's --trace-python hook writes at an OOM): the
 // segments and their blocks at the moment of the dump, the allocator's trace per device, its
 // settings and annotations. Stacks are interned (strings, frames and whole stacks once each) and
-// trace entries are 32 bytes, so a 1 GB snapshot fits in a small share of its size.
+// trace entries are 24 bytes, so a 1 GB snapshot fits in a small share of its size.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -109,7 +109,30 @@ struct TraceEntry {
   std::uint16_t stream = 0;  // index into Snapshot::streams
   Action action = Action::Unknown;
 };
-static_assert(sizeof(TraceEntry) == 32);
+
+// A device's trace, 24 bytes an entry: sizes below 2^48, fewer than 2^24 distinct stacks and
+// 4096 streams, times within 2^39 us (6 days) of the first entry's.
+class Trace {
+ public:
+  static constexpr std::uint64_t kMaxSize = (1ull << 48) - 1;
+  static constexpr std::uint32_t kMaxStack = (1u << 24) - 1;
+  static constexpr std::uint16_t kOtherStream = (1u << 12) - 1;
+  // False (nothing stored) when the entry is outside those bounds.
+  bool push_back(const TraceEntry& e);
+  TraceEntry operator[](std::size_t i) const;
+  TraceEntry back() const { return (*this)[size() - 1]; }
+  std::size_t size() const { return packed_.size(); }
+  bool empty() const { return packed_.empty(); }
+
+ private:
+  struct Packed {
+    std::uint64_t addr;
+    std::uint64_t size_action_stream;  // size (48 bits), action (4), stream (12)
+    std::uint64_t time_stack;          // time from the first entry's (40 bits, signed), stack (24)
+  };
+  Chunked<Packed> packed_;
+  std::int64_t base_us_ = 0;
+};
 
 // The OOM record vramdoc's --trace-python hook adds ("vramdoc_oom"): the observer's arguments.
 struct HookOom {
@@ -129,7 +152,8 @@ struct Snapshot {
   FrameTable frames;
   std::vector<Segment> segments;
   std::vector<Block> blocks;
-  std::vector<Chunked<TraceEntry>> traces;  // device_traces, by device index
+  std::vector<Trace> traces;                 // device_traces, by device index (free_completed entries not kept)
+  std::uint64_t free_completed = 0;         // entries counted, not kept: the analysis does not use them
   std::vector<std::int64_t> streams;         // distinct stream values of the trace
   std::vector<std::pair<std::string, std::string>> allocator_settings;  // nested keys joined with "."
   std::vector<Annotation> annotations;
@@ -143,7 +167,7 @@ struct SnapshotLimits {
   std::uint64_t max_segments = 1u << 24;
   std::uint64_t max_blocks = 1u << 28;
   std::size_t max_stack_depth = 1u << 16;      // frames in one stack
-  std::uint64_t max_frames = 1u << 27;         // distinct frames, and distinct stacks
+  std::uint64_t max_frames = 1u << 24;         // distinct frames, and distinct stacks
   std::uint64_t max_string_bytes = 1ull << 30; // distinct file and function names, together
   std::size_t max_devices = 1024;
   std::size_t max_annotations = 1u << 20;

@@ -11,8 +11,8 @@ bool Memo::reserve(std::uint64_t index) {
     error_ = "memo slot " + std::to_string(index) + " is beyond the limit of " + std::to_string(limits_.max_memo_entries);
     return false;
   }
-  if (index >= slots_.size()) slots_.resize(index + 1, 0);
-  if (slots_[index] == kUnset) ++stored_;
+  while (index >= capacity()) pages_.push_back(std::make_unique<std::uint32_t[]>(kPage));  // zeroed
+  if (slot(index) == kUnset) ++stored_;
   return true;
 }
 
@@ -32,7 +32,7 @@ bool Memo::put_text(std::uint64_t index, PickleKind kind, std::string_view text,
     it->second = static_cast<std::uint32_t>(texts_.size());
   }
   intern = it->second;
-  slots_[index] = kText | (intern << 2);
+  slot(index) = kText | (intern << 2);
   return true;
 }
 
@@ -43,13 +43,13 @@ bool Memo::put_scalar(std::uint64_t index, const PickleScalar& value) {
     return false;
   }
   scalars_.push_back(value);
-  slots_[index] = kScalar | (static_cast<std::uint32_t>(scalars_.size() - 1) << 2);
+  slot(index) = kScalar | (static_cast<std::uint32_t>(scalars_.size() - 1) << 2);
   return true;
 }
 
 bool Memo::put_container(std::uint64_t index) {
   if (!reserve(index)) return false;
-  slots_[index] = kContainer;  // token 0 until the container's end is delivered
+  slot(index) = kContainer;  // token 0 until the container's end is delivered
   return true;
 }
 

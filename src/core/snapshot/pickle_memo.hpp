@@ -27,11 +27,11 @@ class Memo {
   bool put_text(std::uint64_t index, PickleKind kind, std::string_view text, std::uint32_t& intern);
   bool put_scalar(std::uint64_t index, const PickleScalar& value);
   bool put_container(std::uint64_t index);
-  void set_token(std::uint64_t index, std::uint32_t token) { slots_[index] = kContainer | (token << 2); }
+  void set_token(std::uint64_t index, std::uint32_t token) { slot(index) = kContainer | (token << 2); }
 
   // The slot's tag and value (an intern id, a scalar index, a token); kUnset when never stored.
-  Tag tag(std::uint64_t index) const { return index < slots_.size() ? Tag(slots_[index] & 3) : kUnset; }
-  std::uint32_t value(std::uint64_t index) const { return slots_[index] >> 2; }
+  Tag tag(std::uint64_t index) const { return index < capacity() ? Tag(slot(index) & 3) : kUnset; }
+  std::uint32_t value(std::uint64_t index) const { return slot(index) >> 2; }
   // A stored scalar (kScalar) and an interned text (kText) as a scalar the handler can take.
   PickleScalar scalar(std::uint32_t id) const { return scalars_[id]; }
   PickleScalar text(std::uint32_t intern) const;
@@ -40,10 +40,15 @@ class Memo {
   std::uint64_t interned_bytes() const { return interned_bytes_; }
 
  private:
+  // Slots live in pages of 64Ki, allocated as the memo grows (no reallocation, no copy).
+  static constexpr std::uint64_t kPage = 1u << 16;
+  std::uint64_t capacity() const { return pages_.size() * kPage; }
+  std::uint32_t& slot(std::uint64_t i) { return pages_[i / kPage][i % kPage]; }
+  std::uint32_t slot(std::uint64_t i) const { return pages_[i / kPage][i % kPage]; }
   bool reserve(std::uint64_t index);
   const PickleLimits& limits_;
   std::string& error_;
-  std::vector<std::uint32_t> slots_;
+  std::vector<std::unique_ptr<std::uint32_t[]>> pages_;
   std::uint64_t stored_ = 0;
   // Interned texts: the kind's byte, then the text. Ids start at 1.
   std::unordered_map<std::string, std::uint32_t> ids_;

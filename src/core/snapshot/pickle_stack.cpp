@@ -52,7 +52,7 @@ bool Stack::emit_pending(std::size_t keep) {
   const std::size_t n = pending_.size() - keep;
   for (std::size_t i = 0; i < n; ++i)
     if (!emit(pending_[i])) return false;
-  pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(n));
+  pending_.pop_front(n);
   if (pending_.empty()) {
     text_.clear();
     tuple_items_.clear();
@@ -62,7 +62,7 @@ bool Stack::emit_pending(std::size_t keep) {
 
 std::size_t Stack::trailing_pending_scalars() const {
   std::size_t n = 0;
-  for (auto it = pending_.rbegin(); it != pending_.rend() && it->kind == PendingKind::Scalar; ++it) ++n;
+  for (const Pending* p = pending_.end(); p != pending_.begin() && p[-1].kind == PendingKind::Scalar; --p) ++n;
   return n;
 }
 

@@ -7,7 +7,6 @@
 // (TUPLE1-3 may still fold them into a tuple); everything else has been handed to the emitter.
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,34 @@
 #include "core/snapshot/pickle_memo.hpp"
 
 namespace vramdoc::snapshot::detail {
+
+// A FIFO whose front is dropped often and whose length is mostly a handful: a vector with a
+// moving head, compacted now and then (no allocation in the steady state).
+template <class T>
+class SmallQueue {
+ public:
+  T& emplace_back() {
+    if (head_ >= 64 && head_ * 2 >= items_.size()) items_.erase(items_.begin(), items_.begin() + static_cast<long>(head_)), head_ = 0;
+    return items_.emplace_back();
+  }
+  void push_back(const T& v) { emplace_back() = v; }
+  void pop_front(std::size_t n) {
+    head_ += n;
+    if (head_ == items_.size()) clear();
+  }
+  void clear() { items_.clear(), head_ = 0; }
+  std::size_t size() const { return items_.size() - head_; }
+  bool empty() const { return size() == 0; }
+  T& back() { return items_.back(); }
+  const T& back() const { return items_.back(); }
+  const T& operator[](std::size_t i) const { return items_[head_ + i]; }
+  const T* begin() const { return items_.data() + head_; }
+  const T* end() const { return items_.data() + items_.size(); }
+
+ private:
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+};
 
 class Stack {
  public:
@@ -88,7 +115,7 @@ class Stack {
   Memo memo_;
   Emitter emitter_;
   std::vector<Frame> frames_;
-  std::deque<Pending> pending_;       // the newest values of the top region, not yet emitted
+  SmallQueue<Pending> pending_;       // the newest values of the top region, not yet emitted
   std::vector<Pending> tuple_items_;  // the scalars of pending tuples
   std::string text_;                  // texts of pending scalars
   std::uint64_t guesses_ = 0;

@@ -84,7 +84,8 @@ std::string render_snapshot_html(const SnapshotReport& r) {
       "td.n{text-align:right;white-space:nowrap}.stack{font-family:monospace;font-size:11px}.lib{color:#999}"
       ".legend span{margin-right:14px;white-space:nowrap}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
       "</style></head><body>\n";
-  h += "<h1>vramdoc: " + esc(r.source) + "</h1>\n<p>" + esc(r.format) + ", device " + std::to_string(r.device) + ": " +
+  const auto slash = r.source.find_last_of('/');
+  h += "<h1>vramdoc: " + esc(slash == std::string::npos ? r.source : r.source.substr(slash + 1)) + "</h1>\n<p>" + esc(r.source) + ": " + esc(r.format) + ", device " + std::to_string(r.device) + ": " +
        std::to_string(r.entries) + " trace entries, " + std::to_string(r.segments) + " segments, " + std::to_string(r.blocks) +
        " blocks, " + std::to_string(r.stacks) + " distinct stacks.</p>\n";
   h += diagnosis_html(r);

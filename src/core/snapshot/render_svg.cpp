@@ -1,6 +1,7 @@
 #include "core/snapshot/render_svg.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -21,11 +22,13 @@ struct Scale {
 
 std::string axes(const Scale& sc) {
   std::string s;
+  // Enough decimals that the five time ticks differ (a recording may last milliseconds).
+  const int decimals = sc.t1 > 0 ? std::clamp(2 - static_cast<int>(std::floor(std::log10(sc.t1 / 4))), 0, 6) : 2;
   for (int k = 0; k <= 4; ++k) {
     const double b = sc.y1 * k / 4, y = sc.y(b), t = sc.t1 * k / 4;
     s += "<line x1='" + num(kLeft) + "' x2='" + num(kW - kRight) + "' y1='" + num(y) + "' y2='" + num(y) + "' stroke='#eee'/>";
     s += "<text x='" + num(kLeft - 6) + "' y='" + num(y + 4) + "' text-anchor='end'>" + format_bytes(std::uint64_t(b), 1) + "</text>";
-    s += "<text x='" + num(sc.x(t)) + "' y='" + num(kH - kBottom + 16) + "' text-anchor='middle'>" + fixed(t, 2) + " s</text>\n";
+    s += "<text x='" + num(sc.x(t)) + "' y='" + num(kH - kBottom + 16) + "' text-anchor='middle'>" + fixed(t, decimals) + " s</text>\n";
   }
   s += "<line x1='" + num(kLeft) + "' x2='" + num(kLeft) + "' y1='" + num(kTop) + "' y2='" + num(kH - kBottom) + "' stroke='#333'/>";
   s += "<line x1='" + num(kLeft) + "' x2='" + num(kW - kRight) + "' y1='" + num(kH - kBottom) + "' y2='" + num(kH - kBottom) + "' stroke='#333'/>\n";

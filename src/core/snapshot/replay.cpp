@@ -16,7 +16,7 @@ LiveSet live_at_dump(const Snapshot& s, std::int64_t device) {
   return live;
 }
 
-void step_back(const Chunked<TraceEntry>& trace, std::size_t index, LiveSet& live) {
+void step_back(const Trace& trace, std::size_t index, LiveSet& live) {
   for (std::size_t i = trace.size(); i-- > index;) {
     const TraceEntry& e = trace[i];
     if (e.action == Action::Alloc) live.erase(e.addr);
@@ -48,7 +48,7 @@ Totals totals_at_dump(const Snapshot& s, std::int64_t device) {
   return t;
 }
 
-Totals totals_before_trace(const Chunked<TraceEntry>& trace, const Totals& at_dump) {
+Totals totals_before_trace(const Trace& trace, const Totals& at_dump) {
   Totals t = at_dump;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const Delta d = delta_of(trace[i]);

@@ -19,7 +19,7 @@ using LiveSet = std::unordered_map<std::uint64_t, LiveBlock>;
 LiveSet live_at_dump(const Snapshot& s, std::int64_t device);
 // `live` (alive after the trace's last entry) stepped back to just before entry `index`: blocks
 // allocated since are removed, blocks freed since come back with the stack of their free entry.
-void step_back(const Chunked<TraceEntry>& trace, std::size_t index, LiveSet& live);
+void step_back(const Trace& trace, std::size_t index, LiveSet& live);
 
 // Adds without overflow (wrapping; exact for any real snapshot: the builder bounds sizes).
 std::int64_t wrap_add(std::int64_t a, std::int64_t b);
@@ -34,6 +34,6 @@ struct Totals {
   std::int64_t allocated = 0, reserved = 0;
 };
 Totals totals_at_dump(const Snapshot& s, std::int64_t device);
-Totals totals_before_trace(const Chunked<TraceEntry>& trace, const Totals& at_dump);
+Totals totals_before_trace(const Trace& trace, const Totals& at_dump);
 
 }  // namespace vramdoc::snapshot::detail

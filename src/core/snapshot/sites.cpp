@@ -45,10 +45,16 @@ std::string Sites::where(std::uint32_t site) const {
 }
 
 std::vector<trace::PythonFrame> Sites::stack_text(std::uint32_t stack, std::size_t max_frames) const {
+  // With stacks="all" a stack is C++ frames (the allocator, the op) then Python frames: the
+  // Python ones are shown, when there are any.
+  const auto frames = table_.stack(stack);
+  const bool python = std::any_of(frames.begin(), frames.end(),
+                                  [&](std::uint32_t id) { return table_.string(table_.frame(id).file).ends_with(".py"); });
   std::vector<trace::PythonFrame> out;
-  for (std::uint32_t id : table_.stack(stack)) {
+  for (std::uint32_t id : frames) {
     if (out.size() >= max_frames) break;
     const Frame& f = table_.frame(id);
+    if (python && !table_.string(f.file).ends_with(".py")) continue;
     const std::string file(table_.string(f.file));
     out.push_back({file, static_cast<std::uint32_t>(std::max<std::int64_t>(0, f.line)), std::string(table_.string(f.name)),
                    !is_user_file(file)});
