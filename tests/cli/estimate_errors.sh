@@ -34,5 +34,16 @@ check "unknown gpu" 2 "$VRAMDOC" estimate --model gpt2 --gpu "Voodoo 5"
 check "max-batch needs a target" 2 "$VRAMDOC" estimate --model gpt2 --max-batch
 check "config and model together" 2 "$VRAMDOC" estimate --model gpt2 --config "$cfg"
 check "lora target matching nothing" 2 "$VRAMDOC" estimate --config "$cfg" --mode lora --lora-targets c_attn
+echo '{"model_type":"bert","hidden_size":768,"num_hidden_layers":12,"num_attention_heads":12,"vocab_size":30522,"intermediate_size":3072}' > "$tmp/bert.json"
+check "encoder-only model" 2 "$VRAMDOC" estimate --config "$tmp/bert.json"
+contains "encoder named" $err "has an encoder"
+check "quant in training" 2 "$VRAMDOC" estimate --config "$cfg" --quant int4
+contains "quant is for inference" $err "is for inference"
+check "unknown quant" 2 "$VRAMDOC" estimate --config "$cfg" --mode infer --quant int3
+check "new tokens in training" 2 "$VRAMDOC" estimate --config "$cfg" --new-tokens 8
+sed 's/"model_type": "llama"/"model_type": "frobnet"/' "$cfg" > "$tmp/unknown.json"
+check "unknown family is estimated" 0 "$VRAMDOC" estimate --config "$tmp/unknown.json"
+contains "its warning on stderr" $err "warning: unknown model_type 'frobnet'"
+if grep -q "frobnet'" "$out"; then echo "FAIL: the warning is not on stdout"; fails=$((fails + 1)); fi
 rm -rf "$tmp"
 finish
