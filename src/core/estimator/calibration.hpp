@@ -7,8 +7,8 @@
 
 namespace vramdoc::estimator {
 
-// cuBLAS + cuBLASLt workspaces PyTorch allocates on the first fp32 and bf16 matmuls
-// (calibration env line: warm_allocated = 64 MiB). Measured, not fitted.
+// cuBLAS workspaces PyTorch allocates through its allocator, counted in peak allocated (calibration
+// env line: warm_allocated = 64 MiB). Measured, not fitted.
 constexpr std::uint64_t kCublasWorkspaceBytes = 64 * MiB;
 
 // What the driver charges a process beyond PyTorch's reserved memory (driver_process_used -

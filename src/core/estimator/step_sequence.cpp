@@ -14,7 +14,7 @@ namespace {
 
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
-constexpr u64 kCublasWorkspace = 32 * MiB;  // one cuBLAS and one cuBLASLt workspace (2 x 32 MiB measured)
+constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training makes two, inference one (traces)
 
 class Sequence {
  public:
@@ -158,12 +158,14 @@ u64 loss_and_its_gradient(Sequence& s, const TrainPlan& p) {
 void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& states) {
   std::vector<std::vector<u64>> saved, saved_bytes;
   std::vector<u64> checkpoints, grads;
+  if (first) s.alloc(kCublasWorkspace);  // the first workspace: at the first forward matmul (traces)
   forward(s, p, saved, checkpoints);
   for (std::size_t l = 0; l < p.layer_saved.size(); ++l) saved_bytes.push_back(layer_order(p, l));
   const u64 logits_grad = loss_and_its_gradient(s, p);
   for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
   const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
   u64 dx = s.alloc(p.residual);
+  if (first) s.alloc(kCublasWorkspace);  // the second workspace: at lm_head's backward matmuls (traces)
   s.free(logits_grad);
   s.free(saved.back());
   for (std::size_t l = p.layer_saved.size(); l-- > 0;) {
@@ -220,6 +222,7 @@ void inference(Sequence& s, const Run& r) {
   const u64 mlp = mul(mul(tokens, r.m.num_experts > 0 ? mul(r.m.moe_intermediate_size, r.m.experts_per_token) : r.m.intermediate_size / tp), act);
   std::vector<u64> cache;
   u64 hidden = s.alloc(residual);
+  s.alloc(kCublasWorkspace);  // inference needs one workspace (the traces hold one 32 MiB block)
   for (u64 l = 0; l < r.m.num_layers; ++l) {
     cache.push_back(s.alloc(mul(tokens, kv) / 2));
     cache.push_back(s.alloc(mul(tokens, kv) - mul(tokens, kv) / 2));
@@ -248,7 +251,6 @@ void inference(Sequence& s, const Run& r) {
 
 std::vector<AllocEvent> step_events(const Run& r) {
   Sequence s;
-  s.alloc(kCublasWorkspace), s.alloc(kCublasWorkspace);
   if (!trains(r.o)) {
     for (u64 b : weight_tensors(r, r.w.weight).embed) s.alloc(b);
     const Tensors t = weight_tensors(r, r.w.weight);
