@@ -141,6 +141,8 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
                     ", batch " + std::to_string(o.batch) + " x seq " + std::to_string(o.seq);
   if (o.mode != Mode::Infer) out += ", " + std::string(to_string(o.optimizer));
   if (o.grad_checkpointing) out += ", gradient checkpointing";
+  if (o.quant != Quant::None) out += ", weights quantised " + std::string(to_string(o.quant));
+  if (o.new_tokens > 0) out += ", generating " + std::to_string(o.new_tokens) + " tokens";
   if (o.gpus > 1 || o.tensor_parallel > 1) {
     out += ", per GPU of " + std::to_string(o.gpus) + " (ZeRO " + std::to_string(o.zero_stage) + ", TP " +
            std::to_string(o.tensor_parallel) + ")";
