@@ -3,6 +3,7 @@
 #include "core/estimator/families.hpp"
 
 #include <array>
+#include <vector>
 
 #include "core/estimator/config_fields.hpp"
 
@@ -28,13 +29,20 @@ constexpr std::array<FamilyName, 21> kFamilies = {{
 
 using Size = std::optional<std::uint64_t>;
 
-// Reads optional sizes into `out` in order; the first error wins.
+// Reads optional sizes into `out` in order (the first present name of each); the first error wins.
+// Vectors, not nested initializer_lists: an inner list's storage would dangle inside the outer one.
 Result<bool> read_sizes(const json& cfg, const std::string& source,
-                        std::initializer_list<std::pair<Size*, std::initializer_list<const char*>>> wanted) {
+                        const std::vector<std::pair<Size*, std::vector<const char*>>>& wanted) {
   for (const auto& [out, names] : wanted) {
-    auto v = fields::size(cfg, names, source);
-    if (!v) return make_error(v.error());
-    *out = *v;
+    *out = Size();
+    for (const char* name : names) {
+      auto v = fields::size(cfg, {name}, source);
+      if (!v) return make_error(v.error());
+      if (*v) {
+        *out = *v;
+        break;
+      }
+    }
   }
   return true;
 }
@@ -174,7 +182,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   }
   auto window_field = fields::count(cfg, "sliding_window", source);  // 0 or null: no window
   if (!window_field) return make_error(window_field.error());
-  const Size window = *window_field && **window_field > 0 ? *window_field : Size();
+  const std::uint64_t window = window_field->value_or(0);
   if (inter) {
     m.intermediate_size = *inter;
   } else if (gpt2 || m.family == Family::Falcon || m.family == Family::Generic) {
@@ -188,7 +196,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   }
   const bool windowed = m.family == Family::Mistral || m.family == Family::Starcoder2 || m.family == Family::Gemma2 ||
                         m.family == Family::Gemma3 || fields::flag(cfg, "use_sliding_window", false);
-  if (windowed && window) m.sliding_window = *window, m.sliding_layers = count_sliding(cfg, m.num_layers);
+  if (windowed && window > 0) m.sliding_window = window, m.sliding_layers = count_sliding(cfg, m.num_layers);
   if (m.family == Family::DeepseekV2 || m.family == Family::DeepseekV3) {
     if (auto ok = read_latent_attention(m, cfg, source); !ok) return make_error(ok.error());
   }
