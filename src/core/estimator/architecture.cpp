@@ -87,43 +87,43 @@ void add_attention(const ModelConfig& m, AttentionPath path, std::uint64_t seq, 
   const bool fused_qkv = gpt2 || m.family == Family::Phi3;
   const std::uint64_t probs = mul(m.num_heads, seq);  // one row of the seq x seq matrix per head
   if (m.family == Family::Qwen3) {  // q_norm / k_norm: RMSNorm over head_dim before RoPE
-    a.saved.push_back({"q_norm, k_norm fp32 inputs", d.q + d.kv, Dtype::Fp32, false});
-    a.saved.push_back({"q_norm, k_norm normalised", d.q + d.kv, Dtype::Act, true});
+    a.saved.push_back({"q_norm, k_norm fp32 inputs", d.q + d.kv, Dtype::Fp32, false, true});
+    a.saved.push_back({"q_norm, k_norm normalised", d.q + d.kv, Dtype::Act, true, true});
   }
-  if (fused_qkv) a.saved.push_back({"fused qkv output (kept by the value view)", d.q + 2 * d.kv, Dtype::Act, false});
+  if (fused_qkv) a.saved.push_back({"fused qkv output (kept by the value view)", d.q + 2 * d.kv, Dtype::Act, false, true});
   if (path == AttentionPath::Eager) {
     // eager: q @ repeat_kv(k)^T, softmax, @ repeat_kv(v); then transpose(1, 2).contiguous().
-    if (!gpt2) a.saved.push_back({"query (rotated), repeated key and value", 3 * d.q, Dtype::Act, false});
+    if (!gpt2) a.saved.push_back({"query (rotated), repeated key and value", 3 * d.q, Dtype::Act, false, true});
     if (gpt2) {  // GPT-2's own eager path: softmax in the activation dtype, then attention dropout
-      a.saved.push_back({"attention probabilities", probs, Dtype::Wide, false});
+      a.saved.push_back({"attention probabilities", probs, Dtype::Wide, false, true});
       if (m.attention_dropout > 0) {
-        a.saved.push_back({"attention dropout mask", probs, Dtype::Mask, false});
-        a.saved.push_back({"attention probabilities after dropout", probs, Dtype::Act, false});
+        a.saved.push_back({"attention dropout mask", probs, Dtype::Mask, false, true});
+        a.saved.push_back({"attention probabilities after dropout", probs, Dtype::Act, false, true});
       } else {  // .type(value.dtype): under autocast a 16-bit copy the value matmul saves
-        a.saved.push_back({"attention probabilities, 16-bit copy", probs, Dtype::AutocastCopy16, false});
+        a.saved.push_back({"attention probabilities, 16-bit copy", probs, Dtype::AutocastCopy16, false, true});
       }
     } else {
       // softmax(dtype=float32) saves its fp32 output; .to(query.dtype) (or autocast) makes the
       // 16-bit copy that the value matmul saves.
-      a.saved.push_back({"attention probabilities (softmax in fp32)", probs, Dtype::Fp32, false});
-      a.saved.push_back({"attention probabilities, 16-bit copy", probs, Dtype::Copy16, false});
+      a.saved.push_back({"attention probabilities (softmax in fp32)", probs, Dtype::Fp32, false, true});
+      a.saved.push_back({"attention probabilities, 16-bit copy", probs, Dtype::Copy16, false, true});
     }
-    a.linear_inputs.push_back({"attention output (contiguous)", d.q, {gpt2 ? "attn.c_proj" : "o_proj"}, false, false});
+    a.linear_inputs.push_back({"attention output (contiguous)", d.q, {gpt2 ? "attn.c_proj" : "o_proj"}, false, false, true});
   } else {
     if (path == AttentionPath::Math) {
       // SDPA math fallback: scaled q, scaled and repeated k, repeated v, fp32 probabilities.
-      a.saved.push_back({"scaled query, repeated key and value", 3 * d.q, Dtype::Act, false});
-      a.saved.push_back({"attention probabilities", probs, Dtype::Fp32, false});
+      a.saved.push_back({"scaled query, repeated key and value", 3 * d.q, Dtype::Act, false, true});
+      a.saved.push_back({"attention probabilities", probs, Dtype::Fp32, false, true});
     } else if (gpt2) {
       // Measured on gpt2 (calibration set): two more hidden-sized tensors than the fused qkv
       // buffer, consistent with contiguous copies of the query and key views for the kernel.
-      a.saved.push_back({"query and key copies for the kernel", 2 * d.h, Dtype::Act, false});
+      a.saved.push_back({"query and key copies for the kernel", 2 * d.h, Dtype::Act, false, true});
     } else {
-      a.saved.push_back({"query and key after RoPE", d.q + d.kv, Dtype::Act, false});
-      if (!fused_qkv) a.saved.push_back({"value", d.kv, Dtype::Act, false});
+      a.saved.push_back({"query and key after RoPE", d.q + d.kv, Dtype::Act, false, true});
+      if (!fused_qkv) a.saved.push_back({"value", d.kv, Dtype::Act, false, true});
     }
-    a.saved.push_back({"attention output", d.q, Dtype::Act, false});
-    a.linear_inputs.push_back({"attention output", d.q, {gpt2 ? "attn.c_proj" : "o_proj"}, false, true});
+    a.saved.push_back({"attention output", d.q, Dtype::Act, false, true});
+    a.linear_inputs.push_back({"attention output", d.q, {gpt2 ? "attn.c_proj" : "o_proj"}, false, true, true});
     if (m.sliding_window > 0 && seq > m.sliding_window) {
       // Beyond the window the causal mask is explicit: SDPA turns the bool mask into an additive
       // one in the query dtype and the memory-efficient kernel keeps it for backward.
@@ -138,23 +138,23 @@ void add_mlp(const ModelConfig& m, LayerActivations& a) {
   if (m.family == Family::Gpt2) {
     // NewGELU in Python: 0.5*x*(1+tanh(c*(x+0.044715*x^3))) saves x (pow, fp32 under autocast),
     // tanh's output, (1 + tanh) and 0.5*x; its output feeds c_proj.
-    a.saved.push_back({"gelu: x, tanh, 1+tanh", 3 * d.inter, Dtype::Wide, false});
-    a.saved.push_back({"gelu: 0.5*x", d.inter, Dtype::Act, false});
-    a.linear_inputs.push_back({"gelu output", d.inter, {"mlp.c_proj"}, true, false});
+    a.saved.push_back({"gelu: x, tanh, 1+tanh", 3 * d.inter, Dtype::Wide, false, true});
+    a.saved.push_back({"gelu: 0.5*x", d.inter, Dtype::Act, false, true});
+    a.linear_inputs.push_back({"gelu output", d.inter, {"mlp.c_proj"}, true, false, true});
     return;
   }
   if (m.num_experts > 0) {
     const std::uint64_t k = m.experts_per_token;
     a.saved.push_back({"router probabilities (softmax in fp32)", m.num_experts, Dtype::Fp32, false});
     a.saved.push_back({"routed token copies (expert inputs)", mul(k, d.h), Dtype::Act, false});
-    a.saved.push_back({"expert gate, activation, up", mul(3 * k, d.inter), Dtype::Act, false});
-    a.linear_inputs.push_back({"expert products", mul(k, d.inter), {"w2"}, false, false});
+    a.saved.push_back({"expert gate, activation, up", mul(3 * k, d.inter), Dtype::Act, false, true});
+    a.linear_inputs.push_back({"expert products", mul(k, d.inter), {"w2"}, false, false, true});
     a.saved.push_back({"expert outputs (scaled by routing weight)", mul(k, d.h), Dtype::Act, false});
     return;
   }
   // Gated MLP: act(gate) saves gate, the product saves act(gate) and up; down_proj its input.
-  a.saved.push_back({"mlp gate, activation, up", 3 * d.inter, Dtype::Act, false});
-  a.linear_inputs.push_back({"mlp product", d.inter, {"down_proj"}, false, false});
+  a.saved.push_back({"mlp gate, activation, up", 3 * d.inter, Dtype::Act, false, true});
+  a.linear_inputs.push_back({"mlp product", d.inter, {"down_proj"}, false, false, true});
 }
 
 }  // namespace

@@ -19,6 +19,15 @@ constexpr std::uint64_t kCudaContextBytes = 766 * MiB;
 // 46 calibration cases: fragmentation and caching the phase model does not follow block by block.
 constexpr std::uint64_t kReservedPerMille = 1109;
 
+// NCCL (several GPUs only; nccl.cpp), measured on NCCL-only processes on two H200s over NVLink
+// (NCCL 2.28.9, docs/results/multi-gpu-h200-2026-11-30/nccl-*): the driver's number after each
+// stage. A second communicator costs 486 MiB at NCCL_BUFFSIZE 4 MiB and 582 MiB at 8 MiB: 24
+// buffers of NCCL_BUFFSIZE plus 390 MiB; the first costs 354 MiB more (NCCL's per-process part),
+// and all-gather / reduce-scatter / broadcast after the first all-reduce 4 MiB more.
+constexpr std::uint64_t kNcclProcessBytes = 358 * MiB;
+constexpr std::uint64_t kNcclCommunicatorBytes = 390 * MiB;
+constexpr std::uint64_t kNcclBuffersPerCommunicator = 24;
+
 // Bytes of cudaMalloc'd segment a fresh request of `bytes` creates (CUDACachingAllocator's
 // get_allocation_size): up to 1 MiB a 2 MiB small-pool segment, below 10 MiB a 20 MiB one,
 // larger requests their own size rounded up to 2 MiB.
