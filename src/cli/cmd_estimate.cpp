@@ -2,6 +2,7 @@
 // estimator, print JSON or a table. All arithmetic lives in core/estimator.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "backends/nvml.hpp"
@@ -24,6 +25,8 @@ struct Args {
   std::string config, model, mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
   std::string batch = "1", seq = "1024", lora_rank = "16", lora_targets, kv_dtype, logits = "all";
   std::string gpu, gpu_memory;
+  std::string quant = "none", new_tokens = "0";
+  bool expandable_segments = false;
   ParallelArgs parallel;
   double lora_alpha = 32;
   bool checkpointing = false, json = false, list_models = false, list_gpus = false;
@@ -60,6 +63,15 @@ Result<est::Options> to_options(const Args& a) {
   o.logits_last_only = a.logits == "last";
   o.grad_checkpointing = a.checkpointing;
   if (auto p = apply_parallel(a.parallel, o); !p) return make_error(p.error());
+  auto quant = est::parse_quant(a.quant);
+  if (!quant) return make_error(quant.error());
+  o.quant = *quant;
+  if (a.new_tokens != "0") {
+    auto n = positive_integer(a.new_tokens, "--new-tokens");
+    if (!n) return make_error(n.error());
+    o.new_tokens = *n;
+  }
+  o.expandable_segments = a.expandable_segments;
   return o;
 }
 
@@ -134,6 +146,10 @@ int cmd_estimate(const std::vector<std::string>& args) {
   app.add_option("--gpu-memory", a.gpu_memory, "memory to fit in, e.g. 24GiB");
   app.add_flag("--max-batch", a.max_batch, "find the largest batch that fits (needs --gpu or --gpu-memory)");
   app.add_flag("--max-seq", a.max_seq, "find the largest sequence length that fits");
+  app.add_option("--quant", a.quant, "inference with weights quantised on load: none | int8 | int4 (bitsandbytes) | fp8")
+      ->capture_default_str();
+  app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
+  app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (a.list_models) return print(list_models()), kOk;
@@ -169,6 +185,9 @@ int cmd_estimate(const std::vector<std::string>& args) {
     auto r = est::max_seq(*model, *options, *fit.usable_bytes);
     if (!r) return fail("estimate", r.error());
     fit.max_seq = *r;
+  }
+  if (!a.json) {
+    for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", w.c_str());
   }
   print(a.json ? est::render_json(*model, *options, *e, fit) : est::render_text(*model, *options, *e, fit));
   return kOk;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/estimator/estimate_parts.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
@@ -191,3 +192,30 @@ u64 nccl_communicators(const Options& o) {
 }
 
 }  // namespace vramdoc::estimator
+
+namespace vramdoc::estimator::detail {
+
+// Tensor parallelism splits a decoder layer's Linears (`quantizable`: attention and MLP, not the
+// MoE router); embeddings, lm_head, norms and biases stay whole. A tensor counted per layer
+// (count a multiple of the layers; for a headers-only model, a name inside the layers) belongs
+// to an FSDP unit, the rest to the root.
+void count_local(const ModelConfig& m, const Options& o, const WeightTensor& t, Sizes& s) {
+  const u64 L = std::max<u64>(m.num_layers, 1), n = saturating_mul(saturating_mul(t.rows, t.cols), t.count);
+  const u64 local = t.quantizable ? n / o.tensor_parallel : n;
+  if (t.matmul) s.local_matmul = saturating_add(s.local_matmul, local);
+  if (t.tied) return;
+  s.local_params = saturating_add(s.local_params, local);
+  const bool named_in_layer = t.name.find(".layers.") != std::string::npos || t.name.find(".h.") != std::string::npos ||
+                              t.name.find(".blocks.") != std::string::npos;
+  const bool per_layer = m.family == Family::FromHeaders ? named_in_layer : t.count >= L && t.count % L == 0;
+  if (per_layer) {
+    s.layer_params = saturating_add(s.layer_params, local / L);
+  } else {
+    s.root_params = saturating_add(s.root_params, local);
+  }
+  if (saturating_mul(t.rows, t.cols) < o.parallel.zero_persistence_threshold) {
+    s.persistent_params = saturating_add(s.persistent_params, local);
+  }
+}
+
+}  // namespace vramdoc::estimator::detail

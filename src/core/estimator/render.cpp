@@ -238,7 +238,6 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
   out += "\nfits on: " + (cards.empty() ? std::string("none of the listed cards") : cards) + "\n";
   const std::string tip = advice(model, o, e);
   if (!tip.empty()) out += "advice: " + tip + "\n";
-  for (const auto& w : e.warnings) out += "warning: " + w + "\n";
   return out;
 }
 
