@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per-rank errors of `vramdoc estimate` on the two-GPU measurements of measure_multi_gpu.py.
 
-Usage: scripts/eval_multi_gpu.py RESULTS_DIR [--vramdoc PATH] [--markdown]
+Usage: scripts/eval_multi_gpu.py RESULTS_DIR [--vramdoc PATH] [--markdown] [--fixture OUT.jsonl]
+                                 [--max-error ALLOCATED,PROCESS]
 
 RESULTS_DIR holds NAME.rankR.jsonl and configs/MODEL.json (scripts/gpu/measure_multi_gpu.py's
 output; docs/results/multi-gpu-h200/ keeps the measured set). Every finished case of every rank is
@@ -12,6 +13,10 @@ estimated with the matching options (--gpus 2, --fsdp / --fsdp-version 1 / --tp 
   process:   the driver's number for the process at the end of the case (NVML, by pid).
 The first case of a launch ran in a fresh process. Later ones (`*`) started after empty_cache();
 their process number also holds the kernels the earlier cases of the launch loaded.
+
+--max-error 5,8 exits 1 when a case's allocated or process error (in %) is beyond those (the GPU
+test tests/gpu/estimate_multi_gpu.sh). --fixture writes the measured rank-cases as one compact JSON line each (the unit tests' golden
+cases, tests/data/estimator/multi-gpu-h200.jsonl) instead of evaluating.
 
 Held out: every launch but DEVELOPMENT (the llama-1b bf16 cases, chosen before any result came
 back, which the per-rank rules may have been checked against). Nothing is fitted on any case; the
@@ -115,13 +120,41 @@ def report(rows, markdown):
         print("; ".join(line))
 
 
+FIXTURE_FIELDS = ("launch", "rank", "spec", "secondary", "strategy", "model", "precision", "batch", "seq", "ckpt", "view",
+                  "reshard", "shard", "offload", "foreach", "world")
+
+
+def write_fixture(results, out):
+    with open(out, "w") as f:
+        for rec in cases(results):
+            if rec.get("status") != "ok":
+                continue
+            row = {k: rec[k] for k in FIXTURE_FIELDS}
+            row.update(truth(rec))
+            f.write(json.dumps(row) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--fixture")
+    ap.add_argument("--max-error")
     args = ap.parse_args()
-    report(evaluate(args.vramdoc, args.results), args.markdown)
+    if args.fixture:
+        write_fixture(args.results, args.fixture)
+        return 0
+    rows = evaluate(args.vramdoc, args.results)
+    report(rows, args.markdown)
+    if args.max_error:
+        limits = [float(x) / 100 for x in args.max_error.split(",")]
+        bad = [r for r in rows if "got" in r and any(err(r, m) is not None and abs(err(r, m)) > lim
+                                                      for m, lim in zip(("allocated", "process"), limits))]
+        missing = [r for r in rows if "got" not in r]
+        for r in bad + missing:
+            print(f"BEYOND {args.max_error} %: {r['rec']['launch']} {r['rec']['spec']} rank {r['rec']['rank']} {r.get('skipped', '')}")
+        return 1 if bad or missing or not rows else 0
     return 0
 
 

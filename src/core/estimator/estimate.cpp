@@ -58,10 +58,11 @@ void add_warnings(const ModelConfig& model, const Options& o, Estimate& e) {
   }
 }
 
-// Reserved memory: the step's allocation sequence replayed through the caching-allocator model.
-// Sharded runs (ZeRO, FSDP, TP) are not replayed: their per-rank sequence is not modelled, and
-// the fitted ratio of the single-GPU calibration stands in.
+// Reserved memory: the step's allocation sequence replayed through the caching-allocator model;
+// on several GPUs one rank's, per CUDA stream (DDP, FSDP, TP training). ZeRO, LoRA and offload
+// on several GPUs are not replayed: the fitted ratio of the single-GPU calibration stands in.
 u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
+  if (detail::replays_rank(r.o)) return std::max(detail::replay_rank(r).peak_reserved_bytes, e.peak_allocated_bytes);
   if (r.o.gpus > 1 || r.o.zero_stage > 0 || r.o.tensor_parallel > 1) {
     return reserved_for(e.peak_allocated_bytes, 0);
   }

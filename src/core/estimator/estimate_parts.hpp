@@ -70,6 +70,11 @@ std::vector<Phase> inference_phases(const Run& r);
 // training steps (or the prefill and the decoding steps). Replayed through CachingAllocator.
 std::vector<AllocEvent> step_events(const Run& r);
 
+// Training on several GPUs (DDP, FSDP, tensor parallel; not ZeRO, LoRA, offload): one rank's step
+// replayed per CUDA stream (rank_sequence.cpp).
+bool replays_rank(const Options& o);
+ReplayResult replay_rank(const Run& r);
+
 // KV cache bytes per token per layer (keys + values), as DynamicCache keeps them.
 u64 kv_bytes_per_token_layer(const Run& r);
 
