@@ -139,6 +139,8 @@ void add_attention(const ModelConfig& m, AttentionPath path, u64 seq, bool slidi
     // Measured on gpt2 (calibration set): two more hidden-sized tensors than the fused qkv
     // buffer, consistent with contiguous copies of the query and key views for the kernel.
     a.saved.push_back({"query and key copies for the kernel", 2 * d.h, Dtype::Act, false, 2});
+  } else if (m.kv_broadcast_to_heads) {  // keys and values copied to every head before RoPE and SDPA
+    a.saved.push_back({"query and key after RoPE, value (every head)", 3 * d.q, Dtype::Act, false, 3});
   } else {
     a.saved.push_back({"query and key after RoPE", d.q + d.kv, Dtype::Act, false, 2});
     if (!fused_qkv) a.saved.push_back({"value", d.kv, Dtype::Act, false});

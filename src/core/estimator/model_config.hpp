@@ -74,6 +74,7 @@ struct ModelConfig {
   bool mlp_bias = false;
   bool lm_head_bias = false;            // Phi
   bool fused_qkv = false;               // one Linear makes q, k and v (Phi-3, Falcon, GPT-NeoX)
+  bool kv_broadcast_to_heads = false;   // Falcon 40B/180B: keys and values copied to every query head
   bool parallel_residual = false;       // attention and MLP read the same input (Phi, Falcon, GPT-NeoX)
   bool shared_norm = false;             // parallel residual with one norm for both (Phi, Falcon 7B)
   bool sandwich_norms = false;          // norms after attention and MLP too (Gemma 2/3)

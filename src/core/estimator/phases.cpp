@@ -174,7 +174,9 @@ std::vector<Phase> inference_phases(const Run& r) {
   const u64 mlp = mul(mul(tokens, w.act), mlp_temporaries_per_token(m) / tp);
   u64 attention = mul(tokens, mul(m.num_heads + 2 * m.num_kv_heads, m.head_dim) / tp, w.act);
   if (attention_path(m, o) != AttentionPath::Fused) {
-    const u64 per_score = w.act + 4 + (m.attn_logit_softcap > 0 ? w.act : 0);
+    // scores in the activation dtype, and two fp32 copies: softmax(dtype=float32)'s upcast input and
+    // its output (eager), the math kernel's fp32 scores and probabilities
+    const u64 per_score = w.act + 8;
     attention = mul(mul(o.batch, m.num_heads / tp), mul(o.seq, o.seq), per_score);
   }
   if (m.sliding_window > 0 && o.seq > m.sliding_window) {  // explicit mask, bool + additive copy

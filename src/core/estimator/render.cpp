@@ -163,6 +163,9 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   j["zero_stage"] = o.zero_stage;
   j["tensor_parallel"] = o.tensor_parallel;
   j["parallel"] = parallel_json(o, e);
+  if (o.quant != Quant::None) j["quant"] = std::string(to_string(o.quant));
+  if (o.new_tokens > 0) j["new_tokens"] = o.new_tokens;
+  j["expandable_segments"] = o.expandable_segments;
   j["n_params"] = e.n_params;
   j["n_trainable"] = e.n_trainable;
   j["peak_allocated_bytes"] = e.peak_allocated_bytes;
@@ -177,6 +180,7 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   breakdown["allocator_reserve_bytes"] = e.peak_reserved_bytes - e.peak_allocated_bytes;
   breakdown["cuda_context_bytes"] = e.context_bytes;
   if (e.nccl_bytes > 0) breakdown["nccl_bytes"] = e.nccl_bytes;
+  if (e.outside_allocator_bytes > 0) breakdown["outside_allocator_bytes"] = e.outside_allocator_bytes;
   j["breakdown"] = breakdown;
   json sharding = json::object();
   for (const auto& t : peak.terms) {

@@ -187,7 +187,7 @@ AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind k
 u64 kv_bytes_per_token_layer(const Run& r) {
   const ModelConfig& m = r.m;
   const u64 tp = r.o.tensor_parallel;
-  u64 k = mul(m.num_kv_heads, m.head_dim), v = k;
+  u64 k = mul(m.kv_broadcast_to_heads ? m.num_heads : m.num_kv_heads, m.head_dim), v = k;
   if (m.mla.kv_lora_rank > 0) {  // transformers caches the decompressed per-head keys and values
     k = mul(m.num_heads, m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim);
     v = mul(m.num_heads, m.mla.v_head_dim);

@@ -73,7 +73,7 @@ struct TrainPlan {
   Tensors weights, grads;
   std::vector<std::vector<u64>> layer_saved;  // per layer, each saved tensor's bytes
   std::vector<u64> head_saved;
-  u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0, grad_inner = 0;
+  u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
   u64 tied_embedding = 0;     // full training with a tied lm_head: bytes of the shared weight's gradient
   u64 states_per_tensor = 0;  // optimizer states per trainable tensor (same bytes)
   bool foreach_temporaries = false, checkpointing = false, lora = false;
@@ -106,19 +106,24 @@ TrainPlan train_plan(const Run& r) {
   p.logits_act = mul(mul(logit_tokens, V), r.w.act);
   p.logits_fp32 = mul(mul(logit_tokens, V), 4);
   p.softcap = r.m.final_logit_softcap > 0 ? p.logits_act : 0;
-  p.grad_inner = mul(mul(tokens, r.m.intermediate_size / tp), r.w.act);
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
   return p;
 }
 
+// The bytes of each tensor a layer keeps, in the order forward() allocates them.
+std::vector<u64> layer_order(const TrainPlan& p, std::size_t l) {
+  std::vector<u64> bytes = p.weights.layer_casts;
+  bytes.insert(bytes.end(), p.layer_saved[l].begin(), p.layer_saved[l].end());
+  return bytes;
+}
+
 void forward(Sequence& s, const TrainPlan& p, std::vector<std::vector<u64>>& saved, std::vector<u64>& checkpoints) {
   u64 residual = s.alloc(p.residual);
-  for (const auto& layer : p.layer_saved) {
+  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) {
     std::vector<u64> ids;
-    for (u64 c : p.weights.layer_casts) ids.push_back(s.alloc(c));
-    for (u64 b : layer) ids.push_back(s.alloc(b));
+    for (u64 b : layer_order(p, l)) ids.push_back(s.alloc(b));
     const u64 out = s.alloc(p.residual);
     if (p.checkpointing) {
       checkpoints.push_back(residual);
@@ -151,9 +156,10 @@ u64 loss_and_its_gradient(Sequence& s, const TrainPlan& p) {
 }
 
 void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& states) {
-  std::vector<std::vector<u64>> saved;
+  std::vector<std::vector<u64>> saved, saved_bytes;
   std::vector<u64> checkpoints, grads;
   forward(s, p, saved, checkpoints);
+  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) saved_bytes.push_back(layer_order(p, l));
   const u64 logits_grad = loss_and_its_gradient(s, p);
   for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
   const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
@@ -162,20 +168,25 @@ void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& s
   s.free(saved.back());
   for (std::size_t l = p.layer_saved.size(); l-- > 0;) {
     if (p.checkpointing) {
-      for (u64 c : p.weights.layer_casts) saved[l].push_back(s.alloc(c));
-      for (u64 b : p.layer_saved[l]) saved[l].push_back(s.alloc(b));
+      for (u64 b : saved_bytes[l]) saved[l].push_back(s.alloc(b));
     }
     // Autograd walks the layer's ops backwards: each frees its saved operands as it makes its
     // gradients, so the weight gradients land in the holes the activations leave.
-    const u64 inner = s.alloc(p.grad_inner), inner2 = s.alloc(p.grad_inner), next_dx = s.alloc(p.residual);
+    // Each saved activation's gradient has its shape: made, used by the next op back, then freed.
+    const u64 next_dx = s.alloc(p.residual);
     std::size_t g = 0;
+    u64 previous = 0;
     for (std::size_t i = saved[l].size(); i-- > 0;) {
+      const u64 grad = s.alloc(saved_bytes[l][i]);
+      s.free(previous);
+      previous = grad;
       s.free(saved[l][i]);
       if (g < p.grads.layer.size()) grads.push_back(s.alloc(p.grads.layer[g++]));
     }
+    s.free(previous);
     for (; g < p.grads.layer.size(); ++g) grads.push_back(s.alloc(p.grads.layer[g]));
     saved[l].clear();
-    s.free(inner), s.free(inner2), s.free(dx);
+    s.free(dx);
     dx = next_dx;
     if (p.checkpointing) s.free(checkpoints[l]);
   }
