@@ -45,6 +45,7 @@ struct SavedTensor {
   Dtype dtype = Dtype::Act;
   bool weight_grad_only = false;  // needed only for a norm weight's gradient: gone when frozen
   std::uint64_t tensors = 1;      // how many equal tensors the item stands for (the allocator sees each)
+  bool tp_split = false;          // per head or per MLP channel: tensor parallelism divides it
 };
 
 // A Linear's input: saved for the weight gradient when the Linear trains. Under autocast each
@@ -55,6 +56,7 @@ struct LinearInput {
   std::vector<std::string> consumers;  // module names (match WeightTensor::name)
   bool wide_source = false;             // the source has Dtype::Wide (a norm output)
   bool already_saved = false;           // the source is in `saved` (e.g. SDPA's output)
+  bool tp_split = false;                // a row-parallel Linear's input (o_proj, down_proj): divided by --tp
 };
 
 struct LayerActivations {

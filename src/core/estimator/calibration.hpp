@@ -26,6 +26,15 @@ inline std::uint64_t process_overhead_bytes(bool trains, bool fused_16bit_attent
   return kCudaContextBytes + kTrainingLibraryBytes + (fused_16bit_attention ? kFusedAttentionBackwardBytes : 0);
 }
 
+// NCCL (several GPUs only; nccl.cpp), measured on NCCL-only processes on two H200s over NVLink
+// (NCCL 2.28.9, docs/results/multi-gpu-h200-2026-11-30/nccl-*): the driver's number after each
+// stage. A second communicator costs 486 MiB at NCCL_BUFFSIZE 4 MiB and 582 MiB at 8 MiB: 24
+// buffers of NCCL_BUFFSIZE plus 390 MiB; the first costs 354 MiB more (NCCL's per-process part),
+// and all-gather / reduce-scatter / broadcast after the first all-reduce 4 MiB more.
+constexpr std::uint64_t kNcclProcessBytes = 358 * MiB;
+constexpr std::uint64_t kNcclCommunicatorBytes = 390 * MiB;
+constexpr std::uint64_t kNcclBuffersPerCommunicator = 24;
+
 // Sharded runs only (not replayed): peak reserved / peak allocated, median over the 46 single-GPU
 // calibration cases.
 constexpr std::uint64_t kReservedPerMille = 1109;

@@ -8,6 +8,8 @@
 
 #include "core/estimator/calibration.hpp"
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/nccl.hpp"
+#include "core/estimator/parallel.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
@@ -32,9 +34,8 @@ std::vector<Phase> phases_for(const detail::Run& r, bool checkpointing) {
 Result<bool> check_options(const ModelConfig& model, const Options& o) {
   if (o.batch == 0 || o.seq == 0) return make_error("batch and sequence length must be positive");
   if (o.gpus == 0 || o.tensor_parallel == 0) return make_error("--gpus and --tp must be positive");
-  if (o.zero_stage < 0 || o.zero_stage > 3) return make_error("--zero must be 0, 1, 2 or 3");
   if (detail::adapters(o) && o.lora_rank == 0) return make_error("--lora-rank must be positive");
-  if (model.num_heads % o.tensor_parallel != 0) return make_error("--tp must divide the number of attention heads");
+  if (auto error = parallel_error(model, o)) return make_error(*error);
   if (o.quant != Quant::None && o.mode != Mode::Infer) {
     return make_error("--quant is for inference (--mode infer); for training on a 4-bit base use --mode qlora");
   }
@@ -57,10 +58,11 @@ void add_warnings(const ModelConfig& model, const Options& o, Estimate& e) {
   }
 }
 
-// Reserved memory: the step's allocation sequence replayed through the caching-allocator model.
-// Sharded runs (ZeRO, FSDP, TP) are not replayed: their per-rank sequence is not modelled, and
-// the fitted ratio of the single-GPU calibration stands in.
+// Reserved memory: the step's allocation sequence replayed through the caching-allocator model;
+// on several GPUs one rank's, per CUDA stream (DDP, FSDP, TP training). ZeRO, LoRA and offload
+// on several GPUs are not replayed: the fitted ratio of the single-GPU calibration stands in.
 u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
+  if (detail::replays_rank(r.o)) return std::max(detail::replay_rank(r).peak_reserved_bytes, e.peak_allocated_bytes);
   if (r.o.gpus > 1 || r.o.zero_stage > 0 || r.o.tensor_parallel > 1) {
     return reserved_for(e.peak_allocated_bytes, 0);
   }
@@ -98,7 +100,9 @@ Result<Estimate> estimate(const ModelConfig& model, const Options& o) {
   const bool fused16 = o.attention != Attention::Eager && (w.act == 2) &&
                        detail::attention_path(model, o) == AttentionPath::Fused;
   e.context_bytes = process_overhead_bytes(detail::trains(o), fused16);
-  e.process_bytes = saturating_add(saturating_add(e.peak_reserved_bytes, e.context_bytes), e.outside_allocator_bytes);
+  e.nccl_bytes = nccl_device_bytes(nccl_communicators(o), o.parallel.nccl_buffsize);
+  e.process_bytes = saturating_add(saturating_add(e.peak_reserved_bytes, e.context_bytes),
+                                   saturating_add(e.outside_allocator_bytes, e.nccl_bytes));
   if (detail::trains(o) && !o.grad_checkpointing) {
     const auto with = phases_for(run, true);
     const u64 peak_with = with[peak_of(with)].allocated_bytes;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/estimator/model_config.hpp"
+#include "core/estimator/parallel_options.hpp"
 #include "core/result.hpp"
 
 namespace vramdoc::estimator {
@@ -31,9 +32,10 @@ struct Options {
   std::vector<std::string> lora_targets;  // empty: PEFT's default for the family
   std::optional<std::uint64_t> kv_bytes_per_element;  // --kv-dtype; default: the activation dtype
   bool logits_last_only = false;  // --logits last: lm_head on the last position only
-  std::uint64_t gpus = 1;         // data-parallel ranks (ZeRO / FSDP shard over them)
-  int zero_stage = 0;             // 0-3; --fsdp is stage 3
+  std::uint64_t gpus = 1;         // all GPUs of the job: data-parallel ranks x tensor_parallel
+  int zero_stage = 0;             // DeepSpeed ZeRO stage 0-3 (0: DDP or FSDP, see parallel.data)
   std::uint64_t tensor_parallel = 1;
+  ParallelOptions parallel;       // wrapper, buckets, sharding, NCCL (parallel_options.hpp)
   std::uint64_t new_tokens = 0;   // inference: tokens generated after the prefill (model.generate)
   Quant quant = Quant::None;      // --quant: quantise a 16-bit checkpoint's Linears on load
   bool expandable_segments = false;  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
@@ -43,6 +45,7 @@ struct Term {
   std::string key;   // JSON name, e.g. "activations_bytes"
   std::string label;  // for people, e.g. "activations kept for backward"
   std::uint64_t bytes = 0;
+  std::string sharding = {};  // on several GPUs: how the term is split ("1/8 (FSDP2)", "on every rank"), else ""
 };
 
 struct Phase {
@@ -63,6 +66,7 @@ struct Estimate {
   std::uint64_t cached_bytes = 0;           // reserved but free at the peak (the allocator replay's cache)
   std::uint64_t outside_allocator_bytes = 0;  // device memory PyTorch's allocator never sees (paged 8-bit optimizer state)
   std::uint64_t context_bytes = 0;          // CUDA context, kernels, library handles
+  std::uint64_t nccl_bytes = 0;             // NCCL's communicators (several GPUs only), outside PyTorch's pool
   std::uint64_t process_bytes = 0;          // what nvidia-smi / NVML charge the process
   std::uint64_t checkpointing_saves_bytes = 0;  // peak drop from --grad-checkpointing (train/lora)
   std::vector<std::string> warnings;

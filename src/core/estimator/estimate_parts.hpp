@@ -36,8 +36,13 @@ struct Sizes {
   u64 quant_bytes = 0;      // their bytes as stored
   u64 dequant_elements = 0;  // the largest quantised Linear (dequantised in compute dtype per forward)
   u64 weight_bytes = 0;     // every weight as loaded (adapters excluded)
+  // What one tensor-parallel rank holds (attention and MLP Linears divided by --tp; the same as
+  // params without it), split into one decoder layer (an FSDP unit) and the rest (the root unit).
+  u64 local_params = 0, local_matmul = 0, layer_params = 0, root_params = 0, persistent_params = 0;
 };
 Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std::string>& targets, const Widths& w);
+// Adds `t` to the tensor-parallel rank's sizes (parallel.cpp): local_params, layer_params, ...
+void count_local(const ModelConfig& m, const Options& o, const WeightTensor& t, Sizes& s);
 
 // Bytes per token of each tensor `a` keeps in this mode (tensor parallel splits heads and MLP).
 std::vector<u64> tensor_bytes_per_token(const LayerActivations& a, const Widths& w, const Options& o,
@@ -64,6 +69,11 @@ std::vector<Phase> inference_phases(const Run& r);
 // The step's allocations and frees, tensor by tensor, as PyTorch makes them: weights, then three
 // training steps (or the prefill and the decoding steps). Replayed through CachingAllocator.
 std::vector<AllocEvent> step_events(const Run& r);
+
+// Training on several GPUs (DDP, FSDP, tensor parallel; not ZeRO, LoRA, offload): one rank's step
+// replayed per CUDA stream (rank_sequence.cpp).
+bool replays_rank(const Options& o);
+ReplayResult replay_rank(const Run& r);
 
 // KV cache bytes per token per layer (keys + values), as DynamicCache keeps them.
 u64 kv_bytes_per_token_layer(const Run& r);

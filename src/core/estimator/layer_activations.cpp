@@ -1,5 +1,8 @@
 // What one decoder layer's forward keeps alive for backward (per token), family by family. The
 // rules (which op saves which operand) are PyTorch's derivatives.yaml; docs/estimator.md walks them.
+#include <algorithm>
+#include <iterator>
+
 #include "core/estimator/architecture.hpp"
 #include "core/units.hpp"
 
@@ -188,6 +191,19 @@ void add_mlp(const ModelConfig& m, LayerActivations& a, bool moe) {
   a.linear_inputs.push_back({"mlp product", d.inter, {"down_proj"}, false, false});
 }
 
+// Tensor parallelism (ColwiseParallel q/k/v, gate/up; RowwiseParallel o, down) divides what the
+// attention and MLP functions above add per head or per channel, from `saved` / `inputs` on; the
+// hidden-sized tensors among them (routing copies, scaled outputs, the explicit mask) stay whole.
+void mark_tp_split(LayerActivations& a, std::size_t saved, std::size_t inputs) {
+  static const char* const whole[] = {"sliding-window attention bias", "router probabilities (softmax in fp32)",
+                                      "routed token copies (expert inputs)", "expert outputs (scaled by routing weight)",
+                                      "shared expert output (scaled by its sigmoid gate)"};
+  for (std::size_t i = saved; i < a.saved.size(); ++i) {
+    a.saved[i].tp_split = std::none_of(std::begin(whole), std::end(whole), [&](const char* w) { return a.saved[i].what == w; });
+  }
+  for (std::size_t i = inputs; i < a.linear_inputs.size(); ++i) a.linear_inputs[i].tp_split = true;
+}
+
 }  // namespace
 
 LayerActivations describe_layer(const ModelConfig& model, AttentionPath path, std::uint64_t seq, LayerKind kind) {
@@ -202,11 +218,13 @@ LayerActivations describe_layer(const ModelConfig& model, AttentionPath path, st
   } else {
     add_norm(model, a, gpt2 ? "ln_1" : "input_layernorm", attn_in);
   }
+  const std::size_t attention_saved = a.saved.size(), attention_inputs = a.linear_inputs.size();
   if (model.mla.kv_lora_rank > 0) {
     add_latent_attention(model, a);
   } else {
     add_attention(model, path, seq, kind.sliding, a);
   }
+  mark_tp_split(a, attention_saved, attention_inputs);
   if (model.sandwich_norms || model.post_norms_only) add_post_norm(model, a, "post_attention_layernorm");
   if (model.post_norms_only) {
     a.linear_inputs.push_back({"residual after attention", model.hidden_size, mlp_in, true, false});
@@ -215,7 +233,9 @@ LayerActivations describe_layer(const ModelConfig& model, AttentionPath path, st
     add_norm(model, a, gpt2 ? "ln_2" : model.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm",
              mlp_in, model.parallel_residual && model.norm == NormKind::LayerNorm);
   }
+  const std::size_t mlp_saved = a.saved.size(), mlp_inputs = a.linear_inputs.size();
   add_mlp(model, a, kind.moe);
+  mark_tp_split(a, mlp_saved, mlp_inputs);
   if (model.sandwich_norms || model.post_norms_only) add_post_norm(model, a, "post_feedforward_layernorm");
   if (model.residual_dropout > 0) a.saved.push_back({"residual dropout masks", 2 * model.hidden_size, Dtype::Mask, false, 2});
   return a;

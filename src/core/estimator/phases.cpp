@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/parallel.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -69,6 +70,36 @@ u64 mlp_temporaries_per_token(const ModelConfig& m) {
   return m.dense_layers > 0 ? std::max(dense, moe) : moe;
 }
 
+ReplicaStates replica_states(const Run& r) {
+  const Options& o = r.o;
+  const Sizes& s = r.s;
+  const bool lora = adapters(o), mp = fsdp_mixed_precision(o);
+  ReplicaStates rs;
+  rs.weight_width = mp ? 4 : r.w.weight;
+  rs.compute_width = mp ? 2 : rs.weight_width;
+  rs.reduce_width = mp ? 4 : rs.weight_width;
+  rs.trainable_params = lora ? s.adapter_params : s.local_params;
+  const u64 state_width = lora ? 4 : rs.weight_width;  // PEFT keeps adapters (and their state) in fp32
+  // A quantised base keeps its stored bytes (split like the rest under --tp).
+  const u64 base = s.quant_params > 0 ? s.weight_bytes / o.tensor_parallel : mul(s.local_params, rs.weight_width);
+  rs.weights = add(base, mul(s.adapter_params, 4));
+  rs.grads = mul(rs.trainable_params, state_width);
+  auto [state, temps] = optimizer_bytes(o.optimizer, rs.trainable_params, state_width, s.factored_state, s.biggest_tensor);
+  if (o.mode == Mode::Qlora && o.optimizer == Optimizer::AdamW8bit) state = 0;  // paged: outside the allocator
+  rs.state = state, rs.temps = temps;
+  rs.layers = std::max<u64>(r.m.num_layers, 1);
+  rs.layer_params = s.layer_params, rs.root_params = s.root_params, rs.head_params = s.lm_head_params;
+  rs.persistent_params = s.persistent_params;
+  return rs;
+}
+
+Phase with_states(std::string name, const ReplicaStates& rs, const Options& o, StepPoint point, u64 grads_so_far,
+                  const std::vector<Term>& extra) {
+  std::vector<Term> terms = rank_state_terms(rs, o, point, grads_so_far);
+  terms.insert(terms.end(), extra.begin(), extra.end());
+  return make_phase(std::move(name), std::move(terms));
+}
+
 }  // namespace
 
 std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
@@ -78,60 +109,46 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   const Sizes& s = r.s;
   const bool lora = adapters(o);
   const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only ? o.batch : tokens;
-  const u64 ranks = std::max<u64>(o.gpus, 1), tp = o.tensor_parallel;
-  const int zero = o.zero_stage;
-  const u64 trainable = lora ? s.adapter_params : s.params / tp;
-  const u64 state_width = lora ? 4 : w.weight;  // PEFT keeps adapters (and their state) in fp32
-  u64 weights = add(s.weight_bytes / tp, mul(s.adapter_params, 4));
-  u64 grads = mul(trainable, lora ? 4 : w.weight);
-  auto [state, temps] = optimizer_bytes(o.optimizer, trainable, state_width, s.factored_state, s.biggest_tensor);
-  if (o.mode == Mode::Qlora && o.optimizer == Optimizer::AdamW8bit) state = 0;  // paged: outside the allocator
-  if (zero >= 1) state /= ranks, temps /= ranks;
-  if (zero >= 2) grads /= ranks;
-  u64 gathered = 0;
-  if (zero >= 3) {
-    weights /= ranks;
-    gathered = mul(2 * w.weight, (s.params - s.embed_params) / std::max<u64>(m.num_layers, 1) / tp);  // prefetch
-  }
+  const ReplicaStates rs = replica_states(r);
   const LayerBytes layers = layer_bytes(r, tokens);
   const u64 checkpoint_bytes = mul(m.hidden_size, w.wide, tokens);  // each layer's input
   const u64 head_bytes = mul(total(tensor_bytes_per_token(describe_head(m), w, o, r.targets, 1)), tokens);
-  const u64 cast_all = w.amp ? mul(2, s.matmul_params / tp) : 0;
-  const u64 cast_lm_head = w.amp ? mul(2, s.lm_head_params / tp) : 0;
+  const u64 cast_all = w.amp ? mul(2, s.local_matmul) : 0;
+  const u64 cast_lm_head = w.amp ? mul(2, s.lm_head_params) : 0;
   // The quantised base dequantises one Linear's weight in the compute dtype per forward/backward.
   const u64 dequant = mul(s.dequant_elements, w.act);
   // Cross-entropy in fp32: log_softmax output (saved), nll_loss's gradient, log_softmax's gradient;
-  // Gemma 2's logit soft-capping also keeps tanh's output in the activation dtype.
-  const u64 logits = mul(12 + (m.final_logit_softcap > 0 ? w.act : 0), logit_tokens, m.vocab_size / tp);
+  // Gemma 2's logit soft-capping also keeps tanh's output in the activation dtype. lm_head stays
+  // whole under --tp: every rank computes all logits.
+  const u64 logits = mul(12 + (m.final_logit_softcap > 0 ? w.act : 0), logit_tokens, m.vocab_size);
   const u64 kept = checkpointing ? add(mul(checkpoint_bytes, m.num_layers), head_bytes) : add(layers.all, head_bytes);
+  const u64 head_grads = lora ? 0 : mul(s.lm_head_params, rs.weight_width);
+  const Term cast{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", checkpointing ? cast_lm_head : cast_all};
   std::vector<Phase> phases;
-  phases.push_back(make_phase("backward start (loss gradient)",
-                              {{"weights_bytes", "weights", weights},
-                               {"autocast_weight_copies_bytes", "autocast 16-bit weight copies",
-                                checkpointing ? cast_lm_head : cast_all},
-                               {"optimizer_state_bytes", "optimizer state", state},
-                               {"zero3_gathered_weights_bytes", "ZeRO-3 gathered layers", gathered},
-                               {"activations_bytes", "activations kept for backward", kept},
-                               {"logits_loss_bytes", "fp32 logits, loss and its gradients", logits}}));
+  phases.push_back(with_states("backward start (loss gradient)", rs, o, StepPoint::BackwardStart, 0,
+                               {cast, {"activations_bytes", "activations kept for backward", kept},
+                                {"logits_loss_bytes", "fp32 logits, loss and its gradients", logits}}));
   if (checkpointing) {
     const u64 layer_cast = w.amp ? (cast_all - cast_lm_head) / std::max<u64>(m.num_layers, 1) : 0;
-    const u64 head_grads = lora ? 0 : mul(s.lm_head_params / tp, w.weight);
-    const u64 late = add(head_grads, mul(checkpoint_bytes, m.num_layers));
-    const u64 embed_grads = mul(s.embed_params, w.weight);
-    const u64 early = add(grads > embed_grads ? grads - embed_grads : grads, checkpoint_bytes);
-    phases.push_back(make_phase("backward (recomputing a checkpointed layer)",
-                                {{"weights_bytes", "weights", weights},
-                                 {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", add(cast_lm_head, layer_cast)},
-                                 {"optimizer_state_bytes", "optimizer state", state},
-                                 {"zero3_gathered_weights_bytes", "ZeRO-3 gathered layers", gathered},
-                                 {"gradients_bytes", "gradients so far, checkpoints", std::max(late, early)},
-                                 {"activations_bytes", "one recomputed layer", layers.largest},
-                                 {"dequant_buffer_bytes", "dequantised weight (quantised base)", dequant}}));
+    const u64 embed_grads = mul(s.embed_params, rs.weight_width);
+    // The larger of: the last layer (lm_head's gradient, every checkpoint) and the first (all
+    // gradients but the embeddings', one checkpoint).
+    const std::pair<u64, u64> ends[] = {{head_grads, m.num_layers}, {rs.grads > embed_grads ? rs.grads - embed_grads : rs.grads, 1}};
+    Phase best;
+    for (const auto& [grads, checkpoints] : ends) {
+      Phase p = with_states("backward (recomputing a checkpointed layer)", rs, o, StepPoint::BackwardLayer, grads,
+                            {{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", add(cast_lm_head, layer_cast)},
+                             {"checkpoints_bytes", "layer checkpoints", mul(checkpoint_bytes, checkpoints)},
+                             {"activations_bytes", "one recomputed layer", layers.largest},
+                             {"dequant_buffer_bytes", "dequantised weight (quantised base)", dequant}});
+      if (p.allocated_bytes > best.allocated_bytes) best = std::move(p);
+    }
+    phases.push_back(std::move(best));
+  } else if (data_parallel_degree(o) > 1) {
+    phases.push_back(with_states("backward (the last layer: gathered weights, gradients)", rs, o, StepPoint::BackwardLayer,
+                                 head_grads, {cast, {"activations_bytes", "activations kept for backward", kept}}));
   }
-  phases.push_back(make_phase("optimizer step", {{"weights_bytes", "weights", weights},
-                                                 {"gradients_bytes", "gradients", grads},
-                                                 {"optimizer_state_bytes", "optimizer state", state},
-                                                 {"optimizer_temporaries_bytes", "optimizer step temporaries", temps}}));
+  phases.push_back(with_states("optimizer step", rs, o, StepPoint::OptimizerStep, 0, {}));
   return phases;
 }
 
@@ -143,15 +160,15 @@ std::vector<Phase> inference_phases(const Run& r) {
   const bool generate = o.new_tokens > 0;
   const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only || generate ? o.batch : tokens;
   const u64 tp = o.tensor_parallel;
-  const u64 weights = s.weight_bytes / tp;
-  const u64 cast = w.amp ? mul(2, s.matmul_params / tp) : 0;
+  const u64 weights = s.quant_params > 0 ? s.weight_bytes / tp : mul(s.local_params, w.weight);
+  const u64 cast = w.amp ? mul(2, s.local_matmul) : 0;
   const u64 per_layer_kv = kv_bytes_per_token_layer(r);
   // Sliding-window layers too: the prefill concatenates the whole prompt and keeps the window as
   // a view of it, so the full states stay allocated until the next decoding step (cache_utils.py).
   const u64 kv = mul(mul(m.num_layers, o.batch, o.seq), per_layer_kv);
   const u64 kv_final = mul(mul(m.num_layers, o.batch, o.seq + o.new_tokens), per_layer_kv);
   // Soft-capped logits (Gemma 2): tanh's output and the rescaled logits exist together.
-  const u64 logits_tensor = mul(logit_tokens, m.vocab_size / tp, mul(w.act, m.final_logit_softcap > 0 ? 2 : 1));
+  const u64 logits_tensor = mul(logit_tokens, m.vocab_size, mul(w.act, m.final_logit_softcap > 0 ? 2 : 1));
   const u64 head_input = mul(tokens, m.hidden_size, w.act);
   const u64 logits = add(logits_tensor, add(head_input, generate ? mul(4, mul(o.batch, m.vocab_size)) : 0));
   const u64 mlp = mul(mul(tokens, w.act), mlp_temporaries_per_token(m) / tp);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/parallel.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -23,6 +24,7 @@ bool adapters(const Options& o) { return o.mode == Mode::Lora || o.mode == Mode:
 
 Widths widths_of(const Options& o) {
   if (o.mode == Mode::Qlora) return {2, 4, 4, false, true};  // bf16 compute, fp32 residual stream and norms
+  if (fsdp_mixed_precision(o)) return {2, 2, 2, false, false};  // FSDP casts the gathered weights: no autocast
   switch (o.precision) {
     case Precision::Fp32: return {4, 4, 4, false, false};
     case Precision::AmpBf16:
@@ -96,6 +98,7 @@ Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std
   for (const auto& t : describe_weights(m)) {
     const u64 each = mul(t.rows, t.cols), n = mul(each, t.count);
     const bool quantized = t.stored_bytes > 0 || (q.method != QuantMethod::None && t.quantizable);
+    count_local(m, o, t, s);
     if (t.matmul && !quantized) s.matmul_params = add(s.matmul_params, n);
     if (t.name == "lm_head") s.lm_head_params = each;
     if (t.tied) continue;
@@ -135,7 +138,7 @@ std::vector<u64> tensor_bytes_per_token(const LayerActivations& a, const Widths&
   const bool lora = adapters(o);
   for (const auto& s : a.saved) {
     if (lora && s.weight_grad_only) continue;
-    const u64 n = std::max<u64>(s.tensors, 1), bytes = mul(s.elements_per_token, width(s.dtype, w)) / tp;
+    const u64 n = std::max<u64>(s.tensors, 1), bytes = mul(s.elements_per_token, width(s.dtype, w)) / (s.tp_split ? tp : 1);
     for (u64 i = 0; i < n; ++i) out.push_back(bytes / n);
   }
   for (const auto& li : a.linear_inputs) {
@@ -157,7 +160,7 @@ std::vector<u64> tensor_bytes_per_token(const LayerActivations& a, const Widths&
     } else {
       copies = li.already_saved ? 0 : 1, each = w.act;
     }
-    for (u64 i = 0; i < copies; ++i) out.push_back(mul(li.elements_per_token, each) / tp);
+    for (u64 i = 0; i < copies; ++i) out.push_back(mul(li.elements_per_token, each) / (li.tp_split ? tp : 1));
   }
   return out;
 }
