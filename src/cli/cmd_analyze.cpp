@@ -29,13 +29,12 @@ int cmd_analyze(const std::vector<std::string>& args) {
                  "also show the traced bytes of the allocation traces in DIR (vramdoc run --trace) and the Python lines "
                  "(--trace-python)");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
-  if (is_pickle_file(file)) {
-    if (!trace_dir.empty()) return fail("analyze", "--trace-dir goes with a timeline, not with a memory snapshot");
-    return analyze_snapshot_file(file, json, html);
-  }
-
   auto input = read_job(job);
   if (!input) return fail("analyze", input.error());
+  if (is_pickle_file(file)) {
+    if (!trace_dir.empty() || *input) return fail("analyze", "--trace-dir and a job (--config, --model) go with a timeline, not with a memory snapshot");
+    return analyze_snapshot_file(file, json, html);
+  }
   auto tl = load_timeline(file);
   if (!tl) return fail("analyze", tl.error());
   std::optional<timeline::TracedSeries> traced;

@@ -49,4 +49,6 @@ python3 -c "import pickle, sys; sys.stdout.buffer.write(pickle.dumps([1, 2, 3]))
 check "not a snapshot" 2 "$VRAMDOC" analyze "$work/list.pickle"
 contains "not a snapshot: said" "$err" "not a PyTorch memory snapshot"
 check "--trace-dir with a snapshot" 2 "$VRAMDOC" analyze "$snap" --trace-dir "$work"
+check "a job with a snapshot" 2 "$VRAMDOC" analyze "$snap" --model llama-2-7b --batch 1 --seq 128
+contains "a job with a snapshot: said" "$err" "go with a timeline"
 finish
