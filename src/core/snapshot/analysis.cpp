@@ -111,6 +111,10 @@ std::vector<SiteRow> growing_sites(const Trace& trace, Sites& sites) {
 
 }  // namespace
 
+bool dumped_at_oom(const SnapshotReport& r) {
+  return r.oom && r.fragmentation.when == "at the OOM" && r.oom->alive_bytes == r.alive_bytes;
+}
+
 SnapshotReport analyze_snapshot(const Snapshot& s, const std::string& source, const AnalysisOptions& o) {
   SnapshotReport r;
   r.source = source;

@@ -91,6 +91,10 @@ struct AnalysisOptions {
   std::size_t timeline_buckets = 4000;
 };
 
+// Whether the dump was taken at the OOM, so that what was alive at the dump is what the OOM
+// section shows (renderers then show it once).
+bool dumped_at_oom(const SnapshotReport& r);
+
 // Analyses the device with the most trace entries (the OOM's device when there is one).
 SnapshotReport analyze_snapshot(const Snapshot& s, const std::string& source, const AnalysisOptions& options = {});
 

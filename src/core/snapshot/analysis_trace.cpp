@@ -105,7 +105,12 @@ std::optional<double> mark_steps(timeline::Timeline& tl) {
   if (!period) return std::nullopt;
   const double step = *period * span / double(kGrid - 1);
   if (step <= 0 || span / step < 8) return std::nullopt;  // the classifier wants a few steps after warm-up
-  for (std::size_t k = 1; double(k) * step <= span; ++k) tl.marks.push_back({double(k) * step, "step " + std::to_string(k)});
+  for (std::size_t k = 1; double(k) * step <= span; ++k) {
+    timeline::Mark m;
+    m.t_seconds = double(k) * step;
+    m.label = "step " + std::to_string(k);
+    tl.marks.push_back(std::move(m));
+  }
   return step;
 }
 

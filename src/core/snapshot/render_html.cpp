@@ -91,7 +91,8 @@ std::string render_snapshot_html(const SnapshotReport& r) {
   h += diagnosis_html(r);
   h += "<h2>Allocated memory over time, by call site</h2>\n" + legend(r.chart) + stacked_chart_svg(r.chart, r.oom);
   if (r.oom) h += oom_html(*r.oom);
-  h += "<section id='alive'><h2>Alive at the dump (" + format_bytes(r.alive_bytes) + ")</h2>\n" + sites_table(r.alive, "alive-table", false) + "</section>\n";
+  if (!dumped_at_oom(r))
+    h += "<section id='alive'><h2>Alive at the dump (" + format_bytes(r.alive_bytes) + ")</h2>\n" + sites_table(r.alive, "alive-table", false) + "</section>\n";
   if (r.timeline)
     h += "<section id='growing'><h2>Growing across the recording</h2><p>Allocations made during the recording and alive at its end, from call sites that kept " +
          std::to_string(kMinGrowingAllocations) + " or more over at least half of it.</p>\n" + sites_table(r.growing, "growing-table", true) + "</section>\n";

@@ -57,11 +57,6 @@ std::string oom_text(const OomReport& o, const Fragmentation& f) {
   return out;
 }
 
-// The dump was taken at the OOM: what was alive then is what the OOM section shows.
-bool dumped_at_oom(const SnapshotReport& r) {
-  return r.oom && r.fragmentation.when == "at the OOM" && r.oom->alive_bytes == r.alive_bytes;
-}
-
 std::string fragmentation_text(const Fragmentation& f) {
   std::string out = "segments " + f.when + ": " + bytes(f.reserved_bytes) + " reserved in " + std::to_string(f.segments) +
                     " segment(s), " + bytes(f.allocated_bytes) + " allocated, " + bytes(f.free_bytes) + " free\n";
