@@ -10,20 +10,25 @@ ByteWindow::ByteWindow(std::istream& in, std::size_t chunk_bytes) : in_(in), chu
 const unsigned char* ByteWindow::take_slow(std::size_t n) {
   // Move what is left to the front, grow to hold n bytes, and read until n are there.
   const std::size_t left = end_ - pos_;
-  if (pos_ > 0 && left > 0) std::memmove(buf_.data(), buf_.data() + pos_, left);
+  const std::size_t want = std::max(n, chunk_);
+  if (capacity_ < want) {
+    auto bigger = std::make_unique_for_overwrite<unsigned char[]>(want);
+    if (left > 0) std::memcpy(bigger.get(), buf_.get() + pos_, left);
+    buf_ = std::move(bigger);
+    capacity_ = want;
+  } else if (pos_ > 0 && left > 0) {
+    std::memmove(buf_.get(), buf_.get() + pos_, left);
+  }
   base_ += pos_;
   pos_ = 0;
   end_ = left;
-  const std::size_t want = std::max(n, chunk_);
-  if (buf_.size() < want) buf_.resize(want);
   while (end_ < n && in_) {
-    in_.read(reinterpret_cast<char*>(buf_.data() + end_), static_cast<std::streamsize>(buf_.size() - end_));
+    in_.read(reinterpret_cast<char*>(buf_.get() + end_), static_cast<std::streamsize>(capacity_ - end_));
     end_ += static_cast<std::size_t>(in_.gcount());
   }
   if (end_ < n) return nullptr;
-  const unsigned char* p = buf_.data();
   pos_ = n;
-  return p;
+  return buf_.get();
 }
 
 }  // namespace vramdoc::snapshot::detail

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <istream>
-#include <vector>
+#include <memory>
 
 namespace vramdoc::snapshot::detail {
 
@@ -13,7 +13,7 @@ class ByteWindow {
   // The next n bytes, consumed; valid until the next call. Null when the input ends first.
   const unsigned char* take(std::size_t n) {
     if (end_ - pos_ >= n) {
-      const unsigned char* p = buf_.data() + pos_;
+      const unsigned char* p = buf_.get() + pos_;
       pos_ += n;
       return p;
     }
@@ -26,8 +26,8 @@ class ByteWindow {
   const unsigned char* take_slow(std::size_t n);
   std::istream& in_;
   std::size_t chunk_;
-  std::vector<unsigned char> buf_;
-  std::size_t pos_ = 0, end_ = 0;
+  std::unique_ptr<unsigned char[]> buf_;  // not zeroed: only what was read is read back
+  std::size_t capacity_ = 0, pos_ = 0, end_ = 0;
   std::uint64_t base_ = 0;  // stream offset of buf_[0]
 };
 

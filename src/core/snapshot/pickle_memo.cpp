@@ -11,7 +11,8 @@ bool Memo::reserve(std::uint64_t index) {
     error_ = "memo slot " + std::to_string(index) + " is beyond the limit of " + std::to_string(limits_.max_memo_entries);
     return false;
   }
-  while (index >= capacity()) pages_.push_back(std::make_unique<std::uint32_t[]>(kPage));  // zeroed
+  if (index >= capacity()) pages_.resize(index / kPage + 1);
+  if (!pages_[index / kPage]) pages_[index / kPage] = std::make_unique<std::uint32_t[]>(kPage);  // zeroed
   if (slot(index) == kUnset) ++stored_;
   return true;
 }

@@ -30,7 +30,7 @@ class Memo {
   void set_token(std::uint64_t index, std::uint32_t token) { slot(index) = kContainer | (token << 2); }
 
   // The slot's tag and value (an intern id, a scalar index, a token); kUnset when never stored.
-  Tag tag(std::uint64_t index) const { return index < capacity() ? Tag(slot(index) & 3) : kUnset; }
+  Tag tag(std::uint64_t index) const { return index < capacity() && pages_[index / kPage] ? Tag(slot(index) & 3) : kUnset; }
   std::uint32_t value(std::uint64_t index) const { return slot(index) >> 2; }
   // A stored scalar (kScalar) and an interned text (kText) as a scalar the handler can take.
   PickleScalar scalar(std::uint32_t id) const { return scalars_[id]; }
@@ -40,7 +40,8 @@ class Memo {
   std::uint64_t interned_bytes() const { return interned_bytes_; }
 
  private:
-  // Slots live in pages of 64Ki, allocated as the memo grows (no reallocation, no copy).
+  // Slots live in pages of 64Ki, allocated when first written (no reallocation, no copy; a
+  // BINPUT far ahead costs one page, not the slots before it).
   static constexpr std::uint64_t kPage = 1u << 16;
   std::uint64_t capacity() const { return pages_.size() * kPage; }
   std::uint32_t& slot(std::uint64_t i) { return pages_[i / kPage][i % kPage]; }
