@@ -16,9 +16,9 @@
 #include "cli/python_hook.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
+#include "core/report/job_report.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/oom_message.hpp"
-#include "core/timeline/render.hpp"
 #include "core/timeline/writer.hpp"
 #include "core/trace/overlay.hpp"
 #include "core/units.hpp"
@@ -30,7 +30,7 @@ namespace {
 struct RunOptions {
   std::string interval = "20ms", out, html, step_regex, trace_dir;
   JobArgs job;
-  bool trace = false, trace_python = false;
+  bool trace = false, trace_python = false, json = false;
   std::vector<std::string> command;
 };
 
@@ -68,6 +68,7 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
   app.add_flag("--trace-python", o.trace_python,
                "name the Python lines holding PyTorch's memory at exit and at the first OOM error (docs/trace.md)");
+  app.add_flag("--json", o.json, "print the report as one JSON object on stdout, after the job's own output, instead of the text on stderr");
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
   add_job_options(app, o.job);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
@@ -173,33 +174,25 @@ int cmd_run(const std::vector<std::string>& args) {
   sink(timeline::end_line(recorder.now(), tl.outcome, status, tl.total_bytes));
   std::fclose(out);
 
-  auto diagnosis = timeline::classify(tl);
-  if (auto q = quantify_job(*input, tl, diagnosis); !q) fail("run", q.error(), 0);
-  std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + o.out + "\n";
-  if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
-  report += timeline::render_text(tl, diagnosis);
-  std::optional<timeline::TracedSeries> traced_bytes;
-  std::vector<timeline::Appendix> appendices;
+  report::JobReport r;
+  r.timeline = std::move(tl);
+  r.diagnosis = timeline::classify(r.timeline);
+  if (auto q = quantify_job(*input, r.timeline, r.diagnosis); !q) fail("run", q.error(), 0);
+  r.run = report::JobRun{status, o.out, p != nullptr};
   if (trace) {
-    std::vector<std::string> warnings;  // render_trace_report below reports the same problems
-    traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
-    if (traced_bytes) report += trace::render_overlay_text(*traced_bytes, tl);
-    auto traced = render_trace_report(trace->directory, false);
-    const std::string text = traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n";
-    report += "\n" + text;
-    appendices.push_back({"call-sites", "Call sites (allocation tracer)", text});
+    auto traces = load_traces(trace->directory);
+    trace::TraceSet set = traces ? std::move(*traces) : trace::TraceSet{{}, {traces.error()}};
+    if (!set.processes.empty()) r.traced = trace::build_overlay(set.processes, r.timeline, recording_start_unix_ns);
+    r.call_sites = std::move(set);
   }
   if (o.trace_python) {
     auto stacks = load_python_stacks(trace_dir);
-    const std::string text = stacks ? trace::render_python_stacks_text(stacks->processes, stacks->problems)
-                                    : "vramdoc run: --trace-python: " + stacks.error() + "\n";
-    report += "\n" + text;
-    appendices.push_back({"python-lines", "Python lines (--trace-python)", text});
+    r.python = stacks ? std::move(*stacks) : trace::PythonStackSet{{}, {stacks.error()}};
   }
-  std::fputs(report.c_str(), stderr);
+  if (o.json) print(report::render_json(r));
+  else std::fputs(report::render_text(r).c_str(), stderr);
   if (!o.html.empty()) {
-    const auto html = timeline::render_html(tl, diagnosis, traced_bytes ? &*traced_bytes : nullptr, appendices);
-    if (auto w = write_text_file(o.html, html); !w) fail("run", w.error(), 0);
+    if (auto w = write_text_file(o.html, report::render_html(r)); !w) fail("run", w.error(), 0);
   }
   return status;
 }

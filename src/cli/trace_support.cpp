@@ -11,7 +11,6 @@
 
 #include "cli/features.hpp"
 #include "core/trace/elf_file.hpp"
-#include "core/trace/overlay.hpp"
 #include "core/trace/report.hpp"
 
 extern char** environ;
@@ -115,7 +114,7 @@ Result<TraceSetup> prepare_trace(const std::string& dir, const std::string& trac
   return setup;
 }
 
-Result<LoadedTraces> load_traces(const std::string& dir) {
+Result<trace::TraceSet> load_traces(const std::string& dir) {
   std::error_code ec;
   std::set<std::string> files;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -123,44 +122,13 @@ Result<LoadedTraces> load_traces(const std::string& dir) {
     if (name.starts_with("trace.") && name.ends_with(".vdt")) files.insert(entry.path().string());
   }
   if (ec) return make_error("cannot read the trace directory " + dir + ": " + ec.message());
-  LoadedTraces loaded;
+  trace::TraceSet loaded;
   for (const auto& file : files) {
     auto t = trace::read_trace_file(file);
     if (t) loaded.processes.push_back(load_process(file, *t));
     else loaded.problems.push_back(t.error());
   }
   return loaded;
-}
-
-std::optional<timeline::TracedSeries> overlay_from_dir(const std::string& dir, const timeline::Timeline& tl,
-                                                        std::optional<std::uint64_t> recording_start_unix_ns,
-                                                        std::vector<std::string>& warnings) {
-  auto loaded = load_traces(dir);
-  if (!loaded) {
-    warnings.push_back(loaded.error() + "; the report below is the driver's alone");
-    return std::nullopt;
-  }
-  for (const auto& problem : loaded->problems) warnings.push_back("skipped " + problem);
-  if (loaded->processes.empty()) {
-    warnings.push_back("no readable trace.*.vdt in " + dir + "; the report below is the driver's alone");
-    return std::nullopt;
-  }
-  return trace::build_overlay(loaded->processes, tl, recording_start_unix_ns);
-}
-
-std::string with_trace_json(const std::string& report_json, const std::optional<timeline::TracedSeries>& traced) {
-  if (!traced) return report_json;
-  auto out = nlohmann::json::parse(report_json);
-  out["trace"] = trace::overlay_json(*traced);
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-Result<std::string> render_trace_report(const std::string& dir, bool json) {
-  auto loaded = load_traces(dir);
-  if (!loaded) return make_error(loaded.error());
-  if (!loaded->problems.empty()) return make_error(loaded->problems.front());
-  if (json) return trace::trace_report_json(loaded->processes).dump(2) + "\n";
-  return trace::render_trace_text(loaded->processes);
 }
 
 }  // namespace vramdoc::cli

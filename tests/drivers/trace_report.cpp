@@ -19,8 +19,11 @@ int main(int argc, char** argv) {
     for (const auto& [key, value] : setup->environment) std::printf("%s=%s\n", key.c_str(), value.c_str());
     return 0;
   }
-  auto report = vramdoc::cli::render_trace_report(dir, mode == "--json");
-  if (!report) { std::fprintf(stderr, "vramdoc-trace-report: %s\n", report.error().c_str()); return 2; }
-  std::fputs(report->c_str(), stdout);
+  auto traces = vramdoc::cli::load_traces(dir);
+  if (!traces) { std::fprintf(stderr, "vramdoc-trace-report: %s\n", traces.error().c_str()); return 2; }
+  if (!traces->problems.empty()) { std::fprintf(stderr, "vramdoc-trace-report: %s\n", traces->problems.front().c_str()); return 2; }
+  const std::string report = mode == "--json" ? vramdoc::trace::trace_report_json(traces->processes).dump(2) + "\n"
+                                              : vramdoc::trace::render_trace_text(traces->processes);
+  std::fputs(report.c_str(), stdout);
   return 0;
 }
