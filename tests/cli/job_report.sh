@@ -35,7 +35,7 @@ timeline=$SRC/tests/data/timelines/trace_leak_mid.json
 mkdir trace
 python3 "$SRC/tests/cli/data/make_trace.py" trace/trace.77.vdt
 "$VRAMDOC" analyze "$timeline" >driver.txt
-"$VRAMDOC" trace trace >sites.txt 2>/dev/null || "$BUILD/vramdoc-trace-report" trace >sites.txt
+"$VRAMDOC" trace trace >sites.txt
 check "analyze --trace-dir" 0 "$VRAMDOC" analyze "$timeline" --trace-dir trace
 python3 - "$out" driver.txt sites.txt <<'PY' || fails=$((fails + 1))
 import sys
@@ -47,7 +47,7 @@ assert traced.endswith("\n" + sites), "the call sites close the report, as vramd
 PY
 check "analyze --trace-dir --json" 0 "$VRAMDOC" analyze "$timeline" --trace-dir trace --json
 "$VRAMDOC" analyze "$timeline" --json >driver.json
-"$VRAMDOC" trace --json trace >sites.json 2>/dev/null || "$BUILD/vramdoc-trace-report" --json trace >sites.json
+"$VRAMDOC" trace --json trace >sites.json
 python3 - "$out" driver.json sites.json <<'PY' || fails=$((fails + 1))
 import json, sys
 report, driver, sites = (json.load(open(f)) for f in sys.argv[1:])
