@@ -30,7 +30,7 @@ namespace {
 struct RunOptions {
   std::string interval = "20ms", out, html, step_regex, trace_dir;
   JobArgs job;
-  bool trace = false, trace_python = false, json = false;
+  bool trace = false, trace_python = false, json = false, no_report = false;
   std::vector<std::string> command;
 };
 
@@ -68,7 +68,9 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
   app.add_flag("--trace-python", o.trace_python,
                "name the Python lines holding PyTorch's memory at exit and at the first OOM error (docs/trace.md)");
-  app.add_flag("--json", o.json, "print the report as one JSON object on stdout, after the job's own output, instead of the text on stderr");
+  auto* json = app.add_flag("--json", o.json, "print the report as one JSON object on stdout, after the job's own output, instead of the text on stderr");
+  app.add_flag("--no-report", o.no_report, "print no report when the job ends (the timeline keeps it all: vramdoc analyze FILE)")
+      ->excludes(json);
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
   add_job_options(app, o.job);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
@@ -190,7 +192,7 @@ int cmd_run(const std::vector<std::string>& args) {
     r.python = stacks ? std::move(*stacks) : trace::PythonStackSet{{}, {stacks.error()}};
   }
   if (o.json) print(report::render_json(r));
-  else std::fputs(report::render_text(r).c_str(), stderr);
+  else if (!o.no_report) std::fputs(report::render_text(r).c_str(), stderr);
   if (!o.html.empty()) {
     if (auto w = write_text_file(o.html, report::render_html(r)); !w) fail("run", w.error(), 0);
   }

@@ -1,19 +1,13 @@
 #include "cli/trace_support.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include "backends/launcher.hpp"
 #include "cli/features.hpp"
 #include "core/trace/elf_file.hpp"
 #include "core/trace/report.hpp"
-
-extern char** environ;
 
 namespace vramdoc::cli {
 namespace {
@@ -22,34 +16,6 @@ namespace fs = std::filesystem;
 using trace::SourceFrame;
 
 constexpr std::size_t kAddressesPerCall = 256;
-
-// Runs argv (found on PATH) and returns its standard output; empty when it cannot run.
-std::string capture_output(const std::vector<std::string>& args) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  std::string out;
-  if (spawned == 0) {
-    char buffer[65536];
-    ssize_t n;
-    while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
-    int status = 0;
-    waitpid(pid, &status, 0);
-  }
-  close(pipe_fds[0]);
-  return out;
-}
 
 // addr2line's answers for the file addresses of one module.
 std::unordered_map<std::uint64_t, SourceFrame> symbolize_module(const std::string& path,
@@ -63,7 +29,8 @@ std::unordered_map<std::uint64_t, SourceFrame> symbolize_module(const std::strin
       std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(addresses[j]));
       args.emplace_back(hex);
     }
-    answers.merge(trace::parse_addr2line(capture_output(args)));
+    // addr2line missing or failing leaves the frames as module+offset.
+    if (auto out = backends::capture_output(args)) answers.merge(trace::parse_addr2line(*out));
   }
   return answers;
 }
