@@ -47,12 +47,12 @@ int cmd_analyze(const std::vector<std::string>& args) {
   CLI::App app{"Diagnose a recorded GPU-memory timeline: leak, insufficient, fragmentation, plateau, stable.\n"
                "Reads timelines written by 'vramdoc run --out' and the shared timeline JSON.", "analyze"};
   std::string file, html, trace_dir;
-  JobArgs job;
+  EstimatorArgs job;
   bool json = false;
   app.add_option("FILE", file, "the timeline file")->required();
   app.add_flag("--json", json, "print one JSON object (field \"verdict\") instead of text");
   app.add_option("--html", html, "also write a self-contained HTML report to this file");
-  add_job_options(app, job);
+  add_estimator_options(app, job, EstimatorUse::Job);
   app.add_option("--trace-dir", trace_dir,
                  "also show the allocation traces in DIR (vramdoc run --trace: traced bytes, call sites) and the "
                  "Python lines (--trace-python)");

@@ -32,7 +32,7 @@ namespace {
 
 struct RunOptions {
   std::string interval = "20ms", out, html, step_regex, trace_dir;
-  JobArgs job;
+  EstimatorArgs job;
   bool trace = false, trace_python = false, json = false, no_report = false;
   std::vector<std::string> command;
 };
@@ -105,7 +105,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--no-report", o.no_report, "print no report when the job ends (the timeline keeps it all: vramdoc analyze FILE)")
       ->excludes(json);
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
-  add_job_options(app, o.job);
+  add_estimator_options(app, o.job, EstimatorUse::Job);
 }
 
 // Parses run's options (before "--") and the command (after it). -1 to go on, else the exit code.
