@@ -200,7 +200,9 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   r.start_unix_ns = unix_now_ns();  // aligns the traced bytes exactly (docs/trace.md)
   backends::JobRecorder recorder(gpu, p.interval_seconds, mark_file, sink);
 
-  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file}};
+  // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
+  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file},
+                                                          {"VRAMDOC_TIMELINE", std::filesystem::absolute(o.out).string()}};
   if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
   env.insert(env.end(), p.env.begin(), p.env.end());
   int error_number = 0;

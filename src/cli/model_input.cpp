@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/hf_cache.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/estimator/safetensors.hpp"
 #include "core/timeline/quantify.hpp"
@@ -31,9 +32,9 @@ Result<std::string> read_file(const fs::path& path, std::uint64_t limit) {
   return text;
 }
 
-// Sums the parameters of every *.safetensors header in `dir` (headers only). 0 when none.
-Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
-  std::uint64_t params = 0;
+// Every tensor of every *.safetensors header in `dir` (headers only, never the weights).
+Result<std::vector<est::TensorInfo>> checkpoint_tensors(const fs::path& dir) {
+  std::vector<est::TensorInfo> all;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".safetensors") continue;
@@ -49,18 +50,44 @@ Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
     rest.resize(static_cast<std::size_t>(in.gcount()));
     auto tensors = est::parse_safetensors_header(head + rest, source);
     if (!tensors) return make_error(tensors.error());
-    for (const auto& t : *tensors) {
-      std::uint64_t n = 1;
-      for (auto d : t.shape) n = saturating_mul(n, d);
-      params = saturating_add(params, n);
-    }
+    all.insert(all.end(), tensors->begin(), tensors->end());
   }
-  return params;
+  return all;
+}
+
+// The checkpoint's tensors on the model: sizes for an unknown family, stored bytes of quantised
+// weights for every family, and a warning when config.json and the headers disagree.
+void attach_checkpoint(est::ModelConfig& model, const std::vector<est::TensorInfo>& tensors) {
+  std::uint64_t params = 0;
+  bool quantized = false;
+  for (const auto& t : tensors) {
+    std::uint64_t n = 1;
+    for (auto d : t.shape) n = saturating_mul(n, d);
+    params = saturating_add(params, n);
+    const bool floating = t.dtype == "F32" || t.dtype == "F16" || t.dtype == "BF16" || t.dtype == "F64";
+    quantized = quantized || !floating;
+    model.header_tensors.push_back({t.name, t.shape, t.bytes, floating});
+  }
+  est::attach_header_tensors(model);
+  if (model.family == est::Family::FromHeaders || quantized || model.quant.method != est::QuantMethod::None) return;
+  auto e = est::estimate(model, est::Options{});
+  if (e && (e->n_params > params * 101 / 100 || e->n_params < params * 99 / 100)) {
+    model.warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
+                             "safetensors headers hold " + std::to_string(params));
+  }
 }
 
 }  // namespace
 
 Result<est::ModelConfig> load_model(const std::string& config, const std::string& model_name) {
+  // "org/name" (with --model, or with --config when no such file exists): the local HF cache.
+  const std::string& id = !model_name.empty() ? model_name : config;
+  std::error_code ec;
+  if (looks_like_model_id(id) && (!model_name.empty() || !fs::exists(config, ec))) {
+    auto dir = find_cached_model(id);
+    if (!dir) return make_error(dir.error());
+    return load_model(*dir, "");
+  }
   if (!model_name.empty()) return est::preset_config(model_name);
   fs::path path = config;
   const bool dir = fs::is_directory(path);
@@ -69,15 +96,9 @@ Result<est::ModelConfig> load_model(const std::string& config, const std::string
   if (!text) return make_error("model config: " + text.error());
   auto model = est::parse_config_json(*text, file.string());
   if (!model || !dir) return model;
-  auto params = checkpoint_params(path);
-  if (!params) return make_error(params.error());
-  if (*params > 0) {
-    auto e = est::estimate(*model, est::Options{});
-    if (e && (e->n_params > *params * 101 / 100 || e->n_params < *params * 99 / 100)) {
-      model->warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
-                                "safetensors headers hold " + std::to_string(*params));
-    }
-  }
+  auto tensors = checkpoint_tensors(path);
+  if (!tensors) return make_error(tensors.error());
+  if (!tensors->empty()) attach_checkpoint(*model, *tensors);
   return model;
 }
 
@@ -100,11 +121,11 @@ void add_estimator_options(CLI::App& app, EstimatorArgs& a, EstimatorUse use) {
   app.add_option("--config", a.config, job ? "the job's model: Hugging Face config.json or model directory (quantifies the remedies)"
                                            : "Hugging Face config.json, or a model directory (config.json + *.safetensors headers)");
   app.add_option("--model", a.model, job ? "the job's model as a built-in preset (see vramdoc estimate --list-models)"
-                                         : "a built-in model (see --list-models)");
+                                         : "a built-in model (see --list-models), or a model id org/name from the local Hugging Face cache");
   auto* batch = app.add_option("--batch", a.batch, job ? "with --config/--model: the job's micro-batch per GPU" : "micro-batch per GPU");
   auto* seq = app.add_option("--seq", a.seq, job ? "with --config/--model: the job's sequence length in tokens" : "sequence length in tokens");
   if (!job) batch->capture_default_str(), seq->capture_default_str();
-  app.add_option("--mode", a.mode, "train | lora | infer")->capture_default_str();
+  app.add_option("--mode", a.mode, "train | lora | qlora | infer")->capture_default_str();
   app.add_option("--precision", a.precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
   app.add_option("--optimizer", a.optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
   app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
