@@ -64,9 +64,10 @@ int cmd_analyze(const std::vector<std::string>& args) {
   if (!tl) return fail("analyze", tl.error());
   report::JobReport r;
   r.timeline = std::move(*tl);
-  r.diagnosis = timeline::classify(r.timeline);
-  if (auto q = quantify_job(*input, r.timeline, r.diagnosis); !q) return fail("analyze", q.error());
   if (!trace_dir.empty()) add_trace_dir(r, trace_dir);
+  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
+  r.diagnosis = timeline::classify(r.timeline, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  if (auto q = quantify_job(*input, r.timeline, r.diagnosis); !q) return fail("analyze", q.error());
   if (!html.empty()) {
     if (auto w = write_text_file(html, report::render_html(r)); !w) return fail("analyze", w.error());
   }

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -195,6 +196,8 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   header.command = o.command;
   header.interval_seconds = p.interval_seconds;
   if (gpu) header.device = gpu->device_name(), header.total_bytes = gpu->capacity_bytes({});
+  for (const auto& name : timeline::allocator_settings())  // what the job inherits that changes what the driver sees
+    if (const char* value = std::getenv(name.c_str())) header.environment[name] = value;
   auto sink = [out = p.out.get()](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
   sink(timeline::header_line(header));
   r.start_unix_ns = unix_now_ns();  // aligns the traced bytes exactly (docs/trace.md)
@@ -220,6 +223,8 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   r.timeline = recorder.timeline();
   r.timeline.name = header.name;
   r.timeline.device = header.device;
+  r.timeline.command = header.command;
+  r.timeline.environment = header.environment;
   r.timeline.total_bytes = gpu ? gpu->capacity_bytes(recorder.gpus()) : std::nullopt;
   r.timeline.exit_status = r.status;
   r.timeline.outcome = !r.timeline.messages.empty() ? timeline::Outcome::Oom
@@ -231,13 +236,11 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   return -1;
 }
 
-// The job report: the diagnosis of the recording, the trace folder's sections; printed (text on
-// stderr, or --json on stdout) and written (--html). The job's exit status.
+// The job report: the trace folder's sections, the diagnosis of the recording (weighing what the
+// trace saw); printed (text on stderr, or --json on stdout) and written (--html). The job's exit status.
 int report(const RunOptions& o, const Prepared& p, Recorded& rec) {
   report::JobReport r;
   r.timeline = std::move(rec.timeline);
-  r.diagnosis = timeline::classify(r.timeline);
-  if (auto q = quantify_job(p.input, r.timeline, r.diagnosis); !q) fail("run", q.error(), 0);
   r.run = report::JobRun{rec.status, o.out, rec.sampled};
   if (p.trace) {
     auto traces = load_traces(p.trace->directory);
@@ -249,6 +252,9 @@ int report(const RunOptions& o, const Prepared& p, Recorded& rec) {
     auto stacks = load_python_stacks(p.trace_dir);
     r.python = stacks ? std::move(*stacks) : trace::PythonStackSet{{}, {stacks.error()}};
   }
+  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
+  r.diagnosis = timeline::classify(r.timeline, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  if (auto q = quantify_job(p.input, r.timeline, r.diagnosis); !q) fail("run", q.error(), 0);
   if (o.json) print(report::render_json(r));
   else if (!o.no_report) std::fputs(report::render_text(r).c_str(), stderr);
   if (!o.html.empty()) {

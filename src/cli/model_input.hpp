@@ -24,7 +24,7 @@ Result<std::uint64_t> positive_integer(const std::string& text, const std::strin
 
 // The model and the estimator's settings, with one set of names and defaults for every command
 // that sizes a model: estimate (the model to size), run and analyze (the job's model, which
-// quantifies the remedies). probe runs the job itself and takes none of them.
+// quantifies the remedies), probe (the job's model, whose estimate guides the first trials).
 struct EstimatorArgs {
   std::string config, model;  // a config.json / model directory, or a preset
   std::string batch, seq;     // empty: not given (estimate's defaults: see add_estimator_options)
@@ -32,8 +32,8 @@ struct EstimatorArgs {
   bool checkpointing = false;
 };
 
-// Who asks: estimate sizes a model (--batch 1 and --seq 1024 unless given), run and analyze
-// describe the job (then --batch and --seq are required with --config / --model).
+// Who asks: estimate sizes a model (--batch 1 and --seq 1024 unless given); run, analyze and
+// probe describe the job (then --batch and --seq are required with --config / --model).
 enum class EstimatorUse { Estimate, Job };
 
 // Adds --config, --model, --batch, --seq, --mode, --precision, --optimizer, --attention and
