@@ -8,7 +8,6 @@
 #include <system_error>
 
 #include "core/snapshot/model.hpp"
-#include "core/snapshot/render.hpp"
 #include "vramdoc/python_hook_text.hpp"
 
 namespace vramdoc::cli {
@@ -32,26 +31,17 @@ Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(con
                                                           {"VRAMDOC_PYTHON_TRACE_DIR", hook_dir.parent_path().string()}};
 }
 
-Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
+Result<trace::PythonStackSet> load_python_stacks(const std::string& dir) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) return make_error("cannot read " + dir + ": " + ec.message());
   std::vector<fs::path> files;
-  std::vector<fs::path> snapshots;
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
-    if (!name.starts_with("python.") || !entry.is_regular_file(ec)) continue;
-    if (name.ends_with(".json")) files.push_back(entry.path());
-    if (name.ends_with(".oom.pickle")) snapshots.push_back(entry.path());
+    if (name.starts_with("python.") && name.ends_with(".json") && entry.is_regular_file(ec)) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  std::sort(snapshots.begin(), snapshots.end());
-  LoadedPythonStacks out;
-  for (const auto& f : snapshots) {
-    auto snap = snapshot::read_snapshot_file(f.string());
-    if (snap) out.oom_snapshots.push_back(snapshot::analyze_snapshot(*snap, f.string()));
-    else out.problems.push_back(snap.error());
-  }
+  trace::PythonStackSet out;
   for (const auto& f : files) {
     const auto size = fs::file_size(f, ec);
     if (ec || size > trace::kMaxPythonStacksFileBytes) {
@@ -73,19 +63,21 @@ Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
   return out;
 }
 
-std::string render_python_hook_text(const LoadedPythonStacks& stacks) {
-  std::string out;
-  for (const auto& r : stacks.oom_snapshots)
-    out += "PyTorch's memory snapshot at the process's first out-of-memory error (--trace-python):\n" + snapshot::render_snapshot_text(r) + "\n";
-  return out + trace::render_python_stacks_text(stacks.processes, stacks.problems);
-}
-
-std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks) {
-  auto out = nlohmann::json::parse(report_json);
-  nlohmann::json oom = nlohmann::json::array();
-  for (const auto& r : stacks.oom_snapshots) oom.push_back(snapshot::snapshot_json(r));
-  out["python_stacks"] = {{"processes", trace::python_stacks_json(stacks.processes)}, {"oom_snapshots", oom}, {"problems", stacks.problems}};
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+std::vector<snapshot::SnapshotReport> load_oom_snapshots(const std::string& dir, std::vector<std::string>& problems) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with("python.") && name.ends_with(".oom.pickle") && it->is_regular_file(ec)) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<snapshot::SnapshotReport> out;
+  for (const auto& f : files) {
+    auto snap = snapshot::read_snapshot_file(f.string());
+    if (snap) out.push_back(snapshot::analyze_snapshot(*snap, f.string()));
+    else problems.push_back(snap.error());
+  }
+  return out;
 }
 
 }  // namespace vramdoc::cli

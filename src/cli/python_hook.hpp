@@ -15,21 +15,10 @@ namespace vramdoc::cli {
 // job's Python load it: PYTHONPATH (the hook first, then the caller's) and VRAMDOC_PYTHON_TRACE_DIR.
 Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(const std::string& dir);
 
-struct LoadedPythonStacks {
-  std::vector<trace::PythonStacks> processes;
-  // DIR/python.PID.oom.pickle: PyTorch's snapshot at a process's first OOM, analysed as
-  // `vramdoc analyze snap.pickle` does (docs/snapshots.md).
-  std::vector<snapshot::SnapshotReport> oom_snapshots;
-  std::vector<std::string> problems;  // one line per file that could not be read
-};
-
-// Reads every DIR/python.*.json and DIR/python.*.oom.pickle; bad files become `problems`, an
-// unreadable DIR an error.
-Result<LoadedPythonStacks> load_python_stacks(const std::string& dir);
-// The OOM snapshots' reports, then the lines alive at exit.
-std::string render_python_hook_text(const LoadedPythonStacks& stacks);
-
-// A timeline report's JSON with a "python_stacks" object (processes, oom_snapshots, problems) added.
-std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks);
+// Reads every DIR/python.*.json; bad files become `problems`, an unreadable DIR an error.
+Result<trace::PythonStackSet> load_python_stacks(const std::string& dir);
+// Reads and analyses every DIR/python.PID.oom.pickle (PyTorch's snapshot at a process's first
+// OOM, docs/snapshots.md); a file that cannot be read adds a line to `problems`.
+std::vector<snapshot::SnapshotReport> load_oom_snapshots(const std::string& dir, std::vector<std::string>& problems);
 
 }  // namespace vramdoc::cli

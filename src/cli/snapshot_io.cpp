@@ -4,9 +4,9 @@
 
 #include "cli/command.hpp"
 #include "cli/timeline_io.hpp"
+#include "core/report/job_report.hpp"
 #include "core/snapshot/analysis.hpp"
 #include "core/snapshot/model.hpp"
-#include "core/snapshot/render.hpp"
 
 namespace vramdoc::cli {
 
@@ -19,10 +19,16 @@ bool is_pickle_file(const std::string& path) {
 int analyze_snapshot_file(const std::string& path, bool json, const std::string& html) {
   auto snap = snapshot::read_snapshot_file(path);
   if (!snap) return fail("analyze", snap.error());
-  const auto report = snapshot::analyze_snapshot(*snap, path);
+  report::JobReport r;
+  auto analysed = snapshot::analyze_snapshot(*snap, path);
+  r.timeline = std::move(*analysed.timeline);
+  r.diagnosis = std::move(*analysed.diagnosis);
+  analysed.timeline.reset();
+  analysed.diagnosis.reset();
+  r.snapshot = std::move(analysed);
   if (!html.empty())
-    if (auto w = write_text_file(html, snapshot::render_snapshot_html(report)); !w) return fail("analyze", w.error());
-  print(json ? snapshot::render_snapshot_json(report) : snapshot::render_snapshot_text(report));
+    if (auto w = write_text_file(html, report::render_html(r)); !w) return fail("analyze", w.error());
+  print(json ? report::render_json(r) : report::render_text(r));
   return kOk;
 }
 

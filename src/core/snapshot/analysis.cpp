@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/snapshot/analysis_parts.hpp"
+#include "core/timeline/classify.hpp"
 
 namespace vramdoc::snapshot {
 
@@ -111,6 +112,36 @@ std::vector<SiteRow> growing_sites(const Trace& trace, Sites& sites) {
 
 }  // namespace
 
+namespace {
+
+// No history: the classifier still judges what the OOM's numbers say (fragmentation), and says
+// how to get a timeline.
+void judge_without_history(const std::string& source, SnapshotReport& r) {
+  timeline::Timeline tl;
+  tl.name = source;
+  if (r.oom) {
+    timeline::OomMessage m;
+    m.framework = "pytorch";
+    m.text = r.oom->source == "hook" ? "vramdoc's --trace-python record at the OOM" : "the allocator's trace: oom entry";
+    m.requested_bytes = r.oom->requested_bytes;
+    m.free_bytes = r.oom->device_free_bytes;
+    m.allocated_bytes = r.oom->allocated_bytes;
+    if (r.oom->allocated_bytes && r.oom->reserved_bytes && *r.oom->reserved_bytes >= *r.oom->allocated_bytes)
+      m.reserved_unallocated_bytes = *r.oom->reserved_bytes - *r.oom->allocated_bytes;
+    tl.oom = m;
+    tl.outcome = timeline::Outcome::Oom;
+  }
+  timeline::Diagnosis d = timeline::classify(tl);
+  if (d.verdict == timeline::Verdict::Inconclusive) {
+    d.to_settle = "a snapshot without the allocator's history: call torch.cuda.memory._record_memory_history() before the job for a timeline and a verdict";
+    d.summary = timeline::summary_for(d);
+  }
+  r.timeline = std::move(tl);
+  r.diagnosis = std::move(d);
+}
+
+}  // namespace
+
 bool dumped_at_oom(const SnapshotReport& r) {
   return r.oom && r.fragmentation.when == "at the OOM" && r.oom->alive_bytes == r.alive_bytes;
 }
@@ -132,13 +163,15 @@ SnapshotReport analyze_snapshot(const Snapshot& s, const std::string& source, co
   r.alive = tally_live(detail::live_at_dump(s, r.device), sites, r.alive_bytes);
   fill_fragmentation(s, r.device, r.fragmentation);
   r.fragmentation.when = "at the dump";
-  if (has_history(trace)) {
+  r.history = has_history(trace);
+  if (r.history) {
     detail::fill_trace_sections(s, trace, source, o, sites, r);
     r.growing = growing_sites(trace, sites);
   } else {
-    r.notes.push_back("no allocation history for this device (recorded with enabled=\"state\", or history off): no timeline and no verdict, only what was alive at the dump");
+    r.notes.push_back("no allocation history for this device (recorded with enabled=\"state\", or history off): no timeline, only what was alive at the dump");
   }
   detail::fill_oom(s, trace, sites, r);
+  if (!r.history) judge_without_history(source, r);
   std::size_t others = 0;
   for (std::size_t d = 0; d < s.traces.size(); ++d)
     if (std::int64_t(d) != r.device && !s.traces[d].empty()) ++others;

@@ -66,8 +66,9 @@ struct SnapshotReport {
   std::string format;  // "pytorch memory snapshot" or "vramdoc --trace-python OOM snapshot"
   std::int64_t device = 0;
   std::size_t devices = 0, entries = 0, segments = 0, blocks = 0, frames = 0, stacks = 0;
-  std::optional<timeline::Timeline> timeline;   // none without trace entries
-  std::optional<timeline::Diagnosis> diagnosis;
+  bool history = false;                         // the trace records allocations: a timeline was built from it
+  std::optional<timeline::Timeline> timeline;   // the allocator's timeline (empty of samples without history)
+  std::optional<timeline::Diagnosis> diagnosis; // the classifier's verdict on it
   std::uint64_t alive_bytes = 0;                // allocated blocks at the dump
   std::vector<SiteRow> alive;                   // by call site, largest first
   std::vector<SiteRow> growing;                 // allocations kept from across the recording

@@ -158,7 +158,7 @@ void fill_oom(const Snapshot& s, const Trace& trace, Sites& sites, SnapshotRepor
   OomReport o;
   if (const auto idx = first_oom(trace)) {
     o.source = "trace";
-    if (r.timeline) o.t_seconds = seconds(trace, *idx);
+    if (r.history) o.t_seconds = seconds(trace, *idx);
     o.requested_bytes = trace[*idx].size;
     o.device_free_bytes = trace[*idx].addr;
     for (std::size_t i = *idx; i < trace.size(); ++i) o.ooms += trace[i].action == Action::Oom;

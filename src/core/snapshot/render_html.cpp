@@ -2,7 +2,6 @@
 #include "core/snapshot/render.hpp"
 #include "core/snapshot/render_svg.hpp"
 #include "core/text.hpp"
-#include "core/timeline/render.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::snapshot {
@@ -35,33 +34,17 @@ std::string legend(const Chart& c) {
   return l + "<span>- - - reserved (segments)</span></p>\n";
 }
 
-std::string diagnosis_html(const SnapshotReport& r) {
-  if (!r.timeline || !r.diagnosis) return "<p class='verdict' id='verdict' data-verdict='none'>No verdict: the snapshot holds no allocator trace for this device.</p>\n";
-  const auto& d = *r.diagnosis;
-  std::string h = "<p class='verdict' id='verdict' data-verdict='" + std::string(timeline::verdict_name(d.verdict)) + "'>" + esc(d.summary) + "</p>\n";
-  if (!d.reasons.empty()) {
-    h += "<ul>";
-    for (const auto& x : d.reasons) h += "<li>" + esc(x) + "</li>";
-    h += "</ul>\n";
-  }
-  h += "<details><summary>Evidence (the classifier `run` uses; \"driver\" here is the allocator's reserved bytes)</summary><table>";
-  for (const auto& [k, v] : timeline::evidence_rows(d)) h += "<tr><td>" + esc(k) + "</td><td>" + esc(v) + "</td></tr>";
-  h += "</table></details>\n<h3>What to do</h3><ul>";
-  for (const auto& x : d.remedies) h += "<li>" + esc(x) + "</li>";
-  return h + "</ul>\n";
-}
-
 std::string oom_html(const OomReport& o) {
-  std::string h = "<section id='oom'><h2>Out of memory</h2><p>Asked for <b>" + format_bytes(o.requested_bytes) + "</b>";
+  std::string h = "<section id='oom'><h3>Out of memory</h3><p>Asked for <b>" + format_bytes(o.requested_bytes) + "</b>";
   if (o.device_free_bytes) h += "; the device had " + format_bytes(*o.device_free_bytes) + " free";
   if (o.allocated_bytes && o.reserved_bytes) h += "; the allocator held " + format_bytes(*o.allocated_bytes) + " allocated in " + format_bytes(*o.reserved_bytes) + " reserved";
   if (o.largest_free_bytes) h += "; its largest free block was " + format_bytes(*o.largest_free_bytes);
-  h += ".</p>\n<h3>What held the memory then (" + format_bytes(o.alive_bytes) + ")</h3>\n";
+  h += ".</p>\n<h4>What held the memory then (" + format_bytes(o.alive_bytes) + ")</h4>\n";
   return h + sites_table(o.alive, "oom-alive", false) + "</section>\n";
 }
 
 std::string fragmentation_html(const Fragmentation& f) {
-  std::string h = "<section id='fragmentation'><h2>Segments " + esc(f.when) + "</h2><p>" + format_bytes(f.reserved_bytes) +
+  std::string h = "<section id='fragmentation'><h3>Segments " + esc(f.when) + "</h3><p>" + format_bytes(f.reserved_bytes) +
                   " reserved in " + std::to_string(f.segments) + " segments: " + format_bytes(f.allocated_bytes) + " allocated, " +
                   format_bytes(f.free_bytes) + " free, of which " + format_bytes(f.stranded_bytes) + " in " +
                   std::to_string(f.partly_used_segments) + " partly used segments (empty_cache() cannot return it); largest free block " +
@@ -75,34 +58,29 @@ std::string fragmentation_html(const Fragmentation& f) {
 }  // namespace
 
 std::string render_snapshot_html(const SnapshotReport& r) {
-  std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc: " + esc(r.source) + "</title>\n<style>"
-      "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}"
-      ".verdict{font-size:20px;padding:10px 14px;color:white;border-radius:6px;background:#555}"
-      ".verdict[data-verdict=leak],.verdict[data-verdict=insufficient],.verdict[data-verdict=fragmentation]{background:#c0392b}"
-      ".verdict[data-verdict=stable],.verdict[data-verdict=plateau]{background:#2e8b57}"
-      "table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;border-bottom:1px solid #eee;vertical-align:top;text-align:left}"
-      "td.n{text-align:right;white-space:nowrap}.stack{font-family:monospace;font-size:11px}.lib{color:#999}"
-      ".legend span{margin-right:14px;white-space:nowrap}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
-      "</style></head><body>\n";
-  const auto slash = r.source.find_last_of('/');
-  h += "<h1>vramdoc: " + esc(slash == std::string::npos ? r.source : r.source.substr(slash + 1)) + "</h1>\n<p>" + esc(r.source) + ": " + esc(r.format) + ", device " + std::to_string(r.device) + ": " +
-       std::to_string(r.entries) + " trace entries, " + std::to_string(r.segments) + " segments, " + std::to_string(r.blocks) +
-       " blocks, " + std::to_string(r.stacks) + " distinct stacks.</p>\n";
-  h += diagnosis_html(r);
-  h += "<h2>Allocated memory over time, by call site</h2>\n" + legend(r.chart) + stacked_chart_svg(r.chart, r.oom);
+  std::string h = "<style>"
+      "#snapshot table{border-collapse:collapse;font-size:13px}#snapshot td,#snapshot th{padding:3px 8px;border-bottom:1px solid #eee;"
+      "vertical-align:top;text-align:left}#snapshot td.n{text-align:right;white-space:nowrap}"
+      "#snapshot .stack{font-family:monospace;font-size:11px}#snapshot .lib{color:#999}"
+      "#snapshot .legend span{margin-right:14px;white-space:nowrap}#snapshot .legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
+      "</style>\n<div id='snapshot'>\n";
+  h += "<p>" + esc(r.source) + ": " + esc(r.format) + ", device " + std::to_string(r.device) + ": " + std::to_string(r.entries) +
+       " trace entries, " + std::to_string(r.segments) + " segments, " + std::to_string(r.blocks) + " blocks, " +
+       std::to_string(r.stacks) + " distinct stacks." + (r.history ? " In the verdict above, \"driver\" is the allocator's reserved bytes." : "") + "</p>\n";
+  if (r.history) h += "<h3>Allocated memory over time, by call site</h3>\n" + legend(r.chart) + stacked_chart_svg(r.chart, r.oom);
   if (r.oom) h += oom_html(*r.oom);
   if (!dumped_at_oom(r))
-    h += "<section id='alive'><h2>Alive at the dump (" + format_bytes(r.alive_bytes) + ")</h2>\n" + sites_table(r.alive, "alive-table", false) + "</section>\n";
-  if (r.timeline)
-    h += "<section id='growing'><h2>Growing across the recording</h2><p>Allocations made during the recording and alive at its end, from call sites that kept " +
+    h += "<section id='alive'><h3>Alive at the dump (" + format_bytes(r.alive_bytes) + ")</h3>\n" + sites_table(r.alive, "alive-table", false) + "</section>\n";
+  if (r.history)
+    h += "<section id='growing'><h3>Growing across the recording</h3><p>Allocations made during the recording and alive at its end, from call sites that kept " +
          std::to_string(kMinGrowingAllocations) + " or more over at least half of it.</p>\n" + sites_table(r.growing, "growing-table", true) + "</section>\n";
   h += fragmentation_html(r.fragmentation);
   if (!r.notes.empty()) {
-    h += "<h2>Notes</h2><ul>";
+    h += "<h3>Notes</h3><ul>";
     for (const auto& n : r.notes) h += "<li>" + esc(n) + "</li>";
     h += "</ul>\n";
   }
-  return h + "</body></html>\n";
+  return h + "</div>\n";
 }
 
 }  // namespace vramdoc::snapshot

@@ -1,5 +1,4 @@
 #include "core/snapshot/render.hpp"
-#include "core/timeline/render.hpp"
 
 namespace vramdoc::snapshot {
 
@@ -57,17 +56,12 @@ json snapshot_json(const SnapshotReport& r) {
   for (const auto& [k, v] : r.allocator_settings) settings[k] = v;
   json out = {{"schema", kSnapshotSchema}, {"source", r.source}, {"format", r.format}, {"device", r.device},
               {"devices", r.devices}, {"entries", r.entries}, {"segments", r.segments}, {"blocks", r.blocks},
-              {"frames", r.frames}, {"stacks", r.stacks},
-              {"diagnosis", r.timeline && r.diagnosis ? timeline::diagnosis_json(*r.timeline, *r.diagnosis) : json(nullptr)},
+              {"frames", r.frames}, {"stacks", r.stacks}, {"history", r.history},
               {"alive_bytes", r.alive_bytes}, {"alive", sites_json(r.alive, false)},
-              {"growing", r.timeline ? sites_json(r.growing, true) : json(nullptr)},
+              {"growing", r.history ? sites_json(r.growing, true) : json(nullptr)},
               {"fragmentation", fragmentation_json(r.fragmentation)}, {"oom", r.oom ? oom_json(*r.oom) : json(nullptr)},
               {"chart", chart_json(r.chart)}, {"allocator_settings", settings}, {"notes", r.notes}};
   return out;
-}
-
-std::string render_snapshot_json(const SnapshotReport& r) {
-  return snapshot_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace vramdoc::snapshot

@@ -1,7 +1,6 @@
 #include "core/snapshot/render.hpp"
 #include "core/table.hpp"
 #include "core/text.hpp"
-#include "core/timeline/render.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::snapshot {
@@ -71,14 +70,12 @@ std::string fragmentation_text(const Fragmentation& f) {
 std::string render_snapshot_text(const SnapshotReport& r) {
   std::string out = r.format + ": " + r.source + "\n  device " + std::to_string(r.device) + "; " + std::to_string(r.entries) +
                     " trace entries; " + std::to_string(r.segments) + " segments, " + std::to_string(r.blocks) + " blocks; " +
-                    std::to_string(r.frames) + " distinct frames in " + std::to_string(r.stacks) + " distinct stacks\n\n";
-  if (r.timeline && r.diagnosis) {
-    out += timeline::render_text(*r.timeline, *r.diagnosis);
-    out += "  (from a snapshot: \"the driver's number\" above is the caching allocator's reserved bytes, without the CUDA context)\n\n";
-  }
+                    std::to_string(r.frames) + " distinct frames in " + std::to_string(r.stacks) + " distinct stacks\n";
+  if (r.history) out += "  (the verdict's \"driver's number\" is the caching allocator's reserved bytes, without the CUDA context)\n";
+  out += "\n";
   if (!dumped_at_oom(r))
     out += "alive at the dump: " + bytes(r.alive_bytes) + " allocated\n" + sites_table(r.alive, false) + stacks(r.alive, 3) + "\n";
-  if (r.timeline) {
+  if (r.history) {
     if (r.growing.empty()) out += "growing across the recording: no call site kept " + std::to_string(kMinGrowingAllocations) + " or more allocations made over at least half of it\n\n";
     else out += "growing across the recording (allocations made during it and alive at its end):\n" + sites_table(r.growing, true) + stacks(r.growing, 3) + "\n";
   }

@@ -1,5 +1,6 @@
 // Renderers of a diagnosis: text for the terminal, JSON (field "verdict"), a self-contained HTML
-// report with an inline SVG chart. They return strings; only the CLI writes.
+// report with an inline SVG chart. They return strings or JSON values; only the CLI writes.
+// A job's whole report (trace, Python lines) is core/report/job_report.hpp, built on these.
 #pragma once
 #include <string>
 #include <utility>
@@ -18,13 +19,12 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
 // Verdict, evidence and remedies, for a terminal.
 std::string render_text(const Timeline& tl, const Diagnosis& d);
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
-std::string render_json(const Timeline& tl, const Diagnosis& d);
-// The same object, for reports that hold the diagnosis as one of their parts.
 nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d);
 // A report that rides along at the end of the HTML page as preformatted text (the trace's call
 // sites, --trace-python's Python lines); `id` is the section's HTML id.
 struct Appendix {
   std::string id, title, text;
+  bool html = false;  // `text` is HTML from one of vramdoc's renderers (a snapshot's section), not plain text
 };
 
 // A single HTML page, no network: the chart (timeline, steps, warm-up, trend, OOM), verdict, evidence.

@@ -174,11 +174,10 @@ std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeri
   for (const auto& r : d.remedies) h += "<li>" + xml_escape(r) + "</li>";
   h += "</ul>\n" + (d.quantified ? render_quantified_html(*d.quantified) : "");
   for (const auto& a : appendices) {
-    h += "<section id='" + xml_escape(a.id) + "'><h2>" + xml_escape(a.title) + "</h2><pre>" + xml_escape(a.text) +
-         "</pre></section>\n";
+    h += "<section id='" + xml_escape(a.id) + "'><h2>" + xml_escape(a.title) + "</h2>" +
+         (a.html ? a.text : "<pre>" + xml_escape(a.text) + "</pre>") + "</section>\n";
   }
   return h + "</body></html>\n";
-  return h;
 }
 
 }  // namespace vramdoc::timeline

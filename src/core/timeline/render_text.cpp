@@ -150,8 +150,4 @@ nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d) {
   return out;
 }
 
-std::string render_json(const Timeline& tl, const Diagnosis& d) {
-  return diagnosis_json(tl, d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
 }  // namespace vramdoc::timeline
