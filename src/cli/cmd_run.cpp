@@ -16,6 +16,7 @@
 #include "cli/python_hook.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
+#include "core/redact.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/oom_message.hpp"
 #include "core/timeline/render.hpp"
@@ -85,9 +86,11 @@ int cmd_run(const std::vector<std::string>& args) {
       return fail("run", "--step-regex '" + o.step_regex + "' is not a valid regular expression: " + e.what());
     }
   }
-  if (o.out.empty()) o.out = default_out_name(o.command[0]);
-  FILE* out = std::fopen(o.out.c_str(), "w");
-  if (!out) return fail("run", "cannot write " + o.out + ": " + std::strerror(errno));
+  const bool default_out = o.out.empty();
+  if (default_out) o.out = default_out_name(o.command[0]);
+  auto opened = open_timeline_file(o.out, default_out);  // a default name: new, private (docs/security.md)
+  if (!opened) return fail("run", opened.error());
+  FILE* out = *opened;
 
   std::optional<TraceSetup> trace;
   std::string trace_dir = o.trace_dir;
@@ -124,8 +127,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!probe) std::fprintf(stderr, "vramdoc run: GPU memory sampling unavailable (%s); running the job without it\n", probe.error().c_str());
   backends::JobMemoryProbe* p = probe ? probe->get() : nullptr;
   timeline::Header header;
-  header.name = std::filesystem::path(o.command[0]).filename().string();
-  header.command = o.command;
+  header.command = redact_argv(o.command);  // the timeline is shared: no secrets (docs/security.md)
+  header.name = executable_name(header.command[0]);
   header.interval_seconds = *interval;
   if (p) header.device = p->device_name(), header.total_bytes = p->capacity_bytes({});
   auto sink = [out](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
@@ -156,7 +159,7 @@ int cmd_run(const std::vector<std::string>& args) {
     job->pump_output([&](const std::string& line) {
       std::smatch m;
       if (step_re && std::regex_search(line, m, *step_re)) recorder.mark(step_label(m, steps));
-      if (timeline::parse_oom_message(line)) recorder.oom_message(line);
+      if (timeline::parse_oom_message(line)) recorder.oom_message(redact_text(line));
     });
     status = job->wait();
     recorder.stop();

@@ -14,6 +14,7 @@
 
 #include "cli/timeline_io.hpp"
 #include "core/probe/growth.hpp"
+#include "core/redact.hpp"
 #include "core/timeline/classify.hpp"
 
 namespace vramdoc::cli {
@@ -97,7 +98,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
   }
   if (pid == 0) {
     ::setpgid(0, 0);  // its own group, so the whole job can be stopped
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);  // the job's output: private
     if (fd >= 0) {
       ::dup2(fd, 1);
       ::dup2(fd, 2);
@@ -141,7 +142,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
       trial.peak_bytes = std::max(trial.peak_bytes.value_or(0), sample.process_used_bytes);
     if (timeline->samples.empty()) trial.peak_bytes.reset();
     oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
-    if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
+    if (!timeline->messages.empty()) trial.detail = timeline->messages.front();  // redacted by the reader
     // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
     // by time), the timeline classifier's leak verdict.
     const auto growth = probe::step_growth(*timeline);
@@ -159,7 +160,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
     trial.outcome = probe::Outcome::Ok;
   } else {
     trial.outcome = probe::Outcome::Failed;
-    trial.detail = last_job_line(log_path);
+    trial.detail = redact_text(last_job_line(log_path));  // the report is shared: no secrets from the job's output
   }
   return trial;
 }
