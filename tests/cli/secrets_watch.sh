@@ -5,9 +5,10 @@ source "$(dirname "$0")/../cli_lib.sh"
 source "$(dirname "$0")/../secrets_lib.sh"
 dir=$(mktemp -d)
 # Two jobs with secrets on their command lines: one as arguments, one inside an sh -c script.
-sh -c 'sleep 30' job "${SECRET_ARGS[@]}" & first=$!
-sh -c "sleep 30; python3 train.py --hub_token $HF --db postgres://alice:$PW@db/x" & second=$!
-trap 'kill $first $second $server 2>/dev/null; tmux -L vramdoc-secrets-$$ kill-server 2>/dev/null; rm -rf "$dir" "$out" "$err"' EXIT
+sh -c 'sleep 30' job "${SECRET_ARGS[@]}" </dev/null >/dev/null 2>&1 & first=$!
+sh -c "sleep 30; python3 train.py --hub_token $HF --db postgres://alice:$PW@db/x" </dev/null >/dev/null 2>&1 & second=$!
+server=
+trap 'pkill -P $first; pkill -P $second; kill $first $second $server 2>/dev/null; tmux -L vramdoc-secrets-$$ kill-server 2>/dev/null; rm -rf "$dir" "$out" "$err"' EXIT
 export VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf
 printf 'devices=1\nprocesses=%s:1073741824,%s:2147483648\n' "$first" "$second" >"$dir/fake.conf"
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
