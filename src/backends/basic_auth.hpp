@@ -1,6 +1,6 @@
 // HTTP basic authentication for `vramdoc watch --serve --web-config` (basic_auth_users: bcrypt
 // hashes), checked with the system's crypt_r (libxcrypt: $2a$, $2b$, $2y$). bcrypt is slow on
-// purpose (~70 ms at cost 10) and runs on the server's one thread, so: a password once verified
+// purpose (~70-170 ms at cost 10) and runs on the server's one thread, so: a password once verified
 // is remembered as a cheap salted SHA-512-crypt digest (never in clear), and bcrypt may take at
 // most a quarter of the thread's time (beyond that: 429). Comparisons are constant-time; an
 // unknown user costs the same bcrypt as a known one. Decisions: docs/security.md.

@@ -64,6 +64,9 @@ void announce(const WatchOptions& o, const backends::ListenAddress& address, con
   } else if (!address.loopback && !tls) {
     std::fprintf(stderr, "vramdoc watch: warning: basic auth without TLS: passwords cross the network in clear "
                          "text (add tls_server_config)\n");
+  } else if (!address.loopback && web.users.empty() && web.tls->client_auth != watch::ClientAuth::RequireAndVerifyClientCert) {
+    std::fprintf(stderr, "vramdoc watch: warning: TLS without authentication: anyone who can reach this port reads "
+                         "the metrics (add basic_auth_users, or client_auth_type RequireAndVerifyClientCert)\n");
   }
   const std::string host = address.ipv6 ? "[" + address.host + "]" : address.host;
   std::fprintf(stderr, "vramdoc watch: serving %s://%s:%u/metrics%s (Ctrl-C stops)\n", tls ? "https" : "http",
