@@ -112,6 +112,11 @@ TEST(Redact, KeepsWhatIsNotSecretByteForByte) {
       "python train.py --resume_from_checkpoint /home/alice/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B",
       "python BertForSequenceClassification_finetune.py --model LlamaForCausalLM --use_fast_tokenizer",
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 79.11 GiB total capacity)",
+      "Process 2345761 has 129.27 GiB memory in use. If reserved but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+      "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+      "shape[8192,8192,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
       "sh -c 'sleep 20' --steps 100",
       "can't open file 'train.py': [Errno 2] No such file or directory",
   };
