@@ -56,7 +56,7 @@ HttpResponse error_response(int status) {
 
 struct Connection {
   int fd;
-  std::unique_ptr<Stream> stream;  // plain TCP or TLS
+  std::unique_ptr<SocketStream> stream;  // plain TCP or TLS
   std::string in;
   std::string out;
   std::size_t sent = 0;
@@ -171,11 +171,11 @@ void close_finished(std::vector<Connection>& conns) {
 // Accepts every waiting client; beyond max_connections a client gets 503 (plain HTTP; a TLS
 // client is just closed) and is closed. The read deadline covers the TLS handshake too.
 void accept_clients(int listen_fd, std::vector<Connection>& conns, const HttpServerLimits& limits,
-                    StreamFactory* tls) {
+                    SocketStreamFactory* tls) {
   for (int fd; (fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
-    std::unique_ptr<Stream> stream = conns.size() >= limits.max_connections ? nullptr
+    std::unique_ptr<SocketStream> stream = conns.size() >= limits.max_connections ? nullptr
                                      : tls                                 ? tls->wrap(fd)
-                                                                           : plain_stream(fd);
+                                                                           : plain_socket_stream(fd);
     if (!stream) {
       std::string busy = serialize(error_response(503), false);
       if (!tls) (void)!send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -262,7 +262,7 @@ ParsedRequest parse_request_head(std::string_view head) {
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(const ListenAddress& address, HttpHandler handler,
-                                                      HttpServerLimits limits, std::shared_ptr<StreamFactory> tls) {
+                                                      HttpServerLimits limits, std::shared_ptr<SocketStreamFactory> tls) {
   int family = address.ipv6 ? AF_INET6 : AF_INET;
   int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return make_error(std::string("cannot create a socket: ") + std::strerror(errno));

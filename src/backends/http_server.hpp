@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/http_stream.hpp"
+#include "backends/socket_stream.hpp"
 #include "core/result.hpp"
 
 namespace vramdoc::backends {
@@ -73,7 +73,7 @@ class HttpServer {
   // names the address and the system's reason (e.g. "address already in use").
   static Result<std::unique_ptr<HttpServer>> start(const ListenAddress& address, HttpHandler handler,
                                                    HttpServerLimits limits = {},
-                                                   std::shared_ptr<StreamFactory> tls = nullptr);
+                                                   std::shared_ptr<SocketStreamFactory> tls = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -92,7 +92,7 @@ class HttpServer {
   std::uint16_t port_;
   HttpHandler handler_;
   HttpServerLimits limits_;
-  std::shared_ptr<StreamFactory> tls_;  // null: plain HTTP
+  std::shared_ptr<SocketStreamFactory> tls_;  // null: plain HTTP
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

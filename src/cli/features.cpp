@@ -29,7 +29,7 @@ BenchRunner bench_runner() {
 
 bool have_tls() { return VRAMDOC_HAVE_TLS; }
 
-Result<std::unique_ptr<backends::StreamFactory>> tls_stream_factory(const watch::TlsServerConfig& config) {
+Result<std::unique_ptr<backends::SocketStreamFactory>> tls_stream_factory(const watch::TlsServerConfig& config) {
 #if VRAMDOC_HAVE_TLS
   return tls::make_tls_factory(config);
 #else

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "backends/http_stream.hpp"
+#include "backends/socket_stream.hpp"
 #include "core/bench/plan.hpp"
 #include "core/watch/web_config.hpp"
 
@@ -27,6 +27,6 @@ BenchRunner bench_runner();
 bool have_tls();
 // TLS streams for `watch --serve --web-config`; the error says how to get TLS when this build
 // has none, or why OpenSSL refused the configured files.
-Result<std::unique_ptr<backends::StreamFactory>> tls_stream_factory(const watch::TlsServerConfig& config);
+Result<std::unique_ptr<backends::SocketStreamFactory>> tls_stream_factory(const watch::TlsServerConfig& config);
 
 }  // namespace vramdoc::cli

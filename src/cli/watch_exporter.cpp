@@ -112,7 +112,7 @@ Result<std::unique_ptr<backends::HttpServer>> start_exporter(const WatchOptions&
     if (!loaded) return make_error(loaded.error());
     web = std::move(*loaded);
   }
-  std::shared_ptr<backends::StreamFactory> streams;
+  std::shared_ptr<backends::SocketStreamFactory> streams;
   if (web.tls) {
     warn_if_key_readable(web.tls->key_file);
     auto made = tls_stream_factory(*web.tls);

@@ -16,7 +16,7 @@ using watch::ClientAuth;
 // RequestClientCert / RequireAnyClientCert: a certificate is asked for but not checked.
 int accept_any_certificate(int, X509_STORE_CTX*) { return 1; }
 
-class TlsStream final : public backends::Stream {
+class TlsStream final : public backends::SocketStream {
  public:
   TlsStream(const OpenSsl& lib, SSL* ssl) : lib_(lib), ssl_(ssl) {}
   ~TlsStream() override { lib_.SSL_free(ssl_); }
@@ -61,14 +61,14 @@ class TlsStream final : public backends::Stream {
   SSL* ssl_;
 };
 
-class TlsFactory final : public backends::StreamFactory {
+class TlsFactory final : public backends::SocketStreamFactory {
  public:
   TlsFactory(const OpenSsl& lib, SSL_CTX* context) : lib_(lib), context_(context) {}
   ~TlsFactory() override { lib_.SSL_CTX_free(context_); }
   TlsFactory(const TlsFactory&) = delete;
   TlsFactory& operator=(const TlsFactory&) = delete;
 
-  std::unique_ptr<backends::Stream> wrap(int fd) override {
+  std::unique_ptr<backends::SocketStream> wrap(int fd) override {
     SSL* ssl = lib_.SSL_new(context_);
     if (!ssl) return nullptr;
     if (lib_.SSL_set_fd(ssl, fd) != 1) {
@@ -113,7 +113,7 @@ int verify_mode(ClientAuth auth, SSL_verify_cb& callback) {
 
 }  // namespace
 
-Result<std::unique_ptr<backends::StreamFactory>> make_tls_factory(const watch::TlsServerConfig& c) {
+Result<std::unique_ptr<backends::SocketStreamFactory>> make_tls_factory(const watch::TlsServerConfig& c) {
   auto loaded = load_openssl();
   if (!loaded) return make_error(loaded.error());
   const OpenSsl& lib = **loaded;
@@ -141,7 +141,7 @@ Result<std::unique_ptr<backends::StreamFactory>> make_tls_factory(const watch::T
   SSL_verify_cb callback = nullptr;
   const int mode = verify_mode(c.client_auth, callback);
   lib.SSL_CTX_set_verify(ctx, mode, callback);
-  return std::unique_ptr<backends::StreamFactory>(std::make_unique<TlsFactory>(lib, ctx));
+  return std::unique_ptr<backends::SocketStreamFactory>(std::make_unique<TlsFactory>(lib, ctx));
 }
 
 }  // namespace vramdoc::tls

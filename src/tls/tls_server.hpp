@@ -4,7 +4,7 @@
 #pragma once
 #include <memory>
 
-#include "backends/http_stream.hpp"
+#include "backends/socket_stream.hpp"
 #include "core/result.hpp"
 #include "core/watch/web_config.hpp"
 
@@ -12,6 +12,6 @@ namespace vramdoc::tls {
 
 // Loads OpenSSL, the certificate chain, the key (checked against the certificate) and, when
 // client certificates are verified, the client CAs. The error names the file and OpenSSL's reason.
-Result<std::unique_ptr<backends::StreamFactory>> make_tls_factory(const watch::TlsServerConfig& config);
+Result<std::unique_ptr<backends::SocketStreamFactory>> make_tls_factory(const watch::TlsServerConfig& config);
 
 }  // namespace vramdoc::tls

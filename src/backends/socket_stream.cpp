@@ -1,4 +1,4 @@
-#include "backends/http_stream.hpp"
+#include "backends/socket_stream.hpp"
 
 #include <sys/socket.h>
 
@@ -8,9 +8,9 @@ namespace vramdoc::backends {
 
 namespace {
 
-class PlainStream final : public Stream {
+class PlainSocketStream final : public SocketStream {
  public:
-  explicit PlainStream(int fd) : fd_(fd) {}
+  explicit PlainSocketStream(int fd) : fd_(fd) {}
   Io handshake() override { return {}; }
   Io read(char* buffer, std::size_t size) override {
     const ssize_t n = recv(fd_, buffer, size, MSG_DONTWAIT);
@@ -31,6 +31,6 @@ class PlainStream final : public Stream {
 
 }  // namespace
 
-std::unique_ptr<Stream> plain_stream(int fd) { return std::make_unique<PlainStream>(fd); }
+std::unique_ptr<SocketStream> plain_socket_stream(int fd) { return std::make_unique<PlainSocketStream>(fd); }
 
 }  // namespace vramdoc::backends

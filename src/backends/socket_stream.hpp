@@ -21,9 +21,9 @@ struct Io {
 };
 
 // One connection. It does not own the descriptor: the server closes it.
-class Stream {
+class SocketStream {
  public:
-  virtual ~Stream() = default;
+  virtual ~SocketStream() = default;
   // Done once the connection may carry requests (at once for plain TCP).
   virtual Io handshake() = 0;
   virtual Io read(char* buffer, std::size_t size) = 0;
@@ -33,13 +33,13 @@ class Stream {
 };
 
 // Makes the stream of each accepted connection.
-class StreamFactory {
+class SocketStreamFactory {
  public:
-  virtual ~StreamFactory() = default;
-  virtual std::unique_ptr<Stream> wrap(int fd) = 0;
+  virtual ~SocketStreamFactory() = default;
+  virtual std::unique_ptr<SocketStream> wrap(int fd) = 0;
 };
 
 // Plain TCP on `fd`.
-std::unique_ptr<Stream> plain_stream(int fd);
+std::unique_ptr<SocketStream> plain_socket_stream(int fd);
 
 }  // namespace vramdoc::backends
