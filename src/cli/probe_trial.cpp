@@ -142,7 +142,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
       trial.peak_bytes = std::max(trial.peak_bytes.value_or(0), sample.process_used_bytes);
     if (timeline->samples.empty()) trial.peak_bytes.reset();
     oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
-    if (!timeline->messages.empty()) trial.detail = timeline->messages.front();  // redacted by the reader
+    if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
     // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
     // by time), the timeline classifier's leak verdict.
     const auto growth = probe::step_growth(*timeline);
