@@ -138,7 +138,9 @@ int cmd_run(const std::vector<std::string>& args) {
       std::chrono::system_clock::now().time_since_epoch()).count());
   backends::JobRecorder recorder(p, *interval, mark_file, sink);
 
-  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file}};
+  // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
+  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file},
+                                                          {"VRAMDOC_TIMELINE", std::filesystem::absolute(o.out).string()}};
   if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
   if (trace) env.insert(env.end(), trace->environment.begin(), trace->environment.end());
   env.insert(env.end(), python_env.begin(), python_env.end());
