@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -131,6 +132,8 @@ int cmd_run(const std::vector<std::string>& args) {
   header.name = executable_name(header.command[0]);
   header.interval_seconds = *interval;
   if (p) header.device = p->device_name(), header.total_bytes = p->capacity_bytes({});
+  for (const auto& name : timeline::allocator_settings())  // what the job inherits that changes what the driver sees
+    if (const char* value = std::getenv(name.c_str())) header.environment[name] = value;
   auto sink = [out](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
   sink(timeline::header_line(header));
   // The wall clock at the timeline's t = 0, to align the traced bytes exactly (docs/trace.md).
@@ -172,22 +175,24 @@ int cmd_run(const std::vector<std::string>& args) {
   timeline::Timeline tl = recorder.timeline();
   tl.name = header.name;
   tl.device = header.device;
+  tl.command = header.command;
+  tl.environment = header.environment;
   tl.total_bytes = p ? p->capacity_bytes(recorder.gpus()) : std::nullopt;
   tl.exit_status = status;
   tl.outcome = !tl.messages.empty() ? timeline::Outcome::Oom : status == 0 ? timeline::Outcome::Ok : timeline::Outcome::Failed;
   sink(timeline::end_line(recorder.now(), tl.outcome, status, tl.total_bytes));
   std::fclose(out);
 
-  auto diagnosis = timeline::classify(tl);
+  std::optional<timeline::TracedSeries> traced_bytes;
+  std::vector<std::string> warnings;  // render_trace_report below reports the same problems
+  if (trace) traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
+  auto diagnosis = timeline::classify(tl, traced_bytes ? std::optional(timeline::trace_evidence(*traced_bytes)) : std::nullopt);
   if (auto q = quantify_job(*input, tl, diagnosis); !q) fail("run", q.error(), 0);
   std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + o.out + "\n";
   if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
   report += timeline::render_text(tl, diagnosis);
-  std::optional<timeline::TracedSeries> traced_bytes;
   std::vector<timeline::Appendix> appendices;
   if (trace) {
-    std::vector<std::string> warnings;  // render_trace_report below reports the same problems
-    traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
     if (traced_bytes) report += trace::render_overlay_text(*traced_bytes, tl);
     auto traced = render_trace_report(trace->directory, false);
     const std::string text = traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n";
