@@ -208,6 +208,8 @@ Result<Timeline> read_timeline(std::string_view text, const std::string& source)
     tl.name = redact_text(tl.name);
     for (auto& m : tl.messages) m = redact_text(m);
     for (auto& m : tl.marks) m.label = redact_text(m.label);
+    tl.command = redact_argv(tl.command);
+    for (auto& [variable, value] : tl.environment) value = is_secret_name(variable) ? std::string(kRedacted) : redact_text(value);
     if (tl.name.empty()) tl.name = source;
     for (const auto& m : tl.messages)
       if (parse_oom_message(m) && tl.outcome == Outcome::Unknown) tl.outcome = Outcome::Oom;
