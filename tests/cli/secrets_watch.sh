@@ -12,6 +12,11 @@ trap 'pkill -P $first; pkill -P $second; kill $first $second $server 2>/dev/null
 export VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf
 printf 'devices=1\nprocesses=%s:1073741824,%s:2147483648\n' "$first" "$second" >"$dir/fake.conf"
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# Until both have exec'd: a forked child shows its parent's command line until then.
+for _ in $(seq 100); do
+  grep -q job /proc/$first/cmdline 2>/dev/null && grep -q train.py /proc/$second/cmdline 2>/dev/null && break
+  sleep 0.05
+done
 
 check "the table" 0 "$VRAMDOC" watch --once
 contains "the job is listed" $out "sh -c sleep 30 job --token=\*\*\*"
