@@ -1,5 +1,5 @@
-// vramdoc analyze FILE [--json] [--html FILE] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
-// diagnose a recorded timeline.
+// vramdoc analyze FILE... [--json] [--html FILE] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
+// diagnose recorded timelines; several files (one per node) are one job.
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
@@ -7,59 +7,79 @@
 #include "cli/python_hook.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
-#include "core/timeline/classify.hpp"
+#include "core/timeline/job.hpp"
 #include "core/timeline/render.hpp"
 #include "core/trace/overlay.hpp"
 
 namespace vramdoc::cli {
 
+namespace {
+
+struct Traces {
+  std::optional<timeline::TracedSeries> traced;
+  std::optional<LoadedPythonStacks> python;
+};
+
+// The traced bytes and the Python lines of --trace-dir, on the headline's clock.
+Traces load_trace_dir(const std::string& dir, const timeline::Timeline& headline) {
+  Traces t;
+  if (auto stacks = load_python_stacks(dir); stacks && (!stacks->processes.empty() || !stacks->problems.empty())) {
+    t.python = std::move(*stacks);
+  }
+  std::vector<std::string> warnings;
+  t.traced = overlay_from_dir(dir, headline, std::nullopt, warnings);
+  for (const auto& w : warnings) {
+    // A folder of --trace-python alone has no .vdt files: only unreadable ones are worth a line.
+    if (t.traced || !t.python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
+  }
+  return t;
+}
+
+}  // namespace
+
 int cmd_analyze(const std::vector<std::string>& args) {
-  CLI::App app{"Diagnose a recorded GPU-memory timeline: leak, insufficient, fragmentation, plateau, stable.\n"
-               "Reads timelines written by 'vramdoc run --out' and the shared timeline JSON.", "analyze"};
-  std::string file, html, trace_dir;
+  CLI::App app{"Diagnose recorded GPU-memory timelines: leak, insufficient, fragmentation, plateau, stable, per process\n"
+               "and for the job. Reads timelines written by 'vramdoc run --out' (versions 1 and 2) and the shared timeline\n"
+               "JSON; several files (one per node of a job) are diagnosed as one job.", "analyze"};
+  std::vector<std::string> files;
+  std::string html, trace_dir;
   JobArgs job;
   bool json = false;
-  app.add_option("FILE", file, "the timeline file")->required();
+  app.add_option("FILE", files, "the timeline file(s): one per node of a multi-node job")->required();
   app.add_flag("--json", json, "print one JSON object (field \"verdict\") instead of text");
   app.add_option("--html", html, "also write a self-contained HTML report to this file");
   add_job_options(app, job);
   app.add_option("--trace-dir", trace_dir,
                  "also show the traced bytes of the allocation traces in DIR (vramdoc run --trace) and the Python lines "
-                 "(--trace-python)");
+                 "(--trace-python); one timeline file only");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   auto input = read_job(job);
   if (!input) return fail("analyze", input.error());
-  auto tl = load_timeline(file);
-  if (!tl) return fail("analyze", tl.error());
-  auto diagnosis = timeline::classify(*tl);
-  if (auto q = quantify_job(*input, *tl, diagnosis); !q) return fail("analyze", q.error());
-  std::optional<timeline::TracedSeries> traced;
-  std::optional<LoadedPythonStacks> python;
-  if (!trace_dir.empty()) {
-    if (auto stacks = load_python_stacks(trace_dir); stacks && (!stacks->processes.empty() || !stacks->problems.empty())) {
-      python = std::move(*stacks);
-    }
-    std::vector<std::string> warnings;
-    traced = overlay_from_dir(trace_dir, *tl, std::nullopt, warnings);
-    for (const auto& w : warnings) {
-      // A folder of --trace-python alone has no .vdt files: only unreadable ones are worth a line.
-      if (traced || !python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
-    }
+  if (!trace_dir.empty() && files.size() > 1) return fail("analyze", "--trace-dir goes with one timeline file, not " + std::to_string(files.size()));
+  std::vector<timeline::Timeline> timelines;
+  for (const auto& f : files) {
+    auto tl = load_timeline(f);
+    if (!tl) return fail("analyze", tl.error());
+    timelines.push_back(std::move(*tl));
   }
-  const std::string python_text = python ? trace::render_python_stacks_text(python->processes, python->problems) : "";
+  auto judged = timeline::judge_job(timelines);
+  if (auto q = quantify_job(*input, judged.headline, judged.diagnosis); !q) return fail("analyze", q.error());
+  const auto* processes = judged.processes ? &*judged.processes : nullptr;
+  const Traces t = trace_dir.empty() ? Traces{} : load_trace_dir(trace_dir, judged.headline);
+  const std::string python_text = t.python ? trace::render_python_stacks_text(t.python->processes, t.python->problems) : "";
   if (!html.empty()) {
     std::vector<timeline::Appendix> appendices;
-    if (python) appendices.push_back({"python-lines", "Python lines (--trace-python)", python_text});
-    const auto page = timeline::render_html(*tl, diagnosis, traced ? &*traced : nullptr, appendices);
+    if (t.python) appendices.push_back({"python-lines", "Python lines (--trace-python)", python_text});
+    const auto page = timeline::render_html(judged.headline, judged.diagnosis, t.traced ? &*t.traced : nullptr, appendices, processes);
     if (auto w = write_text_file(html, page); !w) return fail("analyze", w.error());
   }
   if (json) {
-    const std::string out = with_trace_json(timeline::render_json(*tl, diagnosis), traced);
-    print(python ? with_python_json(out, *python) : out);
+    const std::string out = with_trace_json(timeline::render_json(judged.headline, judged.diagnosis, processes), t.traced);
+    print(t.python ? with_python_json(out, *t.python) : out);
   } else {
-    print(timeline::render_text(*tl, diagnosis) + (traced ? trace::render_overlay_text(*traced, *tl) : "") +
-          (python ? "\n" + python_text : ""));
+    print(timeline::render_text(judged.headline, judged.diagnosis, processes) +
+          (t.traced ? trace::render_overlay_text(*t.traced, judged.headline) : "") + (t.python ? "\n" + python_text : ""));
   }
   return kOk;
 }

@@ -30,6 +30,22 @@ Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(con
                                                           {"VRAMDOC_PYTHON_TRACE_DIR", hook_dir.parent_path().string()}};
 }
 
+Result<StepHook> prepare_step_hook() {
+  std::string folder = (fs::temp_directory_path() / "vramdoc-hook-XXXXXX").string();
+  if (!mkdtemp(folder.data())) return make_error("cannot create a folder for the step hook in " + fs::temp_directory_path().string());
+  const fs::path file = fs::path(folder) / "sitecustomize.py";
+  std::ofstream out(file, std::ios::trunc);
+  out << kPythonHookText;
+  if (!out.flush()) {
+    std::error_code ec;
+    fs::remove_all(folder, ec);
+    return make_error("cannot write " + file.string());
+  }
+  std::string python_path = folder;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) python_path += std::string(":") + old;
+  return StepHook{folder, {{"PYTHONPATH", python_path}, {"VRAMDOC_STEP_HOOK", "1"}}};
+}
+
 Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);

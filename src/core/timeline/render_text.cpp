@@ -5,6 +5,7 @@
 #include "core/table.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/timeline/render.hpp"
+#include "core/timeline/render_job.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -59,8 +60,9 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
   return rows;
 }
 
-std::string render_text(const Timeline& tl, const Diagnosis& d) {
+std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes) {
   std::string out = "diagnosis of " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
+  if (processes) out += render_processes_text(*processes) + "\n";
   TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
   for (auto& [k, v] : evidence_rows(d)) t.add_row({k, v});
   out += t.render("  ") + "\n";
@@ -74,7 +76,7 @@ std::string render_text(const Timeline& tl, const Diagnosis& d) {
   return out;
 }
 
-std::string render_json(const Timeline& tl, const Diagnosis& d) {
+std::string render_json(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes) {
   using nlohmann::json;
   const auto& ev = d.evidence;
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
@@ -100,6 +102,7 @@ std::string render_json(const Timeline& tl, const Diagnosis& d) {
               {"to_settle", d.to_settle.empty() ? json(nullptr) : json(d.to_settle)}, {"evidence", e}, {"remedies", d.remedies},
               {"outcome", outcome_name(tl.outcome)}, {"exit_status", opt(tl.exit_status)}};
   if (d.quantified) out["quantified"] = quantified_json(*d.quantified), out["remedies_quantified"] = remedies_quantified_json(*d.quantified);
+  if (processes) out["processes"] = processes_json(*processes);
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
