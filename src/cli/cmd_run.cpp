@@ -157,7 +157,11 @@ Recorded record(const RunOptions& o, Prepared& p) {
   header.command = o.command;
   header.interval_seconds = p.interval;
   header.host = backends::host_name();
-  if (nvml) header.device = nvml->device_name(), header.total_bytes = nvml->capacity_bytes({}), header.gpus = nvml->gpu_infos();
+  if (nvml) {
+    header.device = nvml->device_name();
+    header.gpus = nvml->gpu_infos();
+    if (header.gpus.size() == 1) header.total_bytes = nvml->capacity_bytes({});  // several: each GPU's, in `gpus`
+  }
   FILE* out = p.out;
   auto sink = [out](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
   Recorded r;
