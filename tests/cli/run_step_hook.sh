@@ -47,7 +47,7 @@ if grep -q '"mark"' "$dir/b.jsonl"; then echo "FAIL: marks with --no-step-hook";
 
 check "--trace-python and the step hook together" 0 env PYTHONPATH="$fake" "$VRAMDOC" run --trace-python --out "$dir/c.jsonl" -- python3 "$dir/job.py" 3
 contains "step marks" "$dir/c.jsonl" '"mark":"step 2"'
-contains "and the Python lines" "$err" "job.py:11 <module>"
+contains "and the Python lines" "$err" "3  job.py:10 <module>"
 
 # Nothing happens in Python that never imports torch, nor in torch without CUDA; a vramdoc run
 # inside another one marks each step once; the user's own sitecustomize still runs.

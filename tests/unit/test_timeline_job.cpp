@@ -76,13 +76,13 @@ Timeline read(const std::string& text) {
   return tl.ok() ? *tl : Timeline{};
 }
 
-std::vector<Timeline> ranks(int n, int leaking, unsigned seed, Kind leak = Kind::Leak) {
+std::vector<Timeline> ranks(int n, int leaking, unsigned seed, Kind leak = Kind::Leak, double leak_mib = 62.5) {
   std::vector<Timeline> out;
   for (int r = 0; r < n; ++r) {
     SynthParams p;
     p.seed = seed * 31 + unsigned(r);
     p.kind = r == leaking ? leak : Kind::Stable;
-    p.leak_mib_per_step = 62.5;
+    p.leak_mib_per_step = leak_mib;
     out.push_back(test::synthesize(p));
   }
   return out;
@@ -153,7 +153,7 @@ TEST(JobProcesses, SeveralFilesAreOneJobAlignedByTheirWallClock) {
 // One rank runs out of memory: the message and the "oom" mark are its own; the stable rank, killed
 // with the job, is not called insufficient.
 TEST(JobProcesses, TheOutOfMemoryIsTheProcessThatRanOut) {
-  const auto judged = judge_job({read(record(ranks(2, 1, 4, Kind::LeakToOom), "node1", 1764500000))});
+  const auto judged = judge_job({read(record(ranks(2, 1, 4, Kind::LeakToOom, 1024), "node1", 1764500000))});
   ASSERT_TRUE(judged.processes);
   const auto& p = *judged.processes;
   EXPECT_EQ(p.processes[1].diagnosis.verdict, Verdict::Leak);

@@ -80,7 +80,7 @@ TEST(TimelineReader, BadInputGivesErrorsNamingTheInput) {
       {R"({"columns": ["t", "process_used"], "samples": [[1, 1], [0.5, 1]]})", "goes back in time"},
       {R"({"columns": ["time", "used"], "samples": []})", "must name"},
       {R"({"columns": ["t", "process_used"], "samples": [], "total": "big"})", "total"},
-      {"{\"vramdoc_timeline\": 2, \"columns\": [\"t\", \"process_used\"]}\n", "version 2"},
+      {"{\"vramdoc_timeline\": 3, \"columns\": [\"t\", \"process_used\"]}\n", "version 3"},
       {"{\"vramdoc_timeline\": 1, \"columns\": [\"t\", \"process_used\"]}\n[0, 1]\nnonsense\n[1, 2]\n", "line 3"},
   };
   for (const auto& [text, want] : cases) {
