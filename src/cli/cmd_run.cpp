@@ -104,13 +104,14 @@ Result<bool> prepare_instruments(const RunOptions& o, Prepared& p) {
     p.env.insert(p.env.end(), hook->begin(), hook->end());
     if (!o.no_step_hook) p.env.emplace_back("VRAMDOC_STEP_HOOK", "1");
   } else if (!o.no_step_hook) {
-    auto hook = prepare_step_hook();
-    if (!hook) return make_error("the step hook: " + hook.error() + " (--no-step-hook runs without it)");
-    p.hook_folder = hook->folder;
-    p.env.insert(p.env.end(), hook->environment.begin(), hook->environment.end());
+    auto hook = prepare_step_hook();  // on by default: without it the job still runs, with a line saying so
+    if (!hook) std::fprintf(stderr, "vramdoc run: running without the step hook: %s\n", hook.error().c_str());
+    if (hook) p.hook_folder = hook->folder, p.env.insert(p.env.end(), hook->environment.begin(), hook->environment.end());
   }
-  p.mark_file = (std::filesystem::temp_directory_path() / "vramdoc-marks-XXXXXX").string();
-  const int fd = mkstemp(p.mark_file.data());
+  std::error_code ec;  // no folder for temporary files: the job runs without a marker file
+  const auto tmp = std::filesystem::temp_directory_path(ec);
+  p.mark_file = ec ? "" : (tmp / "vramdoc-marks-XXXXXX").string();
+  const int fd = p.mark_file.empty() ? -1 : mkstemp(p.mark_file.data());
   if (fd >= 0) close(fd);
   else p.mark_file.clear();
   p.env.emplace_back("VRAMDOC_MARK_FILE", p.mark_file);

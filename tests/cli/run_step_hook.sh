@@ -62,4 +62,9 @@ check "nested run, the user's sitecustomize" 0 env PYTHONPATH="$dir/site:$fake" 
 contains "the user's sitecustomize ran" "$out" "the user sitecustomize ran"
 n=$(grep -c '"mark":"step' "$dir/g.jsonl")
 [[ $n == 3 ]] || { echo "FAIL: $n step marks in the inner run, wanted 3"; fails=$((fails + 1)); }
+# No folder for temporary files: the job runs without the step hook (and the marker file), and
+# vramdoc says so.
+check "TMPDIR missing" 0 env TMPDIR="$dir/none" "$VRAMDOC" run --out "$dir/h.jsonl" -- sh -c 'echo ran'
+contains "the job ran" "$out" "^ran$"
+contains "says why there are no step marks" "$err" "running without the step hook: no folder for temporary files"
 finish
