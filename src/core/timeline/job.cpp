@@ -1,12 +1,9 @@
 #include "core/timeline/job.hpp"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <tuple>
 
 #include "core/timeline/classify.hpp"
-#include "core/units.hpp"
 
 namespace vramdoc::timeline {
 

@@ -41,8 +41,6 @@ class TickWriter {
   std::string add(const Tick& tick, const Who& who);
   // At the end of the recording: the last tick when it was left out, else nothing.
   std::string finish();
-  // Series declared so far.
-  std::size_t series_count() const { return ids_.size(); }
 
  private:
   struct Row {
