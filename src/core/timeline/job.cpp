@@ -107,10 +107,6 @@ std::vector<ProcessTimeline> job_processes(const std::vector<Timeline>& files, s
   return out;
 }
 
-}  // namespace vramdoc::timeline
-
-namespace vramdoc::timeline {
-
 JobJudgement judge_job(const std::vector<Timeline>& files) {
   JobJudgement out;
   std::vector<std::string> notes;

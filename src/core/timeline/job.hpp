@@ -56,10 +56,6 @@ std::string process_name(const ProcessInfo& who, bool with_host);
 // Ranks or pids as compressed ranges: {0, 2, 3, 4, 7} -> "0, 2-4, 7".
 std::string compress_ranges(std::vector<long> numbers);
 
-}  // namespace vramdoc::timeline
-
-namespace vramdoc::timeline {
-
 // What a report shows for one or several recordings of a job: the timeline and diagnosis it
 // charts and explains (the job itself when it is one process; otherwise the worst process, with
 // the job's verdict as its summary) and, for several processes, each one's verdict.
