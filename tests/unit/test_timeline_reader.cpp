@@ -41,7 +41,7 @@ TEST(TimelineReader, OnlyTimeAndProcessUsed) {
 TEST(TimelineReader, OurFormatRoundTripAndTruncatedLastLine) {
   Timeline tl;
   tl.samples = {{0, 100, 300, {}, {}}, {0.02, 200, std::nullopt, {}, {}}};
-  tl.marks = {{0.01, "step 0", {}, {}}};
+  tl.marks = {{0.01, "step 0", {}, {}, {}}};
   tl.messages = {"CUDA out of memory. Tried to allocate 2.00 GiB."};
   tl.outcome = Outcome::Oom;
   tl.exit_status = 1;
@@ -105,7 +105,7 @@ TEST(TimelineReader, AbsurdButValidValuesAreJudgedNotCrashed) {
 TEST(TimelineReader, MutationFuzz) {
   Timeline tl;
   for (int i = 0; i < 40; ++i) tl.samples.push_back({i * 0.02, 1000000u + 4096u * i, 2000000u, {}, {}});
-  tl.marks = {{0.1, "step 0", {}, {}}, {0.3, "step 1", {}, {}}};
+  tl.marks = {{0.1, "step 0", {}, {}, {}}, {0.3, "step 1", {}, {}, {}}};
   tl.messages = {"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 1.00 GiB of which 1.00 MiB is free."};
   const std::string seeds[] = {write_timeline(tl, Header{}), kShared};
   std::mt19937 rng(42);
