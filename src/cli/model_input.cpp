@@ -31,9 +31,9 @@ Result<std::string> read_file(const fs::path& path, std::uint64_t limit) {
   return text;
 }
 
-// Sums the parameters of every *.safetensors header in `dir` (headers only). 0 when none.
-Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
-  std::uint64_t params = 0;
+// Every tensor of every *.safetensors header in `dir` (headers only, never the weights).
+Result<std::vector<est::TensorInfo>> checkpoint_tensors(const fs::path& dir) {
+  std::vector<est::TensorInfo> all;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".safetensors") continue;
@@ -49,13 +49,31 @@ Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
     rest.resize(static_cast<std::size_t>(in.gcount()));
     auto tensors = est::parse_safetensors_header(head + rest, source);
     if (!tensors) return make_error(tensors.error());
-    for (const auto& t : *tensors) {
-      std::uint64_t n = 1;
-      for (auto d : t.shape) n = saturating_mul(n, d);
-      params = saturating_add(params, n);
-    }
+    all.insert(all.end(), tensors->begin(), tensors->end());
   }
-  return params;
+  return all;
+}
+
+// The checkpoint's tensors on the model: sizes for an unknown family, stored bytes of quantised
+// weights for every family, and a warning when config.json and the headers disagree.
+void attach_checkpoint(est::ModelConfig& model, const std::vector<est::TensorInfo>& tensors) {
+  std::uint64_t params = 0;
+  bool quantized = false;
+  for (const auto& t : tensors) {
+    std::uint64_t n = 1;
+    for (auto d : t.shape) n = saturating_mul(n, d);
+    params = saturating_add(params, n);
+    const bool floating = t.dtype == "F32" || t.dtype == "F16" || t.dtype == "BF16" || t.dtype == "F64";
+    quantized = quantized || !floating;
+    model.header_tensors.push_back({t.name, t.shape, t.bytes, floating});
+  }
+  est::attach_header_tensors(model);
+  if (model.family == est::Family::FromHeaders || quantized || model.quant.method != est::QuantMethod::None) return;
+  auto e = est::estimate(model, est::Options{});
+  if (e && (e->n_params > params * 101 / 100 || e->n_params < params * 99 / 100)) {
+    model.warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
+                             "safetensors headers hold " + std::to_string(params));
+  }
 }
 
 }  // namespace
@@ -69,15 +87,9 @@ Result<est::ModelConfig> load_model(const std::string& config, const std::string
   if (!text) return make_error("model config: " + text.error());
   auto model = est::parse_config_json(*text, file.string());
   if (!model || !dir) return model;
-  auto params = checkpoint_params(path);
-  if (!params) return make_error(params.error());
-  if (*params > 0) {
-    auto e = est::estimate(*model, est::Options{});
-    if (e && (e->n_params > *params * 101 / 100 || e->n_params < *params * 99 / 100)) {
-      model->warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
-                                "safetensors headers hold " + std::to_string(*params));
-    }
-  }
+  auto tensors = checkpoint_tensors(path);
+  if (!tensors) return make_error(tensors.error());
+  if (!tensors->empty()) attach_checkpoint(*model, *tensors);
   return model;
 }
 
@@ -102,7 +114,7 @@ void add_job_options(CLI::App& app, JobArgs& a) {
 
 void add_setting_options(CLI::App& app, std::string& mode, std::string& precision, std::string& optimizer,
                          std::string& attention) {
-  app.add_option("--mode", mode, "train | lora | infer")->capture_default_str();
+  app.add_option("--mode", mode, "train | lora | qlora | infer")->capture_default_str();
   app.add_option("--precision", precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
   app.add_option("--optimizer", optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
   app.add_option("--attention", attention, "sdpa | eager | flash")->capture_default_str();
