@@ -129,7 +129,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
   Args a;
   CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
   app.add_option("--config", a.config, "Hugging Face config.json, or a model directory (config.json + *.safetensors headers)");
-  app.add_option("--model", a.model, "a built-in model (see --list-models)");
+  app.add_option("--model", a.model, "a built-in model (see --list-models), or a model id org/name from the local Hugging Face cache");
   app.add_flag("--list-models", a.list_models, "list the built-in models");
   app.add_flag("--list-gpus", a.list_gpus, "list the GPU cards --gpu knows");
   add_setting_options(app, a.mode, a.precision, a.optimizer, a.attention);

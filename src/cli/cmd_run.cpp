@@ -115,6 +115,8 @@ Result<bool> prepare_instruments(const RunOptions& o, Prepared& p) {
   if (fd >= 0) close(fd);
   else p.mark_file.clear();
   p.env.emplace_back("VRAMDOC_MARK_FILE", p.mark_file);
+  // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
+  p.env.emplace_back("VRAMDOC_TIMELINE", std::filesystem::absolute(o.out).string());
   if (!getenv("PYTHONUNBUFFERED")) p.env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
   return true;
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/hf_cache.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/estimator/safetensors.hpp"
 #include "core/timeline/quantify.hpp"
@@ -79,6 +80,14 @@ void attach_checkpoint(est::ModelConfig& model, const std::vector<est::TensorInf
 }  // namespace
 
 Result<est::ModelConfig> load_model(const std::string& config, const std::string& model_name) {
+  // "org/name" (with --model, or with --config when no such file exists): the local HF cache.
+  const std::string& id = !model_name.empty() ? model_name : config;
+  std::error_code ec;
+  if (looks_like_model_id(id) && (!model_name.empty() || !fs::exists(config, ec))) {
+    auto dir = find_cached_model(id);
+    if (!dir) return make_error(dir.error());
+    return load_model(*dir, "");
+  }
   if (!model_name.empty()) return est::preset_config(model_name);
   fs::path path = config;
   const bool dir = fs::is_directory(path);

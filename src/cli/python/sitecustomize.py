@@ -150,6 +150,9 @@ def _vramdoc_step_hook(torch):
     def after_step(optimizer, args, kwargs):
         if state["off"]:
             return
+        marks = sys.modules.get("vramdoc._marks")  # the job marks its steps itself (vramdoc.mark_step, a callback)
+        if marks is not None and getattr(marks, "manual_steps", False):
+            return
         try:
             first = state["first"] and state["first"]()
             if first is None:  # the first optimizer of the process, or a new one after it was dropped
