@@ -63,10 +63,11 @@ int cmd_analyze(const std::vector<std::string>& args) {
     if (!tl) return fail("analyze", tl.error());
     timelines.push_back(std::move(*tl));
   }
-  auto judged = timeline::judge_job(timelines);
+  const Traces t = trace_dir.empty() ? Traces{} : load_trace_dir(trace_dir, timelines.front());
+  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
+  auto judged = timeline::judge_job(timelines, t.traced ? std::optional(timeline::trace_evidence(*t.traced)) : std::nullopt);
   if (auto q = quantify_job(*input, judged.headline, judged.diagnosis); !q) return fail("analyze", q.error());
   const auto* processes = judged.processes ? &*judged.processes : nullptr;
-  const Traces t = trace_dir.empty() ? Traces{} : load_trace_dir(trace_dir, judged.headline);
   const std::string python_text = t.python ? trace::render_python_stacks_text(t.python->processes, t.python->problems) : "";
   if (!html.empty()) {
     std::vector<timeline::Appendix> appendices;

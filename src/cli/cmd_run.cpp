@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "cli/trace_support.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/oom_message.hpp"
+#include "core/timeline/preallocation.hpp"
 #include "core/timeline/render.hpp"
 #include "core/timeline/writer.hpp"
 #include "core/trace/overlay.hpp"
@@ -165,6 +167,8 @@ Recorded record(const RunOptions& o, Prepared& p) {
     header.gpus = nvml->gpu_infos();
     if (header.gpus.size() == 1) header.total_bytes = nvml->capacity_bytes({});  // several: each GPU's, in `gpus`
   }
+  for (const auto& name : timeline::allocator_settings())  // what the job inherits that changes what the driver sees
+    if (const char* value = std::getenv(name.c_str())) header.environment[name] = value;
   FILE* out = p.out;
   auto sink = [out](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
   Recorded r;
@@ -206,15 +210,16 @@ void report(const RunOptions& o, const Prepared& p, const Recorded& r) {
     std::fputs((text + "vramdoc run: cannot read the timeline back for a diagnosis: " + tl.error() + "\n").c_str(), stderr);
     return;
   }
-  auto judged = timeline::judge_job({*tl});
+  std::optional<timeline::TracedSeries> traced_bytes;
+  std::vector<std::string> warnings;  // render_trace_report below reports the same problems
+  if (p.trace) traced_bytes = overlay_from_dir(p.trace->directory, *tl, r.start_unix_ns, warnings);
+  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
+  auto judged = timeline::judge_job({*tl}, traced_bytes ? std::optional(timeline::trace_evidence(*traced_bytes)) : std::nullopt);
   if (auto q = quantify_job(p.input, judged.headline, judged.diagnosis); !q) fail("run", q.error(), 0);
   const auto* processes = judged.processes ? &*judged.processes : nullptr;
   text += timeline::render_text(judged.headline, judged.diagnosis, processes);
-  std::optional<timeline::TracedSeries> traced_bytes;
   std::vector<timeline::Appendix> appendices;
   if (p.trace) {
-    std::vector<std::string> warnings;  // render_trace_report below reports the same problems
-    traced_bytes = overlay_from_dir(p.trace->directory, judged.headline, r.start_unix_ns, warnings);
     if (traced_bytes) text += trace::render_overlay_text(*traced_bytes, judged.headline);
     auto traced = render_trace_report(p.trace->directory, false);
     const std::string section = traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n";

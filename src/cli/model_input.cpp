@@ -161,6 +161,7 @@ Result<bool> quantify_job(const std::optional<JobInput>& job, const timeline::Ti
   auto q = timeline::quantify(tl, d, job->model, job->options);
   if (!q) return make_error(q.error() + " (" + job->model.name + ")");
   d.quantified = std::move(*q);
+  timeline::apply_quantified(d);
   return true;
 }
 

@@ -76,6 +76,8 @@ std::vector<ProcessTimeline> split_by_process(const Timeline& tl, double shift_s
     t.device = gpu_of[i] && gpu_of[i]->name ? gpu_of[i]->name : tl.device;
     t.total_bytes = capacity[i] ? capacity[i] : tl.gpus.size() <= 1 ? tl.total_bytes : std::nullopt;
     t.exit_status = tl.exit_status;
+    t.command = tl.command;          // the job's: what the classifier looks for a framework in
+    t.environment = tl.environment;
     t.samples = series.samples;
     shift(t.samples, shift_seconds);
     t.marks = marks_for(tl, series.who.pid, oom && i == ran_out);
@@ -107,14 +109,14 @@ std::vector<ProcessTimeline> job_processes(const std::vector<Timeline>& files, s
   return out;
 }
 
-JobJudgement judge_job(const std::vector<Timeline>& files) {
+JobJudgement judge_job(const std::vector<Timeline>& files, const std::optional<TraceEvidence>& trace) {
   JobJudgement out;
   std::vector<std::string> notes;
   auto processes = job_processes(files, notes);
   if (files.size() == 1 && processes.size() <= 1) {  // one process: the job is its own headline
     out.headline = files.front();
     if (processes.size() == 1) out.headline.marks = processes.front().timeline.marks;  // its own steps
-    out.diagnosis = classify(out.headline);
+    out.diagnosis = classify(out.headline, trace);
     return out;
   }
   JobVerdicts verdicts = judge_processes(processes);

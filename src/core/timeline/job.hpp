@@ -65,7 +65,9 @@ struct JobJudgement {
   std::optional<JobVerdicts> processes;  // set when the job has several processes or files
 };
 
-// Judges `files` (at least one) as one job.
-JobJudgement judge_job(const std::vector<Timeline>& files);
+// Judges `files` (at least one) as one job. `trace`: what an allocation trace of the job says;
+// it is weighed when the job is one process (a trace of several processes is the job's, not one
+// process's: each is then judged on its own series).
+JobJudgement judge_job(const std::vector<Timeline>& files, const std::optional<TraceEvidence>& trace = std::nullopt);
 
 }  // namespace vramdoc::timeline

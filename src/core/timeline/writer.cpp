@@ -38,6 +38,7 @@ std::string header_line(const Header& h) {
   j["command"] = h.command;
   j["interval_s"] = h.interval_seconds;
   j["heartbeat_s"] = h.heartbeat_seconds;
+  if (!h.environment.empty()) j["env"] = h.environment;
   return line(j);
 }
 

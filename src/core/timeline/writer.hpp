@@ -3,6 +3,7 @@
 // line. Each function returns one "\n"-ended line; the writer appends and flushes it, so the file
 // is readable while written. The sample lines of a recording come from TickWriter (ticks.hpp).
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,9 +24,11 @@ struct Header {
   std::optional<double> start_unix_seconds;  // the wall clock at t = 0 (aligns several files)
   std::vector<GpuInfo> gpus;                 // with GPUs, samples carry the series and gpu_used columns
   double heartbeat_seconds = 1;              // an unchanged sample is written at least this often
+  std::map<std::string, std::string> environment;  // allocator settings the job saw; written as "env" when any
 };
 
-// The first line: version, name, host, start, device, capacity, GPUs, columns, command, interval.
+// The first line: version, name, host, start, device, capacity, GPUs, columns, command, interval
+// (and env when set).
 std::string header_line(const Header& h);
 // [t, process_used, device_used]; an unknown device_used is null.
 std::string sample_line(const Sample& s, bool with_device_used = true);
