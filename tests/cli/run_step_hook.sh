@@ -62,6 +62,23 @@ check "nested run, the user's sitecustomize" 0 env PYTHONPATH="$dir/site:$fake" 
 contains "the user's sitecustomize ran" "$out" "the user sitecustomize ran"
 n=$(grep -c '"mark":"step' "$dir/g.jsonl")
 [[ $n == 3 ]] || { echo "FAIL: $n step marks in the inner run, wanted 3"; fails=$((fails + 1)); }
+# A job that marks its own steps (vramdoc.mark_step, or an integration's callback): the hook stands
+# down in that process from the job's first own mark on (a callback claims the steps when it is
+# made; mark_step() called after the first optimizer step leaves that one step marked by both).
+cat >"$dir/manual.py" <<'PY'
+import torch
+import vramdoc
+
+opt = torch.optim.SGD([])
+kept = [torch.empty_cuda(1 << 20)]
+for i in range(4):
+    opt.step()
+    vramdoc.mark_step()
+PY
+check "steps marked by the job itself" 0 env PYTHONPATH="$fake:$SRC/python" "$VRAMDOC" run --out "$dir/m.jsonl" -- python3 "$dir/manual.py"
+n=$(grep -c '"mark":"step' "$dir/m.jsonl")
+[[ $n == 5 ]] || { echo "FAIL: $n step marks, wanted 4 of the job's and the hook's first"; grep mark "$dir/m.jsonl"; fails=$((fails + 1)); }
+
 # No folder for temporary files: the job runs without the step hook (and the marker file), and
 # vramdoc says so.
 check "TMPDIR missing" 0 env TMPDIR="$dir/none" "$VRAMDOC" run --out "$dir/h.jsonl" -- sh -c 'echo ran'
