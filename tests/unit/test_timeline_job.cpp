@@ -191,6 +191,51 @@ TEST(JobProcesses, VersionOneFilesAreOneProcessEach) {
   EXPECT_EQ(judged.processes->notes.size(), 2u);  // neither has a wall-clock start
 }
 
+// Version 2 leaves out the ticks that changed nothing; the classifier reads them back on the
+// recording's grid, so a staircase judged from every tick (version 1) and from the lines version 2
+// kept gets the same verdict, step time and growth. Without marks (driver alone: periods, bins)
+// and with them.
+TEST(JobProcesses, LeftOutTicksAreJudgedAsEveryTick) {
+  for (Kind kind : {Kind::Stable, Kind::Leak, Kind::Plateau}) {
+    for (unsigned seed = 1; seed <= 6; ++seed) {
+      SynthParams p;
+      p.kind = kind;
+      p.seed = seed;
+      p.noise_mib = 0;  // a clean staircase: most ticks repeat the last one
+      for (bool marks : {false, true}) {
+        Timeline every = marks ? test::synthesize(p) : test::reduce(test::synthesize(p));
+        every.interval_seconds = 0.02;
+        Header h;
+        h.name = "job";
+        h.interval_seconds = 0.02;
+        h.gpus = {{0, std::nullopt, std::nullopt, "NVIDIA H100", every.total_bytes}};
+        std::string text = header_line(h);
+        TickWriter w;
+        for (const auto& s : every.samples) {
+          Tick k;
+          k.t_seconds = s.t_seconds;
+          k.process_used_bytes = s.process_used_bytes;
+          k.processes.push_back({100, 0, s.process_used_bytes});
+          k.gpu_used_bytes = {s.process_used_bytes};
+          text += w.add(k, [](std::uint32_t pid, unsigned gpu) { return ProcessInfo{"", pid, {}, {}, gpu, "python3"}; });
+        }
+        text += w.finish();
+        for (const auto& m : every.marks) text += mark_line(m);
+        const Timeline kept = read(text);
+        ASSERT_LT(kept.samples.size() * 3, every.samples.size()) << "nothing was left out";
+        const Diagnosis a = classify(every), b = classify(kept);
+        const std::string what = std::to_string(int(kind)) + "/" + std::to_string(seed) + (marks ? " marks" : "");
+        EXPECT_EQ(a.verdict, b.verdict) << what << ": " << a.summary << " / " << b.summary;
+        EXPECT_EQ(a.evidence.steps.has_value(), b.evidence.steps.has_value()) << what;
+        if (a.evidence.step_seconds && b.evidence.step_seconds)
+          EXPECT_NEAR(*a.evidence.step_seconds, *b.evidence.step_seconds, 0.1 * *a.evidence.step_seconds) << what;
+        if (a.evidence.growth_bytes_per_step && b.evidence.growth_bytes_per_step)
+          EXPECT_NEAR(*a.evidence.growth_bytes_per_step, *b.evidence.growth_bytes_per_step, 0.05 * std::abs(*a.evidence.growth_bytes_per_step) + 1.0 * MiB) << what;
+      }
+    }
+  }
+}
+
 TEST(JobProcesses, CompressedRanges) {
   EXPECT_EQ(compress_ranges({0, 2, 3, 4, 7}), "0, 2-4, 7");
   EXPECT_EQ(compress_ranges({5}), "5");

@@ -76,6 +76,7 @@ std::vector<ProcessTimeline> split_by_process(const Timeline& tl, double shift_s
     t.device = gpu_of[i] && gpu_of[i]->name ? gpu_of[i]->name : tl.device;
     t.total_bytes = capacity[i] ? capacity[i] : tl.gpus.size() <= 1 ? tl.total_bytes : std::nullopt;
     t.exit_status = tl.exit_status;
+    t.interval_seconds = tl.interval_seconds;
     t.command = tl.command;          // the job's: what the classifier looks for a framework in
     t.environment = tl.environment;
     t.samples = series.samples;

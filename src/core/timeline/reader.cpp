@@ -259,6 +259,10 @@ Timeline read_lines(std::string_view text, const json& header) {
   tl.name = header.value("name", "");
   if (header.contains("device") && header["device"].is_string()) tl.device = header["device"].get<std::string>();
   if (header.contains("total") && !header["total"].is_null()) tl.total_bytes = bytes(header["total"], "header \"total\"");
+  if (header.contains("interval_s") && header["interval_s"].is_number()) {
+    const double interval = header["interval_s"].get<double>();
+    if (interval > 0 && interval <= 3600) tl.interval_seconds = interval;  // else unknown: no regular grid
+  }
   if (version == 2) read_header_v2(header, tl);
   const Columns c = parse_columns(header.value("columns", json()));
   read_command_and_env(header, tl);

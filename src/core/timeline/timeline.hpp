@@ -69,6 +69,7 @@ struct Timeline {
   std::vector<std::string> messages;         // out-of-memory messages seen in the job's output
   std::vector<Sample> samples;               // in time order
   std::vector<Mark> marks;                   // in time order
+  std::optional<double> interval_seconds;    // the sampling interval, when the file says (interval_s)
   std::string host;                          // version 2: the machine that recorded
   std::optional<double> start_unix_seconds;  // version 2: the wall clock at t = 0
   std::vector<GpuInfo> gpus;                 // version 2: the machine's GPUs
