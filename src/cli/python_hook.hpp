@@ -23,15 +23,7 @@ struct StepHook {
 };
 Result<StepHook> prepare_step_hook();
 
-struct LoadedPythonStacks {
-  std::vector<trace::PythonStacks> processes;
-  std::vector<std::string> problems;  // one line per DIR/python.*.json that could not be read
-};
-
 // Reads every DIR/python.*.json; bad files become `problems`, an unreadable DIR an error.
-Result<LoadedPythonStacks> load_python_stacks(const std::string& dir);
-
-// A timeline report's JSON with a "python_stacks" object (processes, problems) added.
-std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks);
+Result<trace::PythonStackSet> load_python_stacks(const std::string& dir);
 
 }  // namespace vramdoc::cli

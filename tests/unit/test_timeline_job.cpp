@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/report/job_report.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/reader.hpp"
@@ -112,12 +113,21 @@ TEST(JobProcesses, EightRanksTheStableOnesAsRanges) {
   const auto judged = judge_job({read(record(ranks(8, 1, 3), "node1", 1764500000))});
   ASSERT_TRUE(judged.processes);
   EXPECT_EQ(judged.processes->summary, "rank 1 (pid 101, GPU 1) leaks 62.50 MiB per step; ranks 0, 2-7 stable");
-  const std::string text = render_text(judged.headline, judged.diagnosis, &*judged.processes);
+  // The job report holds the processes as a section: after the verdict in the text, "processes" in
+  // the JSON, a section of the HTML page.
+  report::JobReport r;
+  r.timeline = judged.headline;
+  r.diagnosis = judged.diagnosis;
+  r.processes = judged.processes;
+  const std::string text = report::render_text(r);
   EXPECT_NE(text.find("processes (8; the job's verdict is the worst of theirs)"), std::string::npos) << text;
+  EXPECT_LT(text.find("verdict: leak: rank 1"), text.find("processes (8;"));
   EXPECT_NE(text.find("rank 7 (pid 107, GPU 7)"), std::string::npos);
-  const std::string json = render_json(judged.headline, judged.diagnosis, &*judged.processes);
-  EXPECT_NE(json.find("\"gpu_uuid\": \"GPU-node11\""), std::string::npos);
-  const std::string html = render_html(judged.headline, judged.diagnosis, nullptr, {}, &*judged.processes);
+  const auto json = nlohmann::json::parse(report::render_json(r));
+  EXPECT_EQ(json["processes"]["processes"][1]["gpu_uuid"], "GPU-node11");
+  EXPECT_EQ(json["processes"]["worst"], 1);
+  EXPECT_EQ(json["verdict"], "leak");
+  const std::string html = report::render_html(r);
   EXPECT_NE(html.find("<section id='processes'>"), std::string::npos);
   EXPECT_NE(html.find("<tr data-verdict='leak'><td>rank 1 (pid 101, GPU 1)</td>"), std::string::npos);
 }

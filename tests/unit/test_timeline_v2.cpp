@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "core/report/job_report.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/marker.hpp"
@@ -199,11 +200,14 @@ TEST(TimelineV2, MutationFuzz) {
       continue;
     }
     ++accepted;
-    const auto j = judge_job({*r});
-    const auto* p = j.processes ? &*j.processes : nullptr;
-    EXPECT_FALSE(render_text(j.headline, j.diagnosis, p).empty());
-    EXPECT_FALSE(render_json(j.headline, j.diagnosis, p).empty());
-    EXPECT_FALSE(render_html(j.headline, j.diagnosis, nullptr, {}, p).empty());
+    auto j = judge_job({*r});
+    report::JobReport rep;
+    rep.timeline = std::move(j.headline);
+    rep.diagnosis = std::move(j.diagnosis);
+    rep.processes = std::move(j.processes);
+    EXPECT_FALSE(report::render_text(rep).empty());
+    EXPECT_FALSE(report::render_json(rep).empty());
+    EXPECT_FALSE(report::render_html(rep).empty());
   }
   EXPECT_GT(accepted, 0);
   EXPECT_GT(rejected, 0);
