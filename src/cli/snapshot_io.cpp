@@ -2,10 +2,6 @@
 
 #include <fstream>
 
-#include "cli/command.hpp"
-#include "cli/timeline_io.hpp"
-#include "core/report/job_report.hpp"
-#include "core/snapshot/analysis.hpp"
 #include "core/snapshot/model.hpp"
 
 namespace vramdoc::cli {
@@ -16,20 +12,10 @@ bool is_pickle_file(const std::string& path) {
   return in.read(head, 2) && snapshot::looks_like_pickle(std::string_view(head, 2));
 }
 
-int analyze_snapshot_file(const std::string& path, bool json, const std::string& html) {
+Result<snapshot::SnapshotReport> load_snapshot_report(const std::string& path) {
   auto snap = snapshot::read_snapshot_file(path);
-  if (!snap) return fail("analyze", snap.error());
-  report::JobReport r;
-  auto analysed = snapshot::analyze_snapshot(*snap, path);
-  r.timeline = std::move(*analysed.timeline);
-  r.diagnosis = std::move(*analysed.diagnosis);
-  analysed.timeline.reset();
-  analysed.diagnosis.reset();
-  r.snapshot = std::move(analysed);
-  if (!html.empty())
-    if (auto w = write_text_file(html, report::render_html(r)); !w) return fail("analyze", w.error());
-  print(json ? report::render_json(r) : report::render_text(r));
-  return kOk;
+  if (!snap) return make_error(snap.error());
+  return snapshot::analyze_snapshot(*snap, path);
 }
 
 }  // namespace vramdoc::cli

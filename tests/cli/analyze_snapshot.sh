@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# analyze snap.pickle (issue 17): a PyTorch memory snapshot recorded on the H200, told from a
 # timeline by its first bytes whatever its name: the verdict, the leaking line, JSON with a
-# schema and integer bytes, the HTML page with its charts; bad pickles give exit 2 naming the file.
+# schema and integer bytes, the HTML page with its charts; with a timeline, one report (the
+# snapshot a section of it, with its own verdict); bad pickles give exit 2 naming the file.
 source "$SRC/tests/cli_lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$out" "$err"' EXIT
@@ -30,8 +30,8 @@ PY
 
 check "html" 0 "$VRAMDOC" analyze "$snap" --html "$work/r.html"
 contains "html: verdict" "$work/r.html" "data-verdict='leak'"
-contains "html: stacked chart" "$work/r.html" "<svg xmlns='http://www.w3.org/2000/svg' id='stacked'"
-contains "html: segment map" "$work/r.html" "id='segments'"
+contains "html: stacked chart" "$work/r.html" "<svg xmlns='http://www.w3.org/2000/svg' class='stacked'"
+contains "html: segment map" "$work/r.html" "class='segments'"
 contains "html: the line" "$work/r.html" "record_snapshots.py:$line leak_loop"
 if [[ $(grep -c "<polygon" "$work/r.html") -gt 20 ]]; then echo "FAIL: html: more polygons than bands"; fails=$((fails + 1)); fi
 
@@ -52,4 +52,24 @@ contains "not a snapshot: said" "$err" "not a PyTorch memory snapshot"
 check "--trace-dir with a snapshot" 2 "$VRAMDOC" analyze "$snap" --trace-dir "$work"
 check "a job with a snapshot" 2 "$VRAMDOC" analyze "$snap" --model llama-2-7b --batch 1 --seq 128
 contains "a job with a snapshot: said" "$err" "go with a timeline"
+
+# A timeline and a snapshot: one report, the timeline's verdict first, the snapshot a section of it.
+tl=$SRC/tests/data/timelines/leak_tensor.json
+check "timeline + snapshot" 0 "$VRAMDOC" analyze "$tl" "$snap"
+contains "both: the timeline's diagnosis" "$out" "diagnosis of leak_tensor"
+contains "both: the snapshot's section" "$out" "PyTorch memory snapshot: $snap"
+contains "both: the snapshot's own verdict" "$out" "its allocator history, judged alone: leak"
+contains "both: the leaking line" "$out" "record_snapshots.py:$line leak_loop"
+check "timeline + snapshot, json" 0 "$VRAMDOC" analyze "$snap" "$tl" --json
+python3 - "$out" <<'PY' || fails=$((fails + 1))
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["verdict"] == "leak" and j["evidence"]["steps"] == 120, (j["verdict"], j["evidence"]["steps"])  # the timeline's marked steps
+assert j["snapshot"]["own_verdict"]["verdict"] == "leak", j["snapshot"].get("own_verdict")
+PY
+check "timeline + snapshot, html" 0 "$VRAMDOC" analyze "$tl" "$snap" --html "$work/both.html"
+contains "both html: the section" "$work/both.html" "<section id='snapshot'>"
+contains "both html: its own verdict" "$work/both.html" "class='own-verdict' data-verdict='leak'"
+check "two snapshots" 2 "$VRAMDOC" analyze "$snap" "$work/no-extension"
+contains "two snapshots: said" "$err" "one memory snapshot per report"
 finish

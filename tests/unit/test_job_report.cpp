@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/report/job_report.hpp"
+#include "core/snapshot/model.hpp"
+#include "core/snapshot/render.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/render.hpp"
 #include "core/trace/overlay.hpp"
@@ -50,6 +52,14 @@ report::JobReport full_report() {
   r.traced = trace::build_overlay(r.call_sites->processes, r.timeline);
   r.python = trace::PythonStackSet{{python_record()}, {}};
   return r;
+}
+
+// A synthetic snapshot (tests/data/snapshots/make_synthetic.py): a loop that keeps 200 blocks.
+snapshot::SnapshotReport leak_snapshot() {
+  const std::string path = std::string(VRAMDOC_TEST_DATA_DIR) + "/snapshots/synthetic_leak.pickle";
+  auto s = snapshot::read_snapshot_file(path);
+  EXPECT_TRUE(s) << s.error();
+  return s ? snapshot::analyze_snapshot(*s, path) : snapshot::SnapshotReport{};
 }
 
 std::size_t at(const std::string& text, const std::string& what, std::size_t from = 0) {
@@ -131,4 +141,58 @@ TEST(JobReport, TracePageChartsEachProcessAndEscapes) {
   at(page, "<section id='call-sites'>");
   EXPECT_EQ(page.find("<a&b>"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
+}
+
+TEST(JobReport, ASnapshotAloneLendsTheReportItsVerdict) {
+  const auto r = report::report_of_snapshot(leak_snapshot());
+  ASSERT_TRUE(r.snapshot);
+  EXPECT_EQ(r.diagnosis.verdict, timeline::Verdict::Leak);
+  EXPECT_FALSE(r.snapshot->diagnosis);  // shown once: as the report's
+  const auto text = report::render_text(r);
+  const auto diagnosis = at(text, "diagnosis of ");
+  const auto section = at(text, "PyTorch memory snapshot: ");
+  at(text, "the verdict's \"driver's number\" is the caching allocator's reserved bytes", section);
+  at(text, "train.py:21 keep", section);
+  EXPECT_LT(diagnosis, section);
+  EXPECT_EQ(text.find("judged alone"), std::string::npos) << text;
+
+  auto j = nlohmann::json::parse(report::render_json(r));
+  EXPECT_EQ(j["verdict"], "leak");
+  EXPECT_EQ(j["snapshot"]["schema"], snapshot::kSnapshotSchema);
+  EXPECT_EQ(j["snapshot"]["alive"][0]["where"], "train.py:21 keep");
+  EXPECT_FALSE(j["snapshot"].contains("own_verdict"));
+  j.erase("snapshot");
+  EXPECT_EQ(j, timeline::diagnosis_json(r.timeline, r.diagnosis));
+
+  const auto page = report::render_html(r);
+  const auto verdict = at(page, "data-verdict='leak'");
+  const auto fragment = at(page, "<section id='snapshot'>");
+  at(page, "<svg xmlns='http://www.w3.org/2000/svg' class='stacked'", fragment);
+  EXPECT_LT(verdict, fragment);
+  EXPECT_EQ(page.find("own-verdict"), std::string::npos);
+}
+
+TEST(JobReport, ASnapshotWithATimelineIsASectionWithItsOwnVerdict) {
+  auto r = leak_report();
+  r.snapshot = leak_snapshot();
+  const auto text = report::render_text(r);
+  const auto section = at(text, "PyTorch memory snapshot: ");
+  at(text, "its allocator history, judged alone: leak", section);
+  EXPECT_EQ(text.find("the verdict's \"driver's number\""), std::string::npos) << text;
+  EXPECT_EQ(text.rfind(timeline::render_text(r.timeline, r.diagnosis), 0), 0u);  // the timeline's diagnosis first
+
+  auto j = nlohmann::json::parse(report::render_json(r));
+  EXPECT_EQ(j["snapshot"]["own_verdict"]["verdict"], "leak");
+  j.erase("snapshot");
+  EXPECT_EQ(j, timeline::diagnosis_json(r.timeline, r.diagnosis));
+  at(report::render_html(r), "<p class='own-verdict' data-verdict='leak'>");
+}
+
+TEST(JobReport, TwoOomSnapshotsKeepTheirSectionIdsUnique) {
+  auto r = leak_report();
+  r.oom_snapshots = {leak_snapshot(), leak_snapshot()};
+  const auto page = report::render_html(r);
+  const auto first = at(page, "<section id='oom-snapshot'>");
+  at(page, "<section id='oom-snapshot-2'>", first);
+  for (const char* id : {"id='stacked'", "id='segments'", "id='snapshot'", "id='oom'"}) EXPECT_EQ(page.find(id), std::string::npos) << id;
 }

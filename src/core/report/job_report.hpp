@@ -13,6 +13,7 @@
 
 #include "core/snapshot/analysis.hpp"
 #include "core/timeline/diagnosis.hpp"
+#include "core/timeline/job.hpp"
 #include "core/timeline/timeline.hpp"
 #include "core/timeline/traced.hpp"
 #include "core/trace/python_stacks.hpp"
@@ -31,6 +32,9 @@ struct JobReport {
   timeline::Timeline timeline;
   timeline::Diagnosis diagnosis;
   std::optional<JobRun> run;                     // set by `run`, empty for `analyze`
+  // A job of several processes or files: each one's verdict; `timeline` and `diagnosis` are then
+  // the worst process's, with the job's verdict as the summary (core/timeline/job.hpp).
+  std::optional<timeline::JobVerdicts> processes;
   std::optional<timeline::TracedSeries> traced;  // the tracer's bytes on the timeline's clock
   std::optional<trace::TraceSet> call_sites;     // the tracer's call sites (run --trace, analyze --trace-dir)
   std::optional<trace::PythonStackSet> python;   // the Python lines (run --trace-python)
@@ -39,10 +43,16 @@ struct JobReport {
   std::optional<snapshot::SnapshotReport> snapshot;  // analyze snap.pickle: what only a snapshot shows
 };
 
-// The terminal report: run's exit line, the diagnosis, then each section present.
+// The report of a snapshot analysed alone: the snapshot's timeline and verdict (from its allocator
+// trace, or its OOM's numbers) become the report's, so its section keeps what only a snapshot adds.
+// Given with a timeline instead, a snapshot keeps its verdict: the section shows it beside the job's.
+JobReport report_of_snapshot(snapshot::SnapshotReport s);
+
+// The terminal report: run's exit line, the diagnosis (the processes' table after its verdict),
+// then each section present.
 std::string render_text(const JobReport& r);
-// One JSON object: the diagnosis's fields, plus "run", "trace" (traced bytes), "call_sites",
-// "python_stacks", "oom_snapshots" and "snapshot" when present.
+// One JSON object: the diagnosis's fields, plus "run", "processes", "trace" (traced bytes),
+// "call_sites", "python_stacks", "oom_snapshots" and "snapshot" when present.
 std::string render_json(const JobReport& r);
 // A self-contained HTML page: the diagnosis's chart (with the traced bytes), then the sections.
 std::string render_html(const JobReport& r);

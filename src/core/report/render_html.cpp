@@ -60,11 +60,13 @@ std::string traced_chart(const trace::ProcessTrace& p) {
 std::string render_html(const JobReport& r) {
   std::vector<timeline::Appendix> appendices;
   if (r.call_sites) appendices.push_back(call_sites_html(*r.call_sites));
-  for (const auto& s : r.oom_snapshots)
-    appendices.push_back({"oom-snapshot", "PyTorch's snapshot at the first OOM (--trace-python)", snapshot::render_snapshot_html(s), true});
+  for (std::size_t i = 0; i < r.oom_snapshots.size(); ++i)  // ids stay unique on the page: one per process
+    appendices.push_back({i == 0 ? "oom-snapshot" : "oom-snapshot-" + std::to_string(i + 1),
+                          "PyTorch's snapshot at the first OOM (--trace-python)", snapshot::render_snapshot_html(r.oom_snapshots[i]), true});
   if (r.python) appendices.push_back(python_html(*r.python));
   if (r.snapshot) appendices.push_back({"snapshot", "What the snapshot shows", snapshot::render_snapshot_html(*r.snapshot), true});
-  return timeline::render_html(r.timeline, r.diagnosis, r.traced ? &*r.traced : nullptr, appendices);
+  return timeline::render_html(r.timeline, r.diagnosis, r.traced ? &*r.traced : nullptr, appendices,
+                               r.processes ? &*r.processes : nullptr);
 }
 
 std::string render_trace_page(const trace::TraceSet& traces, const std::string& title) {

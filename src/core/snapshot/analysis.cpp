@@ -146,6 +146,10 @@ bool dumped_at_oom(const SnapshotReport& r) {
   return r.oom && r.fragmentation.when == "at the OOM" && r.oom->alive_bytes == r.alive_bytes;
 }
 
+bool own_verdict_shown(const SnapshotReport& r) { return r.history && r.diagnosis.has_value(); }
+
+bool verdict_is_reports(const SnapshotReport& r) { return r.history && !r.diagnosis; }
+
 SnapshotReport analyze_snapshot(const Snapshot& s, const std::string& source, const AnalysisOptions& o) {
   SnapshotReport r;
   r.source = source;

@@ -95,6 +95,11 @@ struct AnalysisOptions {
 // Whether the dump was taken at the OOM, so that what was alive at the dump is what the OOM
 // section shows (renderers then show it once).
 bool dumped_at_oom(const SnapshotReport& r);
+// Whether the section shows the snapshot's own verdict: it has history and its diagnosis was not
+// taken as the report's (a timeline given with it is judged for the report).
+bool own_verdict_shown(const SnapshotReport& r);
+// Whether the report's verdict is the snapshot's (a snapshot with history, analysed alone).
+bool verdict_is_reports(const SnapshotReport& r);
 
 // Analyses the device with the most trace entries (the OOM's device when there is one).
 SnapshotReport analyze_snapshot(const Snapshot& s, const std::string& source, const AnalysisOptions& options = {});

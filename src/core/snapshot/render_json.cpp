@@ -61,6 +61,7 @@ json snapshot_json(const SnapshotReport& r) {
               {"growing", r.history ? sites_json(r.growing, true) : json(nullptr)},
               {"fragmentation", fragmentation_json(r.fragmentation)}, {"oom", r.oom ? oom_json(*r.oom) : json(nullptr)},
               {"chart", chart_json(r.chart)}, {"allocator_settings", settings}, {"notes", r.notes}};
+  if (own_verdict_shown(r)) out["own_verdict"] = {{"verdict", timeline::verdict_name(r.diagnosis->verdict)}, {"summary", r.diagnosis->summary}};
   return out;
 }
 

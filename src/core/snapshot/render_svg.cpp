@@ -54,7 +54,7 @@ std::string stacked_chart_svg(const Chart& c, const std::optional<OomReport>& oo
     sc.y1 = std::max({sc.y1, sum, double(c.reserved[b])});
   }
   sc.y1 *= 1.05;
-  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' id='stacked' width='" + num(kW) + "' height='" + num(kH) +
+  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' class='stacked' width='" + num(kW) + "' height='" + num(kH) +
                     "' viewBox='0 0 " + num(kW) + " " + num(kH) + "' font-family='sans-serif' font-size='11'>\n"
                     "<rect width='100%' height='100%' fill='white'/>\n" + axes(sc);
   const double step = (sc.x(sc.t1) - sc.x(0)) / double(n);
@@ -90,7 +90,7 @@ std::string segment_map_svg(const Fragmentation& f, std::size_t max_rows) {
   if (rows == 0) return "<p>No segments.</p>\n";
   constexpr double left = 150, width = 720, row_h = 14, gap = 4;
   const double h = double(rows) * (row_h + gap) + 8;
-  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' id='segments' width='" + num(left + width + 10) + "' height='" + num(h) +
+  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' class='segments' width='" + num(left + width + 10) + "' height='" + num(h) +
                     "' font-family='sans-serif' font-size='10'>\n";
   for (std::size_t r = 0; r < rows; ++r) {
     const SegmentRow& s = f.rows[r];

@@ -71,7 +71,8 @@ std::string render_snapshot_text(const SnapshotReport& r) {
   std::string out = r.format + ": " + r.source + "\n  device " + std::to_string(r.device) + "; " + std::to_string(r.entries) +
                     " trace entries; " + std::to_string(r.segments) + " segments, " + std::to_string(r.blocks) + " blocks; " +
                     std::to_string(r.frames) + " distinct frames in " + std::to_string(r.stacks) + " distinct stacks\n";
-  if (r.history) out += "  (the verdict's \"driver's number\" is the caching allocator's reserved bytes, without the CUDA context)\n";
+  if (verdict_is_reports(r)) out += "  (the verdict's \"driver's number\" is the caching allocator's reserved bytes, without the CUDA context)\n";
+  if (own_verdict_shown(r)) out += "  its allocator history, judged alone: " + r.diagnosis->summary + "\n";
   out += "\n";
   if (!dumped_at_oom(r))
     out += "alive at the dump: " + bytes(r.alive_bytes) + " allocated\n" + sites_table(r.alive, false) + stacks(r.alive, 3) + "\n";
