@@ -87,7 +87,7 @@ Result<Estimate> estimate(const ModelConfig& model, const Options& o) {
   e.n_trainable = o.mode == Mode::Train ? run.s.params : detail::adapters(o) ? run.s.adapter_params : 0;
   e.phases = phases_for(run, o.grad_checkpointing);
   e.peak_phase = peak_of(e.phases);
-  e.workspace_bytes = kCublasWorkspaceBytes;
+  e.workspace_bytes = detail::trains(o) ? kCublasWorkspaceBytes : kCublasInferenceWorkspaceBytes;
   e.peak_allocated_bytes = saturating_add(e.phases[e.peak_phase].allocated_bytes, e.workspace_bytes);
   if (e.peak_allocated_bytes >= kSaturated / 4) {
     return make_error("the estimate exceeds 2^62 bytes: batch x sequence is absurdly large");

@@ -66,6 +66,15 @@ struct Run {
 
 std::vector<Phase> training_phases(const Run& r, bool checkpointing);
 std::vector<Phase> inference_phases(const Run& r);
+// The model's weights in bytes per tensor as the allocator sees them (stacked experts one tensor per
+// layer, quantised storage as stored): one decoder layer's share, the embeddings', the head's; and
+// the autocast 16-bit copies of a layer's Linears and of lm_head (under amp).
+struct WeightTensors {
+  std::vector<u64> layer, head, embed, layer_casts;
+  u64 lm_head_cast = 0;
+};
+WeightTensors weight_tensors(const Run& r, u64 element_width);
+
 // The step's allocations and frees, tensor by tensor, as PyTorch makes them: weights, then three
 // training steps (or the prefill and the decoding steps). Replayed through CachingAllocator.
 std::vector<AllocEvent> step_events(const Run& r);
@@ -75,7 +84,5 @@ std::vector<AllocEvent> step_events(const Run& r);
 bool replays_rank(const Options& o);
 ReplayResult replay_rank(const Run& r);
 
-// KV cache bytes per token per layer (keys + values), as DynamicCache keeps them.
-u64 kv_bytes_per_token_layer(const Run& r);
 
 }  // namespace vramdoc::estimator::detail

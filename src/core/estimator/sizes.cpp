@@ -184,19 +184,6 @@ AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind k
   return AttentionPath::Fused;
 }
 
-u64 kv_bytes_per_token_layer(const Run& r) {
-  const ModelConfig& m = r.m;
-  const u64 tp = r.o.tensor_parallel;
-  u64 k = mul(m.kv_broadcast_to_heads ? m.num_heads : m.num_kv_heads, m.head_dim), v = k;
-  if (m.mla.kv_lora_rank > 0) {  // the cache keeps the compressed latent and the rotary key (measured)
-    k = m.mla.kv_lora_rank, v = m.mla.qk_rope_head_dim;
-  }
-  // Keys after RoPE are fp32 under autocast (RoPE's cos/sin are fp32), values in the activation dtype.
-  const u64 kw = r.o.kv_bytes_per_element ? *r.o.kv_bytes_per_element : (r.w.amp ? 4 : r.w.act);
-  const u64 vw = r.o.kv_bytes_per_element ? *r.o.kv_bytes_per_element : r.w.act;
-  return add(mul(k, kw), mul(v, vw)) / tp;
-}
-
 }  // namespace vramdoc::estimator::detail
 
 namespace vramdoc::estimator {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/infer_ops.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -16,61 +17,10 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
 constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training makes two, inference one (traces)
 
-class Sequence {
- public:
-  u64 alloc(u64 bytes) {
-    if (bytes == 0) return 0;
-    events_.push_back({true, bytes, next_});
-    return next_++;
-  }
-  void free(u64 id) {
-    if (id != 0) events_.push_back({false, 0, id});
-  }
-  void free(std::vector<u64>& ids) {
-    for (u64 id : ids) free(id);
-    ids.clear();
-  }
-  std::vector<AllocEvent> take() { return std::move(events_); }
-
- private:
-  std::vector<AllocEvent> events_;
-  u64 next_ = 1;
-};
-
-// Tensors of the model: every weight (stacked experts one tensor per layer), and which belong to a
-// decoder layer (split evenly over the layers) or to the embeddings / head.
-struct Tensors {
-  std::vector<u64> layer, head, embed;  // bytes per tensor; `layer` holds one layer's share
-  std::vector<u64> layer_casts;         // a layer's autocast 16-bit copies
-  u64 lm_head_cast = 0;
-};
-
-Tensors weight_tensors(const Run& r, u64 elem_width) {
-  Tensors t;
-  const u64 L = std::max<u64>(r.m.num_layers, 1);
-  const Quantization q = effective_quant(r.m, r.o);
-  for (const auto& w : describe_weights(r.m)) {
-    const u64 each = mul(w.rows, w.cols);
-    const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
-    if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
-    if (w.tied) continue;
-    u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
-    if (w.count >= L && w.count % L == 0) {  // per layer: count / L tensors (stacked experts: one)
-      const u64 per_layer = w.count / L, tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
-      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors));
-      if (w.matmul && r.w.amp && !quantized) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
-    } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
-      t.head.push_back(mul(bytes, w.count));
-    } else {
-      t.embed.push_back(mul(bytes, w.count));
-    }
-  }
-  return t;
-}
 
 // What one training step allocates and frees, given the model's tensors.
 struct TrainPlan {
-  Tensors weights, grads;
+  WeightTensors weights, grads;
   std::vector<std::vector<u64>> layer_saved;  // per layer, each saved tensor's bytes
   std::vector<u64> head_saved;
   u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
@@ -215,50 +165,55 @@ void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& s
   s.free(grads);  // zero_grad(set_to_none=True)
 }
 
-void inference(Sequence& s, const Run& r) {
-  const u64 tokens = mul(r.o.batch, r.o.seq), tp = r.o.tensor_parallel, act = r.w.act;
-  const u64 kv = kv_bytes_per_token_layer(r), residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
-  const u64 q = mul(r.m.num_heads, r.m.head_dim) / tp;
-  const u64 mlp = mul(mul(tokens, r.m.num_experts > 0 ? mul(r.m.moe_intermediate_size, r.m.experts_per_token) : r.m.intermediate_size / tp), act);
-  std::vector<u64> cache;
-  u64 hidden = s.alloc(residual);
-  s.alloc(kCublasWorkspace);  // inference needs one workspace (the traces hold one 32 MiB block)
-  for (u64 l = 0; l < r.m.num_layers; ++l) {
-    cache.push_back(s.alloc(mul(tokens, kv) / 2));
-    cache.push_back(s.alloc(mul(tokens, kv) - mul(tokens, kv) / 2));
-    const u64 attn = s.alloc(mul(mul(tokens, q), act)), deq = s.alloc(mul(r.s.dequant_elements, act));
-    const u64 mid = s.alloc(residual);
-    s.free(attn), s.free(deq), s.free(hidden);
-    std::vector<u64> m3 = {s.alloc(mlp), s.alloc(mlp), s.alloc(mlp)};
-    hidden = s.alloc(residual);
-    s.free(m3), s.free(mid);
-  }
-  const u64 logit_rows = r.o.logits_last_only || r.o.new_tokens > 0 ? r.o.batch : tokens;
-  const u64 normed = s.alloc(mul(mul(tokens, r.m.hidden_size), act));
-  const u64 logits = s.alloc(mul(mul(logit_rows, r.m.vocab_size / tp), act));
-  s.free(normed), s.free(hidden);
-  for (u64 t = 1; t <= r.o.new_tokens; ++t) {  // DynamicCache: torch.cat into a one-token-longer tensor
-    for (u64& id : cache) {
-      const u64 grown = s.alloc(mul(mul(r.o.batch, r.o.seq + t), kv) / 2);
-      s.free(id);
-      id = grown;
-    }
-  }
-  s.free(logits);
-}
 
 }  // namespace
+
+// A model built on the GPU (from_config under a CUDA device, as measured) creates lm_head with its own
+// weight last and frees it when post_init() ties it to the embeddings: one free block of its size
+// before the first step. Loading a quantised model (or from the meta device) makes no such block.
+void release_tied_head(Sequence& s, const Run& r, u64 elem_width) {
+  if (!r.m.tie_word_embeddings || effective_quant(r.m, r.o).method != QuantMethod::None) return;
+  s.free(s.alloc(mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width), Use::Weight));
+}
+
+WeightTensors weight_tensors(const Run& r, u64 elem_width) {
+  WeightTensors t;
+  const u64 L = std::max<u64>(r.m.num_layers, 1);
+  const Quantization q = effective_quant(r.m, r.o);
+  for (const auto& w : describe_weights(r.m)) {
+    const u64 each = mul(w.rows, w.cols);
+    const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
+    if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
+    if (w.tied) continue;
+    u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
+    if (w.count >= L && w.count % L == 0) {  // per layer: count / L tensors (stacked experts: one)
+      const u64 per_layer = w.count / L, tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
+      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors));
+      if (w.matmul && r.w.amp && !quantized) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
+    } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
+      t.head.push_back(mul(bytes, w.count));
+    } else {
+      t.embed.push_back(mul(bytes, w.count));
+    }
+  }
+  return t;
+}
+
+void allocate_weights(Sequence& s, const Run& r) {
+  const WeightTensors t = weight_tensors(r, r.w.weight);
+  for (u64 b : t.embed) s.alloc(b, Use::Weight);
+  const u64 tp = std::max<u64>(r.o.tensor_parallel, 1);  // a tensor-parallel rank's share of each layer
+  for (u64 l = 0; l < r.m.num_layers; ++l) {
+    for (u64 b : t.layer) s.alloc(b / tp, Use::Weight);
+  }
+  for (u64 b : t.head) s.alloc(b, Use::Weight);
+  release_tied_head(s, r, r.w.weight);
+}
 
 std::vector<AllocEvent> step_events(const Run& r) {
   Sequence s;
   if (!trains(r.o)) {
-    for (u64 b : weight_tensors(r, r.w.weight).embed) s.alloc(b);
-    const Tensors t = weight_tensors(r, r.w.weight);
-    for (u64 l = 0; l < r.m.num_layers; ++l) {
-      for (u64 b : t.layer) s.alloc(b);
-    }
-    for (u64 b : t.head) s.alloc(b);
-    inference(s, r);
+    inference_events(s, r);
     return s.take();
   }
   const TrainPlan p = train_plan(r);
@@ -267,6 +222,7 @@ std::vector<AllocEvent> step_events(const Run& r) {
     for (u64 b : p.weights.layer) s.alloc(b);
   }
   for (u64 b : p.weights.head) s.alloc(b);
+  release_tied_head(s, r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
   std::vector<u64> states;
   for (int step = 0; step < 3; ++step) train_step(s, p, step == 0, states);
   return s.take();
