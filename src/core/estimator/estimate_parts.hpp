@@ -75,6 +75,14 @@ struct WeightTensors {
 };
 WeightTensors weight_tensors(const Run& r, u64 element_width);
 
+// What autograd keeps in training, from the forward recorded op by op (step_sequence.cpp):
+// every layer's saved activations, the largest layer's (what a checkpointed layer recomputes),
+// the head's (final norm, lm_head's input). Autocast weight copies are not included.
+struct SavedBytes {
+  u64 all_layers = 0, largest_layer = 0, head = 0;
+};
+SavedBytes saved_bytes(const Run& r);
+
 // The step's allocations and frees, tensor by tensor, as PyTorch makes them: weights, then three
 // training steps (or the prefill and the decoding steps). Replayed through CachingAllocator.
 std::vector<AllocEvent> step_events(const Run& r);

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "core/estimator/estimate_parts.hpp"
-#include "core/estimator/infer_ops.hpp"
+#include "core/estimator/forward_ops.hpp"
 #include "core/estimator/parallel.hpp"
 #include "core/units.hpp"
 
@@ -40,22 +40,6 @@ Phase make_phase(std::string name, std::vector<Term> terms) {
     p.terms.push_back(std::move(t));
   }
   return p;
-}
-
-struct LayerBytes {
-  u64 all = 0;      // every layer's saved tensors
-  u64 largest = 0;  // one layer (the largest kind): what a checkpointed layer recomputes
-};
-
-LayerBytes layer_bytes(const Run& r, u64 tokens) {
-  LayerBytes b;
-  for (const auto& [kind, count] : layer_kinds(r.m)) {
-    const auto layer = describe_layer(r.m, attention_path(r.m, r.o, kind), r.o.seq, kind);
-    const u64 one = mul(total(tensor_bytes_per_token(layer, r.w, r.o, r.targets, r.o.tensor_parallel)), tokens);
-    b.all = add(b.all, mul(one, count));
-    b.largest = std::max(b.largest, one);
-  }
-  return b;
 }
 
 ReplicaStates replica_states(const Run& r) {
@@ -98,9 +82,9 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   const bool lora = adapters(o);
   const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only ? o.batch : tokens;
   const ReplicaStates rs = replica_states(r);
-  const LayerBytes layers = layer_bytes(r, tokens);
+  const SavedBytes saved = saved_bytes(r);
   const u64 checkpoint_bytes = mul(m.hidden_size, w.wide, tokens);  // each layer's input
-  const u64 head_bytes = mul(total(tensor_bytes_per_token(describe_head(m), w, o, r.targets, 1)), tokens);
+  const u64 head_bytes = saved.head;
   const u64 cast_all = w.amp ? mul(2, s.local_matmul) : 0;
   const u64 cast_lm_head = w.amp ? mul(2, s.lm_head_params) : 0;
   // The quantised base dequantises one Linear's weight in the compute dtype per forward/backward.
@@ -109,7 +93,7 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   // Gemma 2's logit soft-capping also keeps tanh's output in the activation dtype. lm_head stays
   // whole under --tp: every rank computes all logits.
   const u64 logits = mul(12 + (m.final_logit_softcap > 0 ? w.act : 0), logit_tokens, m.vocab_size);
-  const u64 kept = checkpointing ? add(mul(checkpoint_bytes, m.num_layers), head_bytes) : add(layers.all, head_bytes);
+  const u64 kept = checkpointing ? add(mul(checkpoint_bytes, m.num_layers), head_bytes) : add(saved.all_layers, head_bytes);
   const u64 head_grads = lora ? 0 : mul(s.lm_head_params, rs.weight_width);
   const Term cast{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", checkpointing ? cast_lm_head : cast_all};
   std::vector<Phase> phases;
@@ -127,7 +111,7 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
       Phase p = with_states("backward (recomputing a checkpointed layer)", rs, o, StepPoint::BackwardLayer, grads,
                             {{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", add(cast_lm_head, layer_cast)},
                              {"checkpoints_bytes", "layer checkpoints", mul(checkpoint_bytes, checkpoints)},
-                             {"activations_bytes", "one recomputed layer", layers.largest},
+                             {"activations_bytes", "one recomputed layer", saved.largest_layer},
                              {"dequant_buffer_bytes", "dequantised weight (quantised base)", dequant}});
       if (p.allocated_bytes > best.allocated_bytes) best = std::move(p);
     }

@@ -54,6 +54,15 @@ class Sequence {
     for (std::uint64_t id : ids) free(id);
     ids.clear();
   }
+  // Bytes of live tensor `id` (0 when it is not live, or not of `use` when one is given).
+  std::uint64_t bytes_of(std::uint64_t id) const {
+    const auto it = live_.find(id);
+    return it == live_.end() ? 0 : it->second.first;
+  }
+  std::uint64_t bytes_of(std::uint64_t id, Use use) const {
+    const auto it = live_.find(id);
+    return it == live_.end() || it->second.second != use ? 0 : it->second.first;
+  }
   // Later allocations belong to stage `s`.
   void stage(Stage s) { stage_ = s; }
   // The live bytes at each stage's peak (block rounding aside: the allocator's view is the replay's).

@@ -1,12 +1,13 @@
-// The allocation sequence of a step, tensor by tensor, in the order PyTorch makes and frees them:
-// weights; then three training steps (forward keeps each layer's saved tensors, backward frees
-// them layer by layer while the gradients appear, the optimizer's state arrives in step one, its
-// foreach temporaries and the gradients go at the end of each step), or the prefill and the
-// decoding steps. Replaying it through CachingAllocator gives the reserved memory.
+// The allocation sequence of training, tensor by tensor, in the order PyTorch makes and frees them:
+// the weights, then three steps. The forward runs op by op (forward_ops.hpp) with autograd keeping
+// each layer's saved tensors (with gradient checkpointing only the layers' inputs, the layer run
+// again in the backward); the backward frees them layer by layer while the gradients appear; the
+// optimizer's state arrives in step one, its foreach temporaries and the gradients go at the end of
+// each step. Inference: infer_sequence.cpp. Replaying it through CachingAllocator gives reserved.
 #include <algorithm>
 
 #include "core/estimator/estimate_parts.hpp"
-#include "core/estimator/infer_ops.hpp"
+#include "core/estimator/forward_ops.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -15,28 +16,25 @@ namespace {
 
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
-constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training makes two, inference one (traces)
+constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training makes two (traces)
 
-
-// What one training step allocates and frees, given the model's tensors.
+// What one training step allocates and frees beyond the forward, given the model's tensors.
 struct TrainPlan {
   WeightTensors weights, grads;
-  std::vector<std::vector<u64>> layer_saved;  // per layer, each saved tensor's bytes
-  std::vector<u64> head_saved;
+  std::vector<LayerKind> kinds;
   u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
   u64 tied_embedding = 0;     // full training with a tied lm_head: bytes of the shared weight's gradient
   u64 states_per_tensor = 0;  // optimizer states per trainable tensor (same bytes)
-  bool foreach_temporaries = false, checkpointing = false, lora = false;
+  bool foreach_temporaries = false, checkpointing = false;
 };
 
 TrainPlan train_plan(const Run& r) {
   TrainPlan p;
   const u64 tokens = mul(r.o.batch, r.o.seq), tp = r.o.tensor_parallel;
   const u64 logit_tokens = r.o.logits_last_only ? r.o.batch : tokens, V = r.m.vocab_size / tp;
-  p.lora = adapters(r.o);
   p.checkpointing = r.o.grad_checkpointing;
   p.weights = weight_tensors(r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
-  if (p.lora) {  // the adapters' A and B, fp32, as one layer's share
+  if (adapters(r.o)) {  // the adapters' A and B, fp32, as one layer's share
     const u64 per_layer = r.s.adapter_params / std::max<u64>(r.m.num_layers, 1);
     p.grads.layer = {mul(per_layer / 2, 4), mul(per_layer - per_layer / 2, 4)};
     for (u64 g : p.grads.layer) p.weights.layer.push_back(g);
@@ -44,14 +42,7 @@ TrainPlan train_plan(const Run& r) {
     p.grads = weight_tensors(r, r.w.weight);
     if (r.m.tie_word_embeddings && !p.grads.embed.empty()) p.tied_embedding = p.grads.embed.front();
   }
-  for (const auto& [kind, count] : layer_kinds(r.m)) {
-    std::vector<u64> one;
-    for (u64 b : tensor_bytes_per_token(describe_layer(r.m, attention_path(r.m, r.o, kind), r.o.seq, kind), r.w, r.o, r.targets, tp)) {
-      one.push_back(mul(b, tokens));
-    }
-    for (u64 i = 0; i < count; ++i) p.layer_saved.push_back(one);
-  }
-  for (u64 b : tensor_bytes_per_token(describe_head(r.m), r.w, r.o, r.targets, 1)) p.head_saved.push_back(mul(b, tokens));
+  p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
   p.logits_act = mul(mul(logit_tokens, V), r.w.act);
   p.logits_fp32 = mul(mul(logit_tokens, V), 4);
@@ -62,33 +53,74 @@ TrainPlan train_plan(const Run& r) {
   return p;
 }
 
-// The bytes of each tensor a layer keeps, in the order forward() allocates them.
-std::vector<u64> layer_order(const TrainPlan& p, std::size_t l) {
-  std::vector<u64> bytes = p.weights.layer_casts;
-  bytes.insert(bytes.end(), p.layer_saved[l].begin(), p.layer_saved[l].end());
-  return bytes;
+// One layer's forward with autograd recording: under autocast its Linears' 16-bit weight copies
+// first (saved), then the layer op by op. `saved` receives what autograd keeps; the cache entries
+// it does not keep go to `cache` (DynamicCache holds them to the forward's end).
+u64 recorded_layer(Forward& f, const TrainPlan& p, LayerKind kind, u64 x, std::vector<u64>& saved, std::vector<u64>& cache) {
+  f.train = true;
+  for (u64 b : p.weights.layer_casts) f.keep(f.s.alloc(b, Use::Cast));
+  CacheIds entries{0, 0};
+  const u64 out = decoder_layer(f, kind, x, entries);
+  for (u64 id : entries) {
+    if (id != 0 && !f.kept(id)) cache.push_back(id);
+  }
+  saved = f.take_saved();
+  return out;
 }
 
-void forward(Sequence& s, const TrainPlan& p, std::vector<std::vector<u64>>& saved, std::vector<u64>& checkpoints) {
-  u64 residual = s.alloc(p.residual);
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) {
-    std::vector<u64> ids;
-    for (u64 b : layer_order(p, l)) ids.push_back(s.alloc(b));
-    const u64 out = s.alloc(p.residual);
-    if (p.checkpointing) {
-      checkpoints.push_back(residual);
-      s.free(ids);
-    } else {
-      s.free(residual);
-    }
-    saved.push_back(std::move(ids));
-    residual = out;
+// A checkpointed layer's forward: nothing saved (its input is the checkpoint), the autocast copies
+// made and released again.
+u64 checkpointed_layer(Forward& f, const TrainPlan& p, LayerKind kind, u64 x) {
+  f.train = false;
+  std::vector<u64> casts;
+  for (u64 b : p.weights.layer_casts) casts.push_back(f.s.alloc(b, Use::Cast));
+  CacheIds cache{0, 0};
+  const u64 out = decoder_layer(f, kind, x, cache);
+  f.s.free(casts);
+  return out;
+}
+
+// The final norm and lm_head's input (cast to 16 bit under autocast, saved when lm_head trains),
+// lm_head's autocast copy; frees the last layer's output unless saved. Returns the saved tensors.
+std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast) {
+  f.train = true;
+  const u64 normed = norm(f, x, f.r.m.hidden_size, f.wide);
+  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(f.bytes(f.r.m.hidden_size, 2)) : normed);  // lm_head's input
+  f.keep(f.s.alloc(lm_head_cast, Use::Cast));
+  f.drop(normed);
+  if (!f.kept(x)) f.s.free(x);
+  return f.take_saved();
+}
+
+struct Recorded {
+  std::vector<std::vector<u64>> layers;  // each layer's saved tensors (empty when checkpointed)
+  std::vector<u64> head;                 // the final norm's and lm_head's
+  std::vector<u64> embeddings;           // before the first layer (GPT-2's embedding dropout mask)
+  std::vector<u64> checkpoints;          // the layers' inputs (gradient checkpointing)
+};
+
+// The forward: embeddings, masks, rotary tables (the first step's first matmul makes a cuBLAS
+// workspace), the layers, the final norm and lm_head's saved input (the logits: loss_and_its_gradient).
+Recorded forward(Forward& f, const TrainPlan& p, bool first) {
+  Recorded rec;
+  f.train = true;
+  Prelude pre = prelude(f, p.kinds, first ? kCublasWorkspace : 0);
+  rec.embeddings = f.take_saved();
+  std::vector<u64> cache;
+  u64 x = pre.hidden;
+  for (std::size_t l = 0; l < p.kinds.size(); ++l) {
+    std::vector<u64> saved;
+    const u64 out = p.checkpointing ? checkpointed_layer(f, p, p.kinds[l], x) : recorded_layer(f, p, p.kinds[l], x, saved, cache);
+    const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
+    if (p.checkpointing) rec.checkpoints.push_back(x);
+    else if (l == 0) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
+    else if (!kept) f.s.free(x);
+    rec.layers.push_back(std::move(saved));
+    x = out;
   }
-  std::vector<u64> head;
-  for (u64 b : p.head_saved) head.push_back(s.alloc(b));
-  head.push_back(s.alloc(p.weights.lm_head_cast));
-  saved.push_back(std::move(head));
-  s.free(residual);
+  rec.head = record_head(f, x, p.weights.lm_head_cast);
+  f.s.free(pre.held), f.s.free(cache);
+  return rec;
 }
 
 // The loss: lm_head's output, soft-capping, the fp32 copy and log_softmax (saved); backward's
@@ -105,52 +137,28 @@ u64 loss_and_its_gradient(Sequence& s, const TrainPlan& p) {
   return grad16;
 }
 
-void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& states) {
-  std::vector<std::vector<u64>> saved, saved_bytes;
-  std::vector<u64> checkpoints, grads;
-  if (first) s.alloc(kCublasWorkspace);  // the first workspace: at the first forward matmul (traces)
-  forward(s, p, saved, checkpoints);
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) saved_bytes.push_back(layer_order(p, l));
-  const u64 logits_grad = loss_and_its_gradient(s, p);
-  for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
-  const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
-  u64 dx = s.alloc(p.residual);
-  if (first) s.alloc(kCublasWorkspace);  // the second workspace: at lm_head's backward matmuls (traces)
-  s.free(logits_grad);
-  s.free(saved.back());
-  for (std::size_t l = p.layer_saved.size(); l-- > 0;) {
-    if (p.checkpointing) {
-      for (u64 b : saved_bytes[l]) saved[l].push_back(s.alloc(b));
-    }
-    // Autograd walks the layer's ops backwards: each frees its saved operands as it makes its
-    // gradients, so the weight gradients land in the holes the activations leave.
-    // Each saved activation's gradient has its shape: made, used by the next op back, then freed.
-    const u64 next_dx = s.alloc(p.residual);
-    std::size_t g = 0;
-    u64 previous = 0;
-    for (std::size_t i = saved[l].size(); i-- > 0;) {
-      const u64 grad = s.alloc(saved_bytes[l][i]);
-      s.free(previous);
-      previous = grad;
-      s.free(saved[l][i]);
-      if (g < p.grads.layer.size()) grads.push_back(s.alloc(p.grads.layer[g++]));
-    }
+// The backward of one layer: autograd walks its ops backwards, each saved tensor's gradient made
+// (its shape), used by the next op back and freed, the saved tensor freed; the weight gradients
+// land in the holes the activations leave.
+void layer_backward(Sequence& s, const TrainPlan& p, std::vector<u64>& saved, std::vector<u64>& grads) {
+  std::size_t g = 0;
+  u64 previous = 0;
+  for (std::size_t i = saved.size(); i-- > 0;) {
+    const u64 grad = s.alloc(s.bytes_of(saved[i]));
     s.free(previous);
-    for (; g < p.grads.layer.size(); ++g) grads.push_back(s.alloc(p.grads.layer[g]));
-    saved[l].clear();
-    s.free(dx);
-    dx = next_dx;
-    if (p.checkpointing) s.free(checkpoints[l]);
+    previous = grad;
+    s.free(saved[i]);
+    if (g < p.grads.layer.size()) grads.push_back(s.alloc(p.grads.layer[g++]));
   }
-  for (u64 g : p.grads.embed) grads.push_back(s.alloc(g));
-  if (tied_head_grad != 0) {  // AccumulateGrad sums the two shares into a new tensor
-    grads.push_back(s.alloc(p.tied_embedding));
-    s.free(tied_head_grad), s.free(grads[grads.size() - 2]);
-  }
-  s.free(dx);
+  s.free(previous);
+  for (; g < p.grads.layer.size(); ++g) grads.push_back(s.alloc(p.grads.layer[g]));
+  saved.clear();
+}
+
+void optimizer_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& states, std::vector<u64>& grads) {
   // optimizer state and foreach temporaries in model.parameters() order: embeddings, layers, head
   std::vector<u64> trainable = p.grads.embed;
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) trainable.insert(trainable.end(), p.grads.layer.begin(), p.grads.layer.end());
+  for (std::size_t l = 0; l < p.kinds.size(); ++l) trainable.insert(trainable.end(), p.grads.layer.begin(), p.grads.layer.end());
   trainable.insert(trainable.end(), p.grads.head.begin(), p.grads.head.end());
   if (first) {
     for (u64 b : trainable) {
@@ -165,49 +173,65 @@ void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& s
   s.free(grads);  // zero_grad(set_to_none=True)
 }
 
+void train_step(Forward& f, const TrainPlan& p, bool first, std::vector<u64>& states) {
+  Sequence& s = f.s;
+  Recorded rec = forward(f, p, first);
+  std::vector<u64> grads;
+  const u64 logits_grad = loss_and_its_gradient(s, p);
+  for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
+  const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
+  u64 dx = s.alloc(p.residual);
+  if (first) s.alloc(kCublasWorkspace);  // the second workspace: at lm_head's backward matmuls (traces)
+  s.free(logits_grad);
+  s.free(rec.head);
+  for (std::size_t l = p.kinds.size(); l-- > 0;) {
+    std::vector<u64> none;
+    if (p.checkpointing) s.free(recorded_layer(f, p, p.kinds[l], rec.checkpoints[l], rec.layers[l], none));  // recomputed
+    const u64 next_dx = s.alloc(p.residual);
+    layer_backward(s, p, rec.layers[l], grads);
+    s.free(dx);
+    dx = next_dx;
+    if (p.checkpointing) s.free(rec.checkpoints[l]);
+  }
+  s.free(rec.embeddings);
+  for (u64 g : p.grads.embed) grads.push_back(s.alloc(g));
+  if (tied_head_grad != 0) {  // AccumulateGrad sums the two shares into a new tensor
+    grads.push_back(s.alloc(p.tied_embedding));
+    s.free(tied_head_grad), s.free(grads[grads.size() - 2]);
+  }
+  s.free(dx);
+  optimizer_step(s, p, first, states, grads);
+}
+
+// The bytes of `ids` that are activations (the cache copies SDPA saves included; not the autocast
+// weight copies, which the phases count apart).
+u64 activation_bytes(const Sequence& s, const std::vector<u64>& ids) {
+  u64 sum = 0;
+  for (u64 id : ids) sum = saturating_add(sum, s.bytes_of(id) - s.bytes_of(id, Use::Cast));
+  return sum;
+}
 
 }  // namespace
 
-// A model built on the GPU (from_config under a CUDA device, as measured) creates lm_head with its own
-// weight last and frees it when post_init() ties it to the embeddings: one free block of its size
-// before the first step. Loading a quantised model (or from the meta device) makes no such block.
-void release_tied_head(Sequence& s, const Run& r, u64 elem_width) {
-  if (!r.m.tie_word_embeddings || effective_quant(r.m, r.o).method != QuantMethod::None) return;
-  s.free(s.alloc(mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width), Use::Weight));
-}
-
-WeightTensors weight_tensors(const Run& r, u64 elem_width) {
-  WeightTensors t;
-  const u64 L = std::max<u64>(r.m.num_layers, 1);
-  const Quantization q = effective_quant(r.m, r.o);
-  for (const auto& w : describe_weights(r.m)) {
-    const u64 each = mul(w.rows, w.cols);
-    const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
-    if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
-    if (w.tied) continue;
-    u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
-    if (w.count >= L && w.count % L == 0) {  // per layer: count / L tensors (stacked experts: one)
-      const u64 per_layer = w.count / L, tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
-      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors));
-      if (w.matmul && r.w.amp && !quantized) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
-    } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
-      t.head.push_back(mul(bytes, w.count));
-    } else {
-      t.embed.push_back(mul(bytes, w.count));
-    }
+SavedBytes saved_bytes(const Run& r) {
+  Sequence s;
+  Forward f(s, r);
+  f.use_cache = !r.o.grad_checkpointing;
+  const TrainPlan p = train_plan(r);
+  f.train = true;
+  Prelude pre = prelude(f, p.kinds, 0);
+  f.take_saved();
+  SavedBytes out;
+  for (const auto& [kind, count] : layer_kinds(r.m)) {
+    std::vector<u64> saved, cache;
+    const u64 x = s.alloc(p.residual), y = recorded_layer(f, p, kind, x, saved, cache);
+    const u64 one = activation_bytes(s, saved);
+    out.all_layers = saturating_add(out.all_layers, saturating_mul(one, count));
+    out.largest_layer = std::max(out.largest_layer, one);
+    s.free(saved), s.free(cache), s.free(x), s.free(y);
   }
-  return t;
-}
-
-void allocate_weights(Sequence& s, const Run& r) {
-  const WeightTensors t = weight_tensors(r, r.w.weight);
-  for (u64 b : t.embed) s.alloc(b, Use::Weight);
-  const u64 tp = std::max<u64>(r.o.tensor_parallel, 1);  // a tensor-parallel rank's share of each layer
-  for (u64 l = 0; l < r.m.num_layers; ++l) {
-    for (u64 b : t.layer) s.alloc(b / tp, Use::Weight);
-  }
-  for (u64 b : t.head) s.alloc(b, Use::Weight);
-  release_tied_head(s, r, r.w.weight);
+  out.head = activation_bytes(s, record_head(f, s.alloc(p.residual), 0));
+  return out;
 }
 
 std::vector<AllocEvent> step_events(const Run& r) {
@@ -217,14 +241,16 @@ std::vector<AllocEvent> step_events(const Run& r) {
     return s.take();
   }
   const TrainPlan p = train_plan(r);
-  for (u64 b : p.weights.embed) s.alloc(b);
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) {
-    for (u64 b : p.weights.layer) s.alloc(b);
+  for (u64 b : p.weights.embed) s.alloc(b, Use::Weight);
+  for (std::size_t l = 0; l < p.kinds.size(); ++l) {
+    for (u64 b : p.weights.layer) s.alloc(b, Use::Weight);
   }
-  for (u64 b : p.weights.head) s.alloc(b);
+  for (u64 b : p.weights.head) s.alloc(b, Use::Weight);
   release_tied_head(s, r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
+  Forward f(s, r);
+  f.use_cache = !p.checkpointing;  // transformers turns the cache off under gradient checkpointing
   std::vector<u64> states;
-  for (int step = 0; step < 3; ++step) train_step(s, p, step == 0, states);
+  for (int step = 0; step < 3; ++step) train_step(f, p, step == 0, states);
   return s.take();
 }
 
