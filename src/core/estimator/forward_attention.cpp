@@ -89,6 +89,34 @@ u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_majo
   return contiguous;
 }
 
+// GPT-2's own eager attention (modeling_gpt2.py eager_attention_forward): scores, divided by the
+// scale, masked with torch.where, softmax (saved; fp32 under autocast) and its copy in the values'
+// dtype, attention dropout (its mask and output saved), the output made contiguous for c_proj.
+u64 gpt2_eager(Forward& f, const LayerDims& d, u64 k, u64 v) {
+  f.keep(k), f.keep(v);
+  const u64 sw = f.amp ? 4 : f.act;
+  u64 x = f.s.alloc(f.scores(d.heads, f.act));
+  for (int i = 0; i < 2; ++i) {  // / scale, torch.where(causal, ...)
+    const u64 next = f.s.alloc(f.scores(d.heads, f.act));
+    f.drop(x);
+    x = next;
+  }
+  const u64 sm = f.s.alloc(f.scores(d.heads, sw));
+  f.keep(sm);
+  f.drop(x);
+  u64 probs = sw != f.act ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
+  if (f.train && f.r.m.attention_dropout > 0) {
+    const u64 mask = f.s.alloc(f.scores(d.heads, 1)), dropped = f.s.alloc(f.scores(d.heads, f.act));
+    f.keep(mask);
+    if (probs != sm) f.drop(probs);
+    probs = dropped;
+  }
+  f.keep(probs);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(out), f.drop(probs), f.drop(sm);
+  return contiguous;
+}
+
 // SDPA's math kernel (aten _scaled_dot_product_attention_math): 16-bit inputs upcast to fp32, the
 // query and keys scaled, keys expanded to every head, the query reshaped for the batched matmul,
 // fp32 scores and probabilities (saved with the matmuls' operands), a bool mask of rows
@@ -135,7 +163,7 @@ u64 qk_normed(Forward& f, u64 raw, u64 elements) {
 Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   const ModelConfig& m = f.r.m;
   Qkv t;
-  if (!m.fused_qkv) {
+  if (!m.fused_qkv && m.family != Family::Gpt2) {
     const bool norm_each = m.qk_norm != QkNorm::None && m.family != Family::Gemma3;
     t.q = linear(f, x, d.h, d.q, input_wide, "q_proj");
     if (norm_each) t.q = qk_normed(f, t.q, d.q);
@@ -147,7 +175,8 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   }
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1);
   const u64 kv_fused = m.kv_broadcast_to_heads ? mul(m.num_kv_heads / tp, d.head_dim) : d.kv;
-  t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, m.family == Family::Phi3 ? "qkv_proj" : "query_key_value");
+  const char* name = m.family == Family::Phi3 ? "qkv_proj" : m.family == Family::Gpt2 ? "c_attn" : "query_key_value";
+  t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, name);
   if (m.family != Family::Falcon) return t;
   if (m.kv_broadcast_to_heads) {
     const u64 ki = f.s.alloc(f.bytes(kv_fused, f.act)), vi = f.s.alloc(f.bytes(kv_fused, f.act));
@@ -292,7 +321,9 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const u64 q = rot.q != 0 ? rot.q : t.fused;
   u64 out = 0;
   const AttentionPath path = attention_path(m, f.r.o, kind);
-  if (path == AttentionPath::Eager) {
+  if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
+    out = gpt2_eager(f, d, k, v);
+  } else if (path == AttentionPath::Eager) {
     out = eager(f, d, q, k, v, rot.heads_major, held);
   } else {
     const bool math = path == AttentionPath::Math;
@@ -303,7 +334,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
       f.drop(raw);
     }
   }
-  const u64 o = linear(f, out, d.q, d.h, false, m.family == Family::Phi || m.family == Family::Falcon || m.family == Family::GptNeox ? "dense" : "o_proj");
+  const bool dense = m.family == Family::Phi || m.family == Family::Falcon || m.family == Family::GptNeox;
+  const u64 o = linear(f, out, d.q, d.h, false, m.family == Family::Gpt2 ? "attn.c_proj" : dense ? "dense" : "o_proj");
   f.drop(out);
   if (rot.q != t.q) f.drop(rot.q);
   if (!f.use_cache) f.drop(rot.k), f.drop(t.k), f.drop(t.v);

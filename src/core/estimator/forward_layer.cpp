@@ -94,7 +94,7 @@ u64 parallel_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
 
 }  // namespace
 
-Forward::Forward(Sequence& seq, const Run& run) : s(seq), r(run) {
+Forward::Forward(Tape& tape, const Run& run) : s(tape), r(run) {
   batch = run.o.batch, q_len = kv_len = run.o.seq;
   act = run.w.act, wide = run.w.wide, amp = run.w.amp;
   quantized = effective_quant(run.m, run.o).method != QuantMethod::None;
@@ -167,6 +167,46 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const u64 out = f.s.alloc(f.bytes(h, wide));
   f.drop(mo), f.drop(x2), f.drop(held);
   return out;
+}
+
+// One layer's forward with autograd recording: under autocast its Linears' 16-bit weight copies
+// first (saved), then the layer op by op. `saved` receives what autograd keeps; the cache entries
+// it does not keep go to `cache` (DynamicCache holds them to the forward's end).
+u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x, std::vector<u64>& saved,
+                   std::vector<u64>& cache) {
+  f.train = true;
+  for (u64 b : casts) f.keep(f.s.alloc(b, Use::Cast));
+  CacheIds entries{0, 0};
+  const u64 out = decoder_layer(f, kind, x, entries);
+  for (u64 id : entries) {
+    if (id != 0 && !f.kept(id)) cache.push_back(id);
+  }
+  saved = f.take_saved();
+  return out;
+}
+
+// A checkpointed layer's forward: nothing saved (its input is the checkpoint), the autocast copies
+// made and released again.
+u64 checkpointed_layer(Forward& f, const std::vector<u64>& layer_casts, LayerKind kind, u64 x) {
+  f.train = false;
+  std::vector<u64> casts;
+  for (u64 b : layer_casts) casts.push_back(f.s.alloc(b, Use::Cast));
+  CacheIds cache{0, 0};
+  const u64 out = decoder_layer(f, kind, x, cache);
+  f.s.free(casts);
+  return out;
+}
+
+// The final norm and lm_head's input (cast to 16 bit under autocast, saved when lm_head trains),
+// lm_head's autocast copy; frees the last layer's output unless saved. Returns the saved tensors.
+std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast) {
+  f.train = true;
+  const u64 normed = norm(f, x, f.r.m.hidden_size, f.wide);
+  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(f.bytes(f.r.m.hidden_size, 2)) : normed);  // lm_head's input
+  f.keep(f.s.alloc(lm_head_cast, Use::Cast));
+  f.drop(normed);
+  if (!f.kept(x)) f.s.free(x);
+  return f.take_saved();
 }
 
 }  // namespace vramdoc::estimator::detail

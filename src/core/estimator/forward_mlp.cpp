@@ -48,7 +48,8 @@ u64 new_gelu(Forward& f, u64 x, u64 inter) {
 
 u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const ModelConfig& m = f.r.m;
-  if (m.mlp == MlpKind::Gated && m.family != Family::Phi3) return gated(f, x, h, inter, input_wide, "");
+  const bool gpt2 = m.family == Family::Gpt2;
+  if (m.mlp == MlpKind::Gated && m.family != Family::Phi3 && !gpt2) return gated(f, x, h, inter, input_wide, "");
   if (m.family == Family::Phi3) {  // gate_up_proj, chunked (both halves saved): act(gate), up * act(gate)
     const u64 gate_up = linear(f, x, h, 2 * inter, input_wide, "gate_up_proj"), act = f.s.alloc(f.bytes(inter, f.act));
     f.keep(gate_up), f.keep(act);
@@ -58,7 +59,7 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
     f.drop(prod), f.drop(gate_up);
     return down;
   }
-  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2, gpt2 = m.family == Family::Gpt2;
+  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2;
   const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : "dense_h_to_4h");
   f.keep(first);  // gelu saves its input (gelu_new's pow and product too)
   const bool python_gelu = m.mlp == MlpKind::NewGelu || gpt2;  // its output is fp32 under autocast

@@ -18,9 +18,9 @@ namespace vramdoc::estimator::detail {
 // One forward: the prefill or a training forward (q_len = seq), or a decoding step (q_len = 1).
 struct Forward {
   // A forward of the run's batch and sequence at the run's widths.
-  Forward(Sequence& seq, const Run& run);
+  Forward(Tape& tape, const Run& run);
 
-  Sequence& s;
+  Tape& s;
   const Run& r;
   u64 batch = 1, q_len = 1, kv_len = 1;  // sequences; new tokens of each; keys each attends to
   u64 act = 2;                           // matmul outputs (16-bit under autocast or in a 16-bit model)
@@ -106,10 +106,20 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace);
 // cache, routed experts gather their weights per token.
 void decode_layer(Forward& f, LayerKind kind, CacheIds& cache);
 
+// Training: one layer's forward with autograd recording (the autocast copies `casts` first), its
+// saved tensors into `saved`, the cache entries autograd does not keep into `cache`; the output.
+u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x, std::vector<u64>& saved,
+                   std::vector<u64>& cache);
+// Training with gradient checkpointing: the layer's forward with nothing saved; the output.
+u64 checkpointed_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x);
+// Training: the final norm and lm_head's input (and its autocast copy), freeing the last layer's
+// output unless saved; returns the saved tensors.
+std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
+
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);
 // A tied lm_head built on the GPU: its own weight, freed when post_init() ties it.
-void release_tied_head(Sequence& s, const Run& r, u64 element_width);
+void release_tied_head(Tape& s, const Run& r, u64 element_width);
 // Inference: the weights, the prefill op by op, generate()'s decoding steps (--new-tokens).
 void inference_events(Sequence& s, const Run& r);
 

@@ -28,10 +28,26 @@ struct StagePeak {
   std::uint64_t of(Use u) const { return by_use[static_cast<std::size_t>(u)]; }
 };
 
-class Sequence {
+// Where a forward's tensors go: a recorded sequence, or one rank's allocators (rank_sequence.cpp).
+class Tape {
  public:
+  virtual ~Tape() = default;
   // Allocates `bytes` (nothing for 0, id 0); returns the tensor's id.
-  std::uint64_t alloc(std::uint64_t bytes, Use use = Use::Activation) {
+  virtual std::uint64_t alloc(std::uint64_t bytes, Use use = Use::Activation) = 0;
+  // Frees tensor `id` (0 and unknown ids are ignored).
+  virtual void free(std::uint64_t id) = 0;
+  void free(std::vector<std::uint64_t>& ids) {
+    for (std::uint64_t id : ids) free(id);
+    ids.clear();
+  }
+  // Bytes of live tensor `id` (0 when it is not live).
+  virtual std::uint64_t bytes_of(std::uint64_t id) const = 0;
+};
+
+class Sequence : public Tape {
+ public:
+  using Tape::free;
+  std::uint64_t alloc(std::uint64_t bytes, Use use = Use::Activation) override {
     if (bytes == 0) return 0;
     events_.push_back({true, bytes, next_});
     live_[next_] = {bytes, use};
@@ -41,8 +57,7 @@ class Sequence {
     if (live_total_ > p.total) p = {live_total_, live_by_use_};
     return next_++;
   }
-  // Frees tensor `id` (0 and unknown ids are ignored).
-  void free(std::uint64_t id) {
+  void free(std::uint64_t id) override {
     const auto it = live_.find(id);
     if (it == live_.end()) return;
     events_.push_back({false, 0, id});
@@ -50,12 +65,8 @@ class Sequence {
     live_total_ -= it->second.first;
     live_.erase(it);
   }
-  void free(std::vector<std::uint64_t>& ids) {
-    for (std::uint64_t id : ids) free(id);
-    ids.clear();
-  }
   // Bytes of live tensor `id` (0 when it is not live, or not of `use` when one is given).
-  std::uint64_t bytes_of(std::uint64_t id) const {
+  std::uint64_t bytes_of(std::uint64_t id) const override {
     const auto it = live_.find(id);
     return it == live_.end() ? 0 : it->second.first;
   }

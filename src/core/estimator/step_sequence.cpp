@@ -53,45 +53,6 @@ TrainPlan train_plan(const Run& r) {
   return p;
 }
 
-// One layer's forward with autograd recording: under autocast its Linears' 16-bit weight copies
-// first (saved), then the layer op by op. `saved` receives what autograd keeps; the cache entries
-// it does not keep go to `cache` (DynamicCache holds them to the forward's end).
-u64 recorded_layer(Forward& f, const TrainPlan& p, LayerKind kind, u64 x, std::vector<u64>& saved, std::vector<u64>& cache) {
-  f.train = true;
-  for (u64 b : p.weights.layer_casts) f.keep(f.s.alloc(b, Use::Cast));
-  CacheIds entries{0, 0};
-  const u64 out = decoder_layer(f, kind, x, entries);
-  for (u64 id : entries) {
-    if (id != 0 && !f.kept(id)) cache.push_back(id);
-  }
-  saved = f.take_saved();
-  return out;
-}
-
-// A checkpointed layer's forward: nothing saved (its input is the checkpoint), the autocast copies
-// made and released again.
-u64 checkpointed_layer(Forward& f, const TrainPlan& p, LayerKind kind, u64 x) {
-  f.train = false;
-  std::vector<u64> casts;
-  for (u64 b : p.weights.layer_casts) casts.push_back(f.s.alloc(b, Use::Cast));
-  CacheIds cache{0, 0};
-  const u64 out = decoder_layer(f, kind, x, cache);
-  f.s.free(casts);
-  return out;
-}
-
-// The final norm and lm_head's input (cast to 16 bit under autocast, saved when lm_head trains),
-// lm_head's autocast copy; frees the last layer's output unless saved. Returns the saved tensors.
-std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast) {
-  f.train = true;
-  const u64 normed = norm(f, x, f.r.m.hidden_size, f.wide);
-  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(f.bytes(f.r.m.hidden_size, 2)) : normed);  // lm_head's input
-  f.keep(f.s.alloc(lm_head_cast, Use::Cast));
-  f.drop(normed);
-  if (!f.kept(x)) f.s.free(x);
-  return f.take_saved();
-}
-
 struct Recorded {
   std::vector<std::vector<u64>> layers;  // each layer's saved tensors (empty when checkpointed)
   std::vector<u64> head;                 // the final norm's and lm_head's
@@ -110,7 +71,7 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
   u64 x = pre.hidden;
   for (std::size_t l = 0; l < p.kinds.size(); ++l) {
     std::vector<u64> saved;
-    const u64 out = p.checkpointing ? checkpointed_layer(f, p, p.kinds[l], x) : recorded_layer(f, p, p.kinds[l], x, saved, cache);
+    const u64 out = p.checkpointing ? checkpointed_layer(f, p.weights.layer_casts, p.kinds[l], x) : recorded_layer(f, p.weights.layer_casts, p.kinds[l], x, saved, cache);
     const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
     if (p.checkpointing) rec.checkpoints.push_back(x);
     else if (l == 0) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
@@ -125,7 +86,7 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
 
 // The loss: lm_head's output, soft-capping, the fp32 copy and log_softmax (saved); backward's
 // fp32 gradients, then the 16-bit gradient of the logits.
-u64 loss_and_its_gradient(Sequence& s, const TrainPlan& p) {
+u64 loss_and_its_gradient(Tape& s, const TrainPlan& p) {
   const u64 logits = s.alloc(p.logits_act), tanh = s.alloc(p.softcap);
   const u64 upcast = p.logits_act == p.logits_fp32 ? 0 : s.alloc(p.logits_fp32);
   const u64 log_probs = s.alloc(p.logits_fp32);
@@ -140,7 +101,7 @@ u64 loss_and_its_gradient(Sequence& s, const TrainPlan& p) {
 // The backward of one layer: autograd walks its ops backwards, each saved tensor's gradient made
 // (its shape), used by the next op back and freed, the saved tensor freed; the weight gradients
 // land in the holes the activations leave.
-void layer_backward(Sequence& s, const TrainPlan& p, std::vector<u64>& saved, std::vector<u64>& grads) {
+void layer_backward(Tape& s, const TrainPlan& p, std::vector<u64>& saved, std::vector<u64>& grads) {
   std::size_t g = 0;
   u64 previous = 0;
   for (std::size_t i = saved.size(); i-- > 0;) {
@@ -155,7 +116,7 @@ void layer_backward(Sequence& s, const TrainPlan& p, std::vector<u64>& saved, st
   saved.clear();
 }
 
-void optimizer_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& states, std::vector<u64>& grads) {
+void optimizer_step(Tape& s, const TrainPlan& p, bool first, std::vector<u64>& states, std::vector<u64>& grads) {
   // optimizer state and foreach temporaries in model.parameters() order: embeddings, layers, head
   std::vector<u64> trainable = p.grads.embed;
   for (std::size_t l = 0; l < p.kinds.size(); ++l) trainable.insert(trainable.end(), p.grads.layer.begin(), p.grads.layer.end());
@@ -174,7 +135,7 @@ void optimizer_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64
 }
 
 void train_step(Forward& f, const TrainPlan& p, bool first, std::vector<u64>& states) {
-  Sequence& s = f.s;
+  Tape& s = f.s;
   Recorded rec = forward(f, p, first);
   std::vector<u64> grads;
   const u64 logits_grad = loss_and_its_gradient(s, p);
@@ -186,7 +147,7 @@ void train_step(Forward& f, const TrainPlan& p, bool first, std::vector<u64>& st
   s.free(rec.head);
   for (std::size_t l = p.kinds.size(); l-- > 0;) {
     std::vector<u64> none;
-    if (p.checkpointing) s.free(recorded_layer(f, p, p.kinds[l], rec.checkpoints[l], rec.layers[l], none));  // recomputed
+    if (p.checkpointing) s.free(recorded_layer(f, p.weights.layer_casts, p.kinds[l], rec.checkpoints[l], rec.layers[l], none));  // recomputed
     const u64 next_dx = s.alloc(p.residual);
     layer_backward(s, p, rec.layers[l], grads);
     s.free(dx);
@@ -224,7 +185,7 @@ SavedBytes saved_bytes(const Run& r) {
   SavedBytes out;
   for (const auto& [kind, count] : layer_kinds(r.m)) {
     std::vector<u64> saved, cache;
-    const u64 x = s.alloc(p.residual), y = recorded_layer(f, p, kind, x, saved, cache);
+    const u64 x = s.alloc(p.residual), y = recorded_layer(f, p.weights.layer_casts, kind, x, saved, cache);
     const u64 one = activation_bytes(s, saved);
     out.all_layers = saturating_add(out.all_layers, saturating_mul(one, count));
     out.largest_layer = std::max(out.largest_layer, one);

@@ -15,7 +15,7 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 // A model built on the GPU (from_config under a CUDA device, as measured) creates lm_head with its own
 // weight last and frees it when post_init() ties it to the embeddings: one free block of its size
 // before the first step. Loading a quantised model (or from the meta device) makes no such block.
-void release_tied_head(Sequence& s, const Run& r, u64 elem_width) {
+void release_tied_head(Tape& s, const Run& r, u64 elem_width) {
   if (!r.m.tie_word_embeddings || effective_quant(r.m, r.o).method != QuantMethod::None) return;
   s.free(s.alloc(mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width), Use::Weight));
 }
