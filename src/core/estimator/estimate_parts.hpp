@@ -22,7 +22,6 @@ struct Widths {
 
 // Widths of a run: precision, and QLoRA's fp32 norms / embeddings (prepare_model_for_kbit_training).
 Widths widths_of(const Options& o);
-u64 width(Dtype d, const Widths& w);
 
 // The quantisation a run uses: --mode qlora (nf4, double quantisation), --quant, or the checkpoint's.
 Quantization effective_quant(const ModelConfig& m, const Options& o);
@@ -43,11 +42,6 @@ struct Sizes {
 Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std::string>& targets, const Widths& w);
 // Adds `t` to the tensor-parallel rank's sizes (parallel.cpp): local_params, layer_params, ...
 void count_local(const ModelConfig& m, const Options& o, const WeightTensor& t, Sizes& s);
-
-// Bytes per token of each tensor `a` keeps in this mode (tensor parallel splits heads and MLP).
-std::vector<u64> tensor_bytes_per_token(const LayerActivations& a, const Widths& w, const Options& o,
-                                        const std::vector<std::string>& targets, u64 tp);
-u64 total(const std::vector<u64>& v);
 
 // The attention kernel a layer runs (SDPA's math fallback in fp32 with grouped heads unless an explicit
 // sliding-window mask sends it to the memory-efficient kernel; Falcon's single KV head broadcast).
