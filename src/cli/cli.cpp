@@ -50,10 +50,6 @@ void print(std::string_view text) {
   std::fflush(stdout);
 }
 
-int not_built_yet(std::string_view command, std::string_view issue_title) {
-  return fail(command, "not built yet (planned: " + std::string(issue_title) + ")", kUsage);
-}
-
 int run_cli(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {

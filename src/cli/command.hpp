@@ -40,7 +40,4 @@ int fail(std::string_view command, std::string_view message, int code = kUsage);
 // Writes text to stdout exactly as given (renderers return strings; only the CLI writes).
 void print(std::string_view text);
 
-// For commands that are not built yet: says so and returns kUsage.
-int not_built_yet(std::string_view command, std::string_view issue_title);
-
 }  // namespace vramdoc::cli

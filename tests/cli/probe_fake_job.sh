@@ -26,6 +26,14 @@ LIMIT=100 check "a bad flag is not an OOM" 1 "$VRAMDOC" probe --cmd "$job x{batc
 contains "says other failure" "$out" "failed for a reason other than memory at batch 1"
 contains "with the job's own error" "$err" "invalid int value"
 
+# The trial's outcome comes from the timeline's end record, its reason from the job's output,
+# even when the job prints what run's own report would say (regression: probe searched the log
+# for "vramdoc run: the job exited" and took the line before it).
+check "a job that prints run's words" 1 "$VRAMDOC" probe --keep "$keep" \
+  --cmd "echo 'vramdoc run: the job exited with status 0; timeline: x'; echo 'real error {batch}' >&2; exit 4"
+contains "its own last line is the reason" "$err" "real error 1"
+contains "counted as another failure" "$out" "failed for a reason other than memory at batch 1"
+
 LIMIT=1000 check "--max stops the doubling" 0 "$VRAMDOC" probe --cmd "$job {batch}" --max 20 --keep "$keep"
 contains "fits up to --max" "$out" "fits up to the --max batch 20"
 
@@ -35,4 +43,11 @@ contains "names the placeholder" "$err" "{batch} or {seq}"
 check "--cmd is required" 2 "$VRAMDOC" probe
 check "bad --budget" 2 "$VRAMDOC" probe --cmd "$job {batch}" --budget soon
 check "--start above --max" 2 "$VRAMDOC" probe --cmd "$job {batch}" --start 9 --max 4
+check "--config that does not exist" 2 "$VRAMDOC" probe --cmd "$job {batch}" --config "$keep/none.json" --seq 512
+contains "names the config" "$err" "none.json"
+check "--config without the other value" 2 "$VRAMDOC" probe --cmd "$job {batch}" --config "$SRC/tests/cli/data/llama_h1024_l8.json"
+contains "asks for --seq" "$err" "needs the job's --seq"
+LIMIT=37 check "--config with the card unknown: the plain search, the same answer" 0 "$VRAMDOC" probe --cmd "$job {batch}" \
+  --config "$SRC/tests/cli/data/llama_h1024_l8.json" --seq 512 --json
+contains "fits up to 37" "$out" '"largest_ok": 37'
 finish
