@@ -65,6 +65,7 @@ std::vector<Phase> inference_phases(const Run& r);
 // the autocast 16-bit copies of a layer's Linears and of lm_head (under amp).
 struct WeightTensors {
   std::vector<u64> layer, head, embed, layer_casts;
+  std::vector<bool> layer_cast;  // per `layer` tensor: a Linear weight autocast copies (its gradient comes 16-bit first)
   u64 lm_head_cast = 0;
 };
 WeightTensors weight_tensors(const Run& r, u64 element_width);

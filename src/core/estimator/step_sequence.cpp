@@ -101,6 +101,15 @@ u64 loss_and_its_gradient(Tape& s, const TrainPlan& p) {
 // The backward of one layer: autograd walks its ops backwards, each saved tensor's gradient made
 // (its shape), used by the next op back and freed, the saved tensor freed; the weight gradients
 // land in the holes the activations leave.
+// A weight's gradient: under autocast a Linear's arrives as the gradient of its 16-bit copy, which
+// the copy's backward (to(float32)) turns into the fp32 gradient AccumulateGrad keeps.
+u64 weight_gradient(Tape& s, const TrainPlan& p, std::size_t g) {
+  const bool via_cast = g < p.grads.layer_cast.size() && p.grads.layer_cast[g];
+  const u64 grad16 = via_cast ? s.alloc(p.grads.layer[g] / 2) : 0, grad = s.alloc(p.grads.layer[g]);
+  s.free(grad16);
+  return grad;
+}
+
 void layer_backward(Tape& s, const TrainPlan& p, std::vector<u64>& saved, std::vector<u64>& grads) {
   std::size_t g = 0;
   u64 previous = 0;
@@ -109,10 +118,10 @@ void layer_backward(Tape& s, const TrainPlan& p, std::vector<u64>& saved, std::v
     s.free(previous);
     previous = grad;
     s.free(saved[i]);
-    if (g < p.grads.layer.size()) grads.push_back(s.alloc(p.grads.layer[g++]));
+    if (g < p.grads.layer.size()) grads.push_back(weight_gradient(s, p, g++));
   }
   s.free(previous);
-  for (; g < p.grads.layer.size(); ++g) grads.push_back(s.alloc(p.grads.layer[g]));
+  for (; g < p.grads.layer.size(); ++g) grads.push_back(weight_gradient(s, p, g));
   saved.clear();
 }
 

@@ -32,8 +32,9 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width) {
     u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
     if (w.count >= L && w.count % L == 0) {  // per layer: count / L tensors (stacked experts: one)
       const u64 per_layer = w.count / L, tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
-      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors));
-      if (w.matmul && r.w.amp && !quantized) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
+      const bool cast = w.matmul && r.w.amp && !quantized;
+      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors)), t.layer_cast.push_back(cast);
+      if (cast) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
     } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
       t.head.push_back(mul(bytes, w.count));
     } else {
