@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "core/estimator/presets.hpp"
+#include "core/input_file.hpp"
 #include "core/estimator/safetensors.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/units.hpp"
@@ -21,16 +21,6 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kMaxConfigBytes = 16 * MiB;
 
-Result<std::string> read_file(const fs::path& path, std::uint64_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read " + path.string());
-  std::string text(limit + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > limit) return make_error(path.string() + " is larger than " + format_bytes(limit));
-  return text;
-}
-
 // Sums the parameters of every *.safetensors header in `dir` (headers only). 0 when none.
 Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
   std::uint64_t params = 0;
@@ -38,16 +28,13 @@ Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".safetensors") continue;
     const std::string source = entry.path().string();
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::string head(8, '\0');
-    in.read(head.data(), 8);
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    auto length = est::safetensors_header_length(head, source);
+    auto head = read_file_head(source, 8);
+    if (!head) return make_error(head.error());
+    auto length = est::safetensors_header_length(*head, source);
     if (!length) return make_error(length.error());
-    std::string rest(*length, '\0');
-    in.read(rest.data(), static_cast<std::streamsize>(*length));
-    rest.resize(static_cast<std::size_t>(in.gcount()));
-    auto tensors = est::parse_safetensors_header(head + rest, source);
+    auto header = read_file_head(source, 8 + *length);
+    if (!header) return make_error(header.error());
+    auto tensors = est::parse_safetensors_header(*header, source);
     if (!tensors) return make_error(tensors.error());
     for (const auto& t : *tensors) {
       std::uint64_t n = 1;
@@ -63,11 +50,12 @@ Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
 Result<est::ModelConfig> load_model(const std::string& config, const std::string& model_name) {
   if (!model_name.empty()) return est::preset_config(model_name);
   fs::path path = config;
-  const bool dir = fs::is_directory(path);
-  const fs::path file = dir ? path / "config.json" : path;
-  auto text = read_file(file, kMaxConfigBytes);
+  std::error_code ec;  // a symlink loop or a missing file: read_input_file below names it
+  const bool dir = config != "-" && fs::is_directory(path, ec);
+  const std::string file = dir ? (path / "config.json").string() : config;
+  auto text = read_input_file(file, kMaxConfigBytes);
   if (!text) return make_error("model config: " + text.error());
-  auto model = est::parse_config_json(*text, file.string());
+  auto model = est::parse_config_json(*text, input_name(file));
   if (!model || !dir) return model;
   auto params = checkpoint_params(path);
   if (!params) return make_error(params.error());

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
+#include "core/input_file.hpp"
 #include "vramdoc/python_hook_text.hpp"
 
 namespace vramdoc::cli {
@@ -42,15 +42,12 @@ Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
   std::sort(files.begin(), files.end());
   LoadedPythonStacks out;
   for (const auto& f : files) {
-    const auto size = fs::file_size(f, ec);
-    if (ec || size > trace::kMaxPythonStacksFileBytes) {
-      out.problems.push_back(f.string() + ": " + (ec ? ec.message() : "larger than 64 MiB"));
+    auto text = read_input_file(f.string(), trace::kMaxPythonStacksFileBytes);
+    if (!text) {
+      out.problems.push_back(text.error());
       continue;
     }
-    std::ifstream in(f, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto parsed = trace::parse_python_stacks(text.str());
+    auto parsed = trace::parse_python_stacks(*text);
     if (!parsed) {
       out.problems.push_back(f.string() + ": " + parsed.error());
       continue;
