@@ -5,6 +5,7 @@
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/python_hook.hpp"
+#include "cli/style.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
@@ -19,7 +20,7 @@ int cmd_analyze(const std::vector<std::string>& args) {
   std::string file, html, trace_dir;
   JobArgs job;
   bool json = false;
-  app.add_option("FILE", file, "the timeline file")->required();
+  app.add_option("FILE", file, "the timeline file (- reads standard input)")->required();
   app.add_flag("--json", json, "print one JSON object (field \"verdict\") instead of text");
   app.add_option("--html", html, "also write a self-contained HTML report to this file");
   add_job_options(app, job);
@@ -56,12 +57,12 @@ int cmd_analyze(const std::vector<std::string>& args) {
   }
   if (json) {
     const std::string out = with_trace_json(timeline::render_json(*tl, diagnosis), traced);
-    print(python ? with_python_json(out, *python) : out);
+    print(json_document("vramdoc.analyze/1", python ? with_python_json(out, *python) : out));
   } else {
-    print(timeline::render_text(*tl, diagnosis) + (traced ? trace::render_overlay_text(*traced, *tl) : "") +
-          (python ? "\n" + python_text : ""));
+    print(highlight(timeline::render_text(*tl, diagnosis), style_for(stdout)) +
+          (traced ? trace::render_overlay_text(*traced, *tl) : "") + (python ? "\n" + python_text : ""));
   }
-  return kOk;
+  return is_problem(diagnosis.verdict) ? kFailure : kOk;
 }
 
 }  // namespace vramdoc::cli

@@ -4,12 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <unistd.h>
 
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
 #include "cli/probe_trial.hpp"
+#include "cli/timeline_io.hpp"
 #include "core/probe/report.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -45,7 +45,7 @@ std::string self_exe() {
 
 // The card's capacity: --gpu-memory, else the device's total memory from the driver.
 std::optional<std::uint64_t> capacity(const ProbeOptions& o, std::string& why) {
-  if (!o.gpu_memory.empty()) return *parse_size(o.gpu_memory);
+  if (!o.gpu_memory.empty()) return *parse_memory_size(o.gpu_memory);
   auto nvml = backends::Nvml::open();
   if (!nvml) {
     why = nvml.error();
@@ -101,7 +101,7 @@ int cmd_probe(const std::vector<std::string>& args) {
   if (!trial_seconds) return fail("probe", "--trial-time: " + trial_seconds.error());
   if (!budget_seconds) return fail("probe", "--budget: " + budget_seconds.error());
   if (!interval || *interval <= 0) return fail("probe", "--interval: must be a positive duration");
-  if (!o.gpu_memory.empty() && !parse_size(o.gpu_memory)) return fail("probe", "--gpu-memory: " + parse_size(o.gpu_memory).error());
+  if (!o.gpu_memory.empty() && !parse_memory_size(o.gpu_memory)) return fail("probe", "--gpu-memory: " + parse_memory_size(o.gpu_memory).error());
 
   std::string why;
   auto card = capacity(o, why);
@@ -116,7 +116,7 @@ int cmd_probe(const std::vector<std::string>& args) {
   std::string tmp;
   if (o.keep_dir.empty()) {
     std::string pattern = (std::filesystem::temp_directory_path() / "vramdoc-probe-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) return fail("probe", "cannot create a temporary folder", kFailure);
+    if (!::mkdtemp(pattern.data())) return fail("probe", "cannot create a temporary folder");
     tmp = settings.work_dir = pattern;
   } else {
     std::error_code ec;
@@ -149,11 +149,9 @@ int cmd_probe(const std::vector<std::string>& args) {
 
   auto report = probe::conclude(search, parameter, card, o.margin_percent / 100.0, budget_exhausted);
   if (!o.html.empty()) {
-    std::ofstream out(o.html);
-    out << html_page(report);
-    if (!out) return fail("probe", "cannot write " + o.html, kFailure);
+    if (auto w = write_text_file(o.html, html_page(report)); !w) return fail("probe", w.error());
   }
-  print(o.json ? probe::to_json(report).dump(2) + "\n" : probe::render_text(report));
+  print(o.json ? json_document("vramdoc.probe/1", probe::to_json(report).dump(2) + "\n") : probe::render_text(report));
   return report.reason == probe::StopReason::Bracketed || report.reason == probe::StopReason::ReachedMax ? kOk : kFailure;
 }
 

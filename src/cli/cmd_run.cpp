@@ -14,6 +14,7 @@
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/python_hook.hpp"
+#include "cli/style.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/timeline/classify.hpp"
@@ -59,7 +60,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<std::string> own(args.begin(), dash);
   if (dash != args.end()) o.command.assign(dash + 1, args.end());
   CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree), and diagnose it:\n"
-               "leak, insufficient, fragmentation, plateau or stable. Usage: vramdoc run [OPTIONS] -- COMMAND ARGS...\n"
+               "leak, insufficient, fragmentation, plateau or stable. The exit status is the job's.\n"
                "The job may write \"step N\" lines to the file named by $VRAMDOC_MARK_FILE to mark steps.", "run"};
   app.add_option("--interval", o.interval, "sampling interval (default 20ms)");
   app.add_option("--out", o.out, "the timeline file, written while the job runs (default vramdoc-COMMAND-TIME.jsonl)");
@@ -86,8 +87,9 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   if (o.out.empty()) o.out = default_out_name(o.command[0]);
-  FILE* out = std::fopen(o.out.c_str(), "w");
-  if (!out) return fail("run", "cannot write " + o.out + ": " + std::strerror(errno));
+  auto opened = TimelineFile::open(o.out);
+  if (!opened) return fail("run", opened.error());
+  TimelineFile& out = **opened;
 
   std::optional<TraceSetup> trace;
   std::string trace_dir = o.trace_dir;
@@ -97,8 +99,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (o.trace || (!o.trace_dir.empty() && !o.trace_python)) {
     auto setup = prepare_trace(trace_dir);
     if (!setup) {
-      std::fclose(out);
-      std::remove(o.out.c_str());
+      out.discard();
       return fail("run", "--trace: " + setup.error());
     }
     trace = std::move(setup.value());
@@ -107,8 +108,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (o.trace_python) {
     auto hook = prepare_python_hook(trace_dir);
     if (!hook) {
-      std::fclose(out);
-      std::remove(o.out.c_str());
+      out.discard();
       return fail("run", "--trace-python: " + hook.error());
     }
     python_env = std::move(*hook);
@@ -128,7 +128,7 @@ int cmd_run(const std::vector<std::string>& args) {
   header.command = o.command;
   header.interval_seconds = *interval;
   if (p) header.device = p->device_name(), header.total_bytes = p->capacity_bytes({});
-  auto sink = [out](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
+  auto sink = [&out](const std::string& line) { out.write(line); };
   sink(timeline::header_line(header));
   // The wall clock at the timeline's t = 0, to align the traced bytes exactly (docs/trace.md).
   const auto recording_start_unix_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -142,8 +142,7 @@ int cmd_run(const std::vector<std::string>& args) {
   int error_number = 0;
   auto job = backends::Job::start(o.command, env, error_number);
   if (!job) {
-    std::fclose(out);
-    std::remove(o.out.c_str());
+    out.discard();
     if (!mark_file.empty()) std::remove(mark_file.c_str());
     return fail("run", "cannot run '" + o.command[0] + "': " + std::strerror(error_number),
                 error_number == ENOENT ? 127 : 126);
@@ -171,12 +170,12 @@ int cmd_run(const std::vector<std::string>& args) {
   tl.exit_status = status;
   tl.outcome = !tl.messages.empty() ? timeline::Outcome::Oom : status == 0 ? timeline::Outcome::Ok : timeline::Outcome::Failed;
   sink(timeline::end_line(recorder.now(), tl.outcome, status, tl.total_bytes));
-  std::fclose(out);
+  out.close();
 
   auto diagnosis = timeline::classify(tl);
+  if (!p) explain_unsampled(diagnosis, probe.error());
   if (auto q = quantify_job(*input, tl, diagnosis); !q) fail("run", q.error(), 0);
-  std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + o.out + "\n";
-  if (!p) report += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
+  std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + (out.failed() ? "none (not written)" : o.out) + "\n";
   report += timeline::render_text(tl, diagnosis);
   std::optional<timeline::TracedSeries> traced_bytes;
   std::vector<timeline::Appendix> appendices;
@@ -196,12 +195,15 @@ int cmd_run(const std::vector<std::string>& args) {
     report += "\n" + text;
     appendices.push_back({"python-lines", "Python lines (--trace-python)", text});
   }
-  std::fputs(report.c_str(), stderr);
+  std::fputs(highlight(report, style_for(stderr)).c_str(), stderr);
+  bool html_lost = false;
   if (!o.html.empty()) {
     const auto html = timeline::render_html(tl, diagnosis, traced_bytes ? &*traced_bytes : nullptr, appendices);
-    if (auto w = write_text_file(o.html, html); !w) fail("run", w.error(), 0);
+    if (auto w = write_text_file(o.html, html); !w) html_lost = true, fail("run", w.error(), 0);
   }
-  return status;
+  // Said when it happened; said again last, where it is seen. A job that succeeded ends with 2.
+  if (out.failed()) fail("run", "WARNING: " + out.error() + ": this run has no timeline", 0);
+  return status == 0 && (out.failed() || html_lost) ? kUsage : status;
 }
 
 }  // namespace vramdoc::cli
