@@ -97,6 +97,17 @@ std::string extras_message(CLI::App& app) {
   return "unknown option '" + name + "'" + (guess.empty() ? "" : "; did you mean '" + guess + "'?");
 }
 
+// CLI11's conversion errors with the option first: "--device: 'x' is not a valid value".
+std::string parse_error_message(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  const std::string prefix = "Could not convert: ";
+  const auto equals = what.find(" = ");
+  if (what.starts_with(prefix) && equals != std::string::npos) {
+    return what.substr(prefix.size(), equals - prefix.size()) + ": '" + what.substr(equals + 3) + "' is not a valid value";
+  }
+  return what;
+}
+
 // Checks standard output once the command is done: a result that could not be written is an error.
 int check_stdout(std::string_view command, int code) {
   errno = 0;
@@ -149,7 +160,8 @@ int parse_args(CLI::App& app, const std::vector<std::string>& args) {
                  extras_message(app).c_str(), name.c_str());
     return kUsage;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "vramdoc %s: %s\nRun 'vramdoc %s --help' for the options.\n", name.c_str(), e.what(), name.c_str());
+    std::fprintf(stderr, "vramdoc %s: %s\nRun 'vramdoc %s --help' for the options.\n", name.c_str(),
+                 parse_error_message(e).c_str(), name.c_str());
     return kUsage;
   }
   if (!set_color_mode(color)) return fail(name, "--color must be auto, always or never, got '" + color + "'");

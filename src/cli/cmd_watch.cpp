@@ -51,7 +51,7 @@ int cmd_watch(const std::vector<std::string>& args) {
   WatchOptions o;
   std::string interval = "1s";
   std::string duration;
-  int device = -1;
+  std::optional<unsigned> device;
   app.add_flag("--once", o.once, "print one sample and exit");
   app.add_flag("--json", o.json, "with --once: JSON instead of a table");
   app.add_option("--log", o.log_path, "record every GPU and process to FILE.csv or FILE.jsonl (headless)");
@@ -62,11 +62,11 @@ int cmd_watch(const std::vector<std::string>& args) {
                  "0.0.0.0:9400 must be given explicitly and is warned about)")
       ->expected(0, 1)
       ->default_str("127.0.0.1:9400");
-  app.add_option("--device", device, "watch only GPU N (NVML index)")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", device, "watch only GPU N (NVML index)");
   if (int code = parse_args(app, args); code >= 0) return code;
   if (app.count("--serve") && o.serve.empty()) o.serve = "127.0.0.1:9400";
   if (auto problem = validate(o, interval, duration)) return fail("watch", *problem);
-  if (device >= 0) o.device = static_cast<unsigned>(device);
+  o.device = device;
   if (!o.once && o.log_path.empty() && o.serve.empty() && !isatty(STDOUT_FILENO)) o.once = true;
   return run_watch(o);
 }

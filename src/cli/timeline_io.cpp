@@ -1,5 +1,6 @@
 #include "cli/timeline_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -77,7 +78,9 @@ bool is_problem(timeline::Verdict verdict) {
 
 void explain_unsampled(timeline::Diagnosis& d, const std::string& why) {
   if (d.verdict != timeline::Verdict::Inconclusive) return;
-  d.to_settle = "no GPU memory was sampled (" + why + "), so vramdoc cannot tell a leak from a job too big";
+  std::string reason = why.substr(0, std::min(why.find(" ("), why.find(": ")));  // the start line said the rest
+  if (reason.ends_with("not found")) reason += ": no NVIDIA driver";
+  d.to_settle = "no GPU memory was sampled (" + reason + "), so vramdoc cannot tell a leak from a job too big";
   d.summary = timeline::summary_for(d);
   d.remedies = {"Run the job where the NVIDIA driver is installed (nvidia-smi lists the GPUs), then vramdoc run again."};
 }

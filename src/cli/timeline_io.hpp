@@ -44,8 +44,9 @@ class TimelineFile {
 // True for the verdicts that name a problem (leak, insufficient, fragmentation): analyze exits 1.
 bool is_problem(timeline::Verdict verdict);
 
-// A run that sampled no GPU memory cannot judge: the verdict says the missing sampling (`why`)
-// is the reason, instead of asking to record longer. Other verdicts (from an OOM message) stay.
+// A run that sampled no GPU memory cannot judge: the verdict says the missing sampling (the
+// start of `why`, e.g. "libnvidia-ml.so.1 not found: no NVIDIA driver") is the reason, instead of
+// asking to record longer. Other verdicts (from an OOM message) stay.
 void explain_unsampled(timeline::Diagnosis& d, const std::string& why);
 
 }  // namespace vramdoc::cli

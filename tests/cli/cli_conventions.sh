@@ -34,6 +34,8 @@ check "misspelt command" 2 "$VRAMDOC" estimte
 contains "command guessed" $err "^vramdoc: unknown command 'estimte'; did you mean 'estimate'?"
 check "help of a misspelt command" 2 "$VRAMDOC" help anlyze
 contains "help guesses too" $err "did you mean 'analyze'?"
+check "a value that is not a number" 2 "$VRAMDOC" watch --device x
+contains "the option first, no parser internals" $err "^vramdoc watch: --device: 'x' is not a valid value$"
 check "-V" 0 "$VRAMDOC" -V
 contains "-V is --version" $out "^vramdoc [0-9]"
 
@@ -100,7 +102,8 @@ fi
 # Without a driver: run says once why it cannot sample, and its diagnosis says that is why it cannot tell.
 check "run without a driver" 0 "$VRAMDOC" run --out "$tmp/t.jsonl" -- sh -c 'sleep 0.1'
 [[ $(grep -c "sampling unavailable" $err) == 1 ]] || { echo "FAIL: sampling unavailable not said once"; cat $err; fails=$((fails + 1)); }
-contains "the diagnosis says why" $err "verdict: inconclusive: no GPU memory was sampled (.*libnvidia-ml.so.1 not found.*), so vramdoc cannot tell"
+contains "the diagnosis says why" $err "verdict: inconclusive: no GPU memory was sampled (/nonexistent/libnvidia-ml.so.1 not found: no NVIDIA driver), so vramdoc cannot tell"
+[[ $(grep -c "cannot open shared object file" $err) == 1 ]] || { echo "FAIL: the loader's message not said once"; cat $err; fails=$((fails + 1)); }
 if grep -qi "record longer" $err; then echo "FAIL: 'record longer' without a driver"; cat $err; fails=$((fails + 1)); fi
 check "bench without a driver" 2 "$VRAMDOC" bench --quick
 if ! grep -q "built without CUDA" $err; then
