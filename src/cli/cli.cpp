@@ -196,7 +196,7 @@ int run_cli(int argc, char** argv) {
     return check_stdout("", kUsage);
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    if (args[0] == "help" && args.size() > 1) {
+    if (args[0] == "help" && args.size() > 1 && args[1] != "help") {
       const Command* c = find_command(args[1]);
       return c ? run_command(*c, {"--help"}) : unknown_command(args[1]);
     }
