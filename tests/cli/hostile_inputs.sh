@@ -11,20 +11,18 @@ once() {  # once "description" count file pattern: the pattern is said exactly `
   n=$(grep -c -- "$4" "$3")
   [[ $n == "$2" ]] || { echo "FAIL: $1: '$4' said $n times, wanted $2"; cat "$3"; fails=$((fails + 1)); }
 }
-fast() {  # fast "description" seconds expected_exit command...: finishes within the time
-  local start=$SECONDS
-  check "$1" "$3" timeout 20 "${@:4}"
-  (( SECONDS - start <= $2 )) || { echo "FAIL: $1 took $((SECONDS - start)) s"; fails=$((fails + 1)); }
+fast() {  # fast "description" expected_exit command...: a hang (the old behaviour) is exit 124, not a pass
+  check "$1" "$2" timeout 60 "${@:3}"
 }
 
 # analyze /dev/zero, a FIFO nobody writes: refused at once (it hung, growing past 8 GB).
-fast "analyze /dev/zero" 1 2 "$VRAMDOC" analyze /dev/zero
+fast "analyze /dev/zero" 2 "$VRAMDOC" analyze /dev/zero
 contains "/dev/zero named" $err "/dev/zero is a character device"
 mkfifo "$tmp/fifo"
-fast "analyze a FIFO" 1 2 "$VRAMDOC" analyze "$tmp/fifo"
+fast "analyze a FIFO" 2 "$VRAMDOC" analyze "$tmp/fifo"
 contains "FIFO named" $err "fifo is a FIFO"
-fast "estimate --config /dev/zero" 1 2 "$VRAMDOC" estimate --config /dev/zero
-fast "estimate --config - < /dev/zero: read with a cap" 5 2 sh -c "'$VRAMDOC' estimate --config - < /dev/zero"
+fast "estimate --config /dev/zero" 2 "$VRAMDOC" estimate --config /dev/zero
+fast "estimate --config - < /dev/zero: read with a cap" 2 sh -c "'$VRAMDOC' estimate --config - < /dev/zero"
 contains "cap named" $err "standard input is larger than 16.00 MiB"
 
 # A symlink loop: the file named, exit 2 (it was "internal error: filesystem error", exit 1).

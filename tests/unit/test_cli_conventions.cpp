@@ -7,6 +7,8 @@
 #include "cli/style.hpp"
 #include "core/table.hpp"
 #include "core/text.hpp"
+#include "core/watch/render.hpp"
+#include "watch_fixture.hpp"
 
 namespace vramdoc {
 namespace {
@@ -72,6 +74,20 @@ TEST(Colour, HighlightPaintsVerdictsOnlyWhenAsked) {
   EXPECT_NE(on.find("   \x1b[32mfits\x1b[0m  \x1b[1;31mOOM\x1b[0m\n"), std::string::npos) << on;
   EXPECT_NE(on.find("\n'fits' keeps"), std::string::npos) << on;
   EXPECT_NE(cli::highlight("DOES NOT FIT on 1.00 GiB\n", Style{true}).find("\x1b[1;31mDOES NOT FIT\x1b[0m on"), std::string::npos);
+}
+
+// watch --once: a GPU's USED turns yellow from 75 % of its memory and red from 90 %; plain by default.
+TEST(Colour, WatchTableThresholds) {
+  auto snap = watch::fixture::two_gpus(false);
+  EXPECT_EQ(watch::render_text(snap).find('\x1b'), std::string::npos);
+  EXPECT_EQ(watch::render_text(snap, Style{true}).find('\x1b'), std::string::npos);  // 40 of 140 GiB: no colour
+  auto& memory = snap.gpus[0].sample->memory;
+  memory.used_bytes = 110 * GiB;  // 79 %
+  EXPECT_NE(watch::render_text(snap, Style{true}).find("\x1b[33m110.00 GiB\x1b[0m"), std::string::npos);
+  memory.used_bytes = 130 * GiB;  // 93 %
+  const std::string red = watch::render_text(snap, Style{true});
+  EXPECT_NE(red.find("\x1b[1;31m130.00 GiB\x1b[0m"), std::string::npos) << red;
+  EXPECT_EQ(red.find("\n") , watch::render_text(snap).find("\n"));  // the header line keeps its width
 }
 
 TEST(Colour, NoColorAndModes) {
