@@ -76,6 +76,13 @@ TEST(Colour, HighlightPaintsVerdictsOnlyWhenAsked) {
   EXPECT_NE(cli::highlight("DOES NOT FIT on 1.00 GiB\n", Style{true}).find("\x1b[1;31mDOES NOT FIT\x1b[0m on"), std::string::npos);
 }
 
+// Byte figures in JSON are integers: watch's theoretical PCIe rate (63.0e9 in the fixture, a double) too.
+TEST(JsonDocument, WatchBytesAreIntegers) {
+  const auto j = watch::to_json(watch::fixture::two_gpus(false));
+  EXPECT_TRUE(j["gpus"][0]["pcie_peak_bytes_per_s"].is_number_integer()) << j["gpus"][0].dump();
+  EXPECT_TRUE(j["gpus"][0]["memory"]["used_bytes"].is_number_integer());
+}
+
 // watch --once: a GPU's USED turns yellow from 75 % of its memory and red from 90 %; plain by default.
 TEST(Colour, WatchTableThresholds) {
   auto snap = watch::fixture::two_gpus(false);

@@ -1,5 +1,6 @@
 #include "core/watch/render.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include "core/table.hpp"
@@ -13,6 +14,11 @@ namespace {
 template <class T>
 nlohmann::ordered_json opt(const std::optional<T>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+// Byte figures are integers in every JSON document (docs/cli.md); a theoretical rate rounds.
+nlohmann::ordered_json whole_bytes(const std::optional<double>& bytes) {
+  return bytes ? nlohmann::ordered_json(static_cast<std::int64_t>(std::llround(*bytes))) : nlohmann::ordered_json(nullptr);
 }
 
 std::string gpu_name(const GpuView& gpu) { return or_na(gpu.info.name); }
@@ -93,7 +99,7 @@ nlohmann::ordered_json to_json(const Snapshot& snapshot) {
                         {"name", opt(gpu.info.name)},
                         {"uuid", opt(gpu.info.uuid)},
                         {"pci_bus_id", opt(gpu.info.pci_bus_id)},
-                        {"pcie_peak_bytes_per_s", opt(gpu.info.pcie_bandwidth_bytes_per_s)},
+                        {"pcie_peak_bytes_per_s", whole_bytes(gpu.info.pcie_bandwidth_bytes_per_s)},
                         {"error", opt(gpu.error)}};
     if (gpu.sample) {
       const GpuSample& s = *gpu.sample;
