@@ -11,9 +11,14 @@ errors) or lack a config are listed and skipped. Truth: a fresh process's peak a
 peak_allocated + the env line's warm_allocated (cuBLAS workspaces); reserved is peak_reserved;
 the process is driver_process_used.
 
---lomo: leave-one-model-out check of the two fitted constants (the ratio reserved / (allocated +
-modelled cached segments) and the CUDA context): for each model, refit both as medians over the
-other models' cases and report the held-out model's reserved and process errors with them.
+--lomo: leave-one-model-out check of the fitted constants: the process overhead beyond reserved
+memory (CUDA context plus libraries, by inference / training / 16-bit fused-attention training),
+refit as medians over the other models' cases, and the held-out model's process error with it.
+--lofo: the same, holding out whole families (the record's "arch").
+
+Records of scripts/gpu/measure_estimator_families.py (a fresh process per case) carry their
+config in <JSONL>.models/<model>.json ("config"), and the extra fields generate (--new-tokens),
+quant (--quant fp8) and alloc_conf (--expandable-segments).
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -53,6 +58,12 @@ def config_path(rec, jsonl, configs_dir, tmp):
         p = os.path.join(d, name + ".json")
         if os.path.exists(p):
             return p
+    p = os.path.join(jsonl.replace(".jsonl", ".models"), name + ".json")
+    if os.path.exists(p):
+        path = os.path.join(tmp, name + ".json")
+        with open(path, "w") as f:
+            json.dump(json.load(open(p))["config"], f)
+        return path
     return None
 
 
@@ -68,6 +79,12 @@ def command(vramdoc, cfg, rec):
         cmd += ["--lora-rank", str(rec["lora"].get("r", 16)), "--lora-targets", ",".join(rec["lora"]["targets"])]
     if rec.get("logits") == "last":
         cmd += ["--logits", "last"]
+    if rec.get("generate"):
+        cmd += ["--new-tokens", str(rec["generate"])]
+    if rec.get("quant"):
+        cmd += ["--quant", "fp8"]
+    if rec.get("alloc_conf"):
+        cmd += ["--expandable-segments"]
     return cmd
 
 
@@ -82,6 +99,7 @@ def main():
     ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
     ap.add_argument("--configs", default=None)
     ap.add_argument("--lomo", action="store_true")
+    ap.add_argument("--lofo", action="store_true")
     args = ap.parse_args()
     rows, skipped = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,28 +143,48 @@ def main():
     for s in skipped:
         print("skipped:", s)
     if args.lomo:
-        lomo(rows)
+        lomo(rows, "model")
+    if args.lofo:
+        lomo(rows, "arch")
     return 0 if rows else 1
 
 
-def lomo(rows):
-    """Refits the reserved ratio and the context on the other models; errors on the held-out one."""
-    print("\nleave-one-model-out (fitted constants refit on the other models):")
-    models = sorted({r[0]["model"] for r in rows})
-    for held in models:
-        train = [r for r in rows if r[0]["model"] != held and r[2]["peak_reserved"] and r[2]["process"]]
-        test = [r for r in rows if r[0]["model"] == held and r[2]["peak_reserved"] and r[2]["process"]]
+def category(rec):
+    """Which process-overhead constant a case uses: inference, training, or 16-bit fused-attention training."""
+    if rec["mode"] == "infer":
+        return "infer"
+    fused16 = rec["precision"] != "fp32" and rec.get("attention", "sdpa") != "eager"
+    return "train-fused16" if fused16 else "train"
+
+
+def lomo(rows, key):
+    """Refits the process overhead per category on the other groups; errors on the held-out one."""
+    print(f"\nleave-one-{key}-out (process overhead refit as medians on the other {key}s):")
+    groups = sorted({r[0].get(key, r[0]["model"]) for r in rows})
+    alloc_all, proc_all = [], []
+    for held in groups:
+        train = [r for r in rows if r[0].get(key) != held and r[2]["process"]]
+        test = [r for r in rows if r[0].get(key) == held and r[2]["process"]]
         if not train or not test:
             continue
-        cached = lambda e: e.get("allocator_cached_bytes", 0)
-        ratio = statistics.median(t["peak_reserved"] / (t["peak_allocated"] + cached(e)) for _, e, t in train)
-        context = statistics.median(t["process"] - t["peak_reserved"] for _, _, t in train)
-        alloc = [abs(e["peak_allocated_bytes"] - t["peak_allocated"]) / t["peak_allocated"] * 100 for _, e, t in test]
-        res = [abs((e["peak_allocated_bytes"] + cached(e)) * ratio - t["peak_reserved"]) / t["peak_reserved"] * 100 for _, e, t in test]
-        proc = [abs((e["peak_allocated_bytes"] + cached(e)) * ratio + context - t["process"]) / t["process"] * 100 for _, e, t in test]
-        print(f"  held out {held:16} ratio {ratio:.3f} context {context / 2**20:6.0f} MiB | alloc median "
-              f"{statistics.median(alloc):5.2f} % p95 {pct(alloc, .95):5.2f} % | reserved median {statistics.median(res):5.2f} % "
+        overhead = {}
+        for cat in ("infer", "train", "train-fused16"):
+            v = [t["process"] - t["peak_reserved"] for rec, _, t in train if category(rec) == cat]
+            overhead[cat] = statistics.median(v) if v else None
+        alloc, proc = [], []
+        for rec, e, t in test:
+            o = overhead[category(rec)]
+            if o is None:
+                continue
+            alloc.append(abs(e["peak_allocated_bytes"] - t["peak_allocated"]) / t["peak_allocated"] * 100)
+            proc.append(abs(e["peak_reserved_bytes"] + o - t["process"]) / t["process"] * 100)
+        alloc_all += alloc
+        proc_all += proc
+        print(f"  {held:16} cases {len(alloc):3} | alloc median {statistics.median(alloc):5.2f} % p95 {pct(alloc, .95):5.2f} % "
               f"| process median {statistics.median(proc):5.2f} % p95 {pct(proc, .95):5.2f} %")
+    if alloc_all:
+        print(f"  {'all held out':16} cases {len(alloc_all):3} | alloc median {statistics.median(alloc_all):5.2f} % "
+              f"p95 {pct(alloc_all, .95):5.2f} % | process median {statistics.median(proc_all):5.2f} % p95 {pct(proc_all, .95):5.2f} %")
 
 
 if __name__ == "__main__":

@@ -33,8 +33,6 @@ int cmd_analyze(const std::vector<std::string>& args) {
   if (!input) return fail("analyze", input.error());
   auto tl = load_timeline(file);
   if (!tl) return fail("analyze", tl.error());
-  auto diagnosis = timeline::classify(*tl);
-  if (auto q = quantify_job(*input, *tl, diagnosis); !q) return fail("analyze", q.error());
   std::optional<timeline::TracedSeries> traced;
   std::optional<LoadedPythonStacks> python;
   if (!trace_dir.empty()) {
@@ -48,6 +46,9 @@ int cmd_analyze(const std::vector<std::string>& args) {
       if (traced || !python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
     }
   }
+  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
+  auto diagnosis = timeline::classify(*tl, traced ? std::optional(timeline::trace_evidence(*traced)) : std::nullopt);
+  if (auto q = quantify_job(*input, *tl, diagnosis); !q) return fail("analyze", q.error());
   const std::string python_text = python ? trace::render_python_stacks_text(python->processes, python->problems) : "";
   if (!html.empty()) {
     std::vector<timeline::Appendix> appendices;

@@ -9,6 +9,7 @@
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
+#include "cli/parallel_args.hpp"
 #include "cli/style.hpp"
 #include "core/estimator/fit.hpp"
 #include "core/estimator/presets.hpp"
@@ -25,10 +26,12 @@ namespace est = vramdoc::estimator;
 struct Args {
   std::string config, model, mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
   std::string batch = "1", seq = "1024", lora_rank = "16", lora_targets, kv_dtype, logits = "all";
-  std::string gpus = "1", tp = "1", gpu, gpu_memory;
+  std::string gpu, gpu_memory;
+  std::string quant = "none", new_tokens = "0";
+  bool expandable_segments = false;
+  ParallelArgs parallel;
   double lora_alpha = 32;
-  int zero = 0;
-  bool checkpointing = false, fsdp = false, json = false, list_models = false, list_gpus = false;
+  bool checkpointing = false, json = false, list_models = false, list_gpus = false;
   bool max_batch = false, max_seq = false;
 };
 
@@ -44,8 +47,7 @@ Result<est::Options> to_options(const Args& a) {
   if (!attention) return make_error(attention.error());
   o.mode = *mode, o.precision = *precision, o.optimizer = *optimizer, o.attention = *attention;
   for (auto [text, option, field] : {std::tuple{&a.batch, "--batch", &o.batch}, std::tuple{&a.seq, "--seq", &o.seq},
-                                     std::tuple{&a.lora_rank, "--lora-rank", &o.lora_rank},
-                                     std::tuple{&a.gpus, "--gpus", &o.gpus}, std::tuple{&a.tp, "--tp", &o.tensor_parallel}}) {
+                                     std::tuple{&a.lora_rank, "--lora-rank", &o.lora_rank}}) {
     auto v = positive_integer(*text, option);
     if (!v) return make_error(v.error());
     *field = *v;
@@ -62,7 +64,16 @@ Result<est::Options> to_options(const Args& a) {
   if (a.logits != "all" && a.logits != "last") return make_error("--logits must be 'all' or 'last', got '" + a.logits + "'");
   o.logits_last_only = a.logits == "last";
   o.grad_checkpointing = a.checkpointing;
-  o.zero_stage = a.fsdp ? 3 : a.zero;
+  if (auto p = apply_parallel(a.parallel, o); !p) return make_error(p.error());
+  auto quant = est::parse_quant(a.quant);
+  if (!quant) return make_error(quant.error());
+  o.quant = *quant;
+  if (a.new_tokens != "0") {
+    auto n = positive_integer(a.new_tokens, "--new-tokens");
+    if (!n) return make_error(n.error());
+    o.new_tokens = *n;
+  }
+  o.expandable_segments = a.expandable_segments;
   return o;
 }
 
@@ -139,7 +150,8 @@ void fit_local_gpu(est::FitReport& fit) {
 
 void add_options(CLI::App& app, Args& a) {
   app.add_option("--config", a.config, "Hugging Face config.json (- reads standard input), or a model directory (config.json + *.safetensors headers)");
-  app.add_option("--model", a.model, std::string("a built-in model (see --list-models); without --config or --model: ") + kDefaultModel);
+  app.add_option("--model", a.model, std::string("a built-in model (see --list-models), or a model id org/name from the local Hugging Face cache; "
+                                               "without --config or --model: ") + kDefaultModel);
   app.add_flag("--list-models", a.list_models, "list the built-in models (with --json: as JSON)");
   app.add_flag("--list-gpus", a.list_gpus, "list the GPU cards --gpu knows (with --json: as JSON)");
   add_setting_options(app, a.mode, a.precision, a.optimizer, a.attention);
@@ -151,14 +163,15 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("--lora-targets", a.lora_targets, "comma-separated module names (default: PEFT's for the model)");
   app.add_option("--kv-dtype", a.kv_dtype, "KV cache dtype for inference: fp32 | bf16 | fp16 | fp8 | int8");
   app.add_option("--logits", a.logits, "all (transformers' default) | last")->capture_default_str();
-  app.add_option("--gpus", a.gpus, "data-parallel GPUs (with --zero / --fsdp: per-GPU memory)")->capture_default_str();
-  app.add_option("--zero", a.zero, "DeepSpeed ZeRO stage 0-3")->check(CLI::Range(0, 3));
-  app.add_flag("--fsdp", a.fsdp, "FSDP full sharding (as ZeRO 3)");
-  app.add_option("--tp", a.tp, "tensor-parallel degree")->capture_default_str();
+  add_parallel_options(app, a.parallel);
   app.add_option("--gpu", a.gpu, "a card to fit on, e.g. 'RTX 4090', H100, or the name nvidia-smi prints (see --list-gpus); default: the local GPU 0 when present");
   app.add_option("--gpu-memory", a.gpu_memory, "memory to fit in, with its unit: 24GiB, 80GB");
   app.add_flag("--max-batch", a.max_batch, "find the largest batch that fits (needs --gpu or --gpu-memory)");
   app.add_flag("--max-seq", a.max_seq, "find the largest sequence length that fits");
+  app.add_option("--quant", a.quant, "inference with weights quantised on load: none | int8 | int4 (bitsandbytes) | fp8")
+      ->capture_default_str();
+  app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
+  app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
 }
 
@@ -221,6 +234,9 @@ int cmd_estimate(const std::vector<std::string>& args) {
   fit.fits_on = est::cards_that_fit(*e);
   if (auto t = choose_target(a, fit); !t) return fail("estimate", t.error());
   if (auto s = search_limits(a, *model, *options, fit); !s) return fail("estimate", s.error());
+  if (!a.json) {
+    for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", w.c_str());
+  }
   if (a.json) print(json_document("vramdoc.estimate/1", est::render_json(*model, *options, *e, fit)));
   else print(highlight(est::render_text(*model, *options, *e, fit), style_for(stdout)));
   return fit.usable_bytes && !est::fits(*e, *fit.usable_bytes) ? kFailure : kOk;  // "no": does not fit

@@ -8,6 +8,7 @@
 
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
+#include "cli/model_input.hpp"
 #include "cli/probe_trial.hpp"
 #include "cli/timeline_io.hpp"
 #include "core/probe/report.hpp"
@@ -33,6 +34,7 @@ struct ProbeOptions {
   std::string keep_dir;
   std::string html;
   bool json = false;
+  JobArgs job;  // --config/--model: the estimator's curve guides the first jumps
 };
 
 void on_signal(int) { interrupt_trials(); }
@@ -59,6 +61,22 @@ std::optional<std::uint64_t> capacity(const ProbeOptions& o, std::string& why) {
   return mem->total_bytes;
 }
 
+// With --config/--model: the estimator's process peak at a value of the probed parameter (the
+// other one from --batch / --seq). Errors (a bad config, the other value missing) are for exit 2.
+Result<std::function<std::optional<double>(std::uint64_t)>> probe_estimate(JobArgs job, const std::string& parameter) {
+  using Estimate = std::function<std::optional<double>(std::uint64_t)>;
+  if (job.config.empty() && job.model.empty()) return Estimate{};
+  (parameter == "batch" ? job.batch : job.seq) = "1";  // the probed value replaces it in each trial
+  auto input = read_job(job);
+  if (!input) return make_error(input.error());
+  return Estimate{[in = **input, parameter](std::uint64_t v) -> std::optional<double> {
+    auto options = in.options;
+    (parameter == "batch" ? options.batch : options.seq) = v;
+    auto e = estimator::estimate(in.model, options);
+    return e ? std::optional<double>(static_cast<double>(e->process_bytes)) : std::nullopt;
+  }};
+}
+
 std::string html_page(const probe::ProbeReport& r) {
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vramdoc probe</title></head>\n"
          "<body style=\"font-family:sans-serif\"><h1>vramdoc probe</h1>\n<p><b>" + xml_escape(probe::verdict_line(r)) +
@@ -70,7 +88,8 @@ std::string html_page(const probe::ProbeReport& r) {
 int cmd_probe(const std::vector<std::string>& args) {
   ProbeOptions o;
   CLI::App app{"Find the largest batch (or sequence length) that fits: run the job with {batch} (or {seq}) "
-               "replaced, doubling from --start until it runs out of memory, then bisecting.",
+               "replaced: from --start, jumping near the limit that the trials' peaks (or the estimator, with --config) predict, "
+               "then narrowing it down there; without peaks or the card's memory, doubling then bisecting.",
                "probe"};
   app.add_option("--cmd", o.command, "the job, with {batch} or {seq} where the value goes")->required();
   app.add_option("--start", o.start, "first value (default 1)")->check(CLI::Range(1ULL, 1ULL << 40));
@@ -86,6 +105,7 @@ int cmd_probe(const std::vector<std::string>& args) {
   app.add_option("--keep", o.keep_dir, "keep each trial's timeline and log in this folder");
   app.add_option("--html", o.html, "write an HTML report with the chart of peak memory");
   app.add_flag("--json", o.json, "print the result as JSON");
+  add_job_options(app, o.job);
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   bool has_batch = o.command.find("{batch}") != std::string::npos;
@@ -94,6 +114,8 @@ int cmd_probe(const std::vector<std::string>& args) {
     return fail("probe", "--cmd needs exactly one of {batch} or {seq} where the value goes, e.g. "
                          "--cmd 'python train.py --batch-size {batch}'");
   std::string parameter = has_batch ? "batch" : "seq";
+  auto estimate = probe_estimate(o.job, parameter);
+  if (!estimate) return fail("probe", estimate.error());
   if (o.start > o.max) return fail("probe", "--start is above --max");
   auto trial_seconds = o.trial_time.empty() ? Result<double>(0.0) : parse_duration(o.trial_time);
   auto budget_seconds = parse_duration(o.budget);
@@ -127,7 +149,7 @@ int cmd_probe(const std::vector<std::string>& args) {
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  probe::Search search({o.start, o.max});
+  probe::Search search({o.start, o.max, card, o.margin_percent / 100.0, *estimate});
   auto started = std::chrono::steady_clock::now();
   bool budget_exhausted = false;
   while (auto value = search.next()) {

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -128,6 +129,8 @@ int cmd_run(const std::vector<std::string>& args) {
   header.command = o.command;
   header.interval_seconds = *interval;
   if (p) header.device = p->device_name(), header.total_bytes = p->capacity_bytes({});
+  for (const auto& name : timeline::allocator_settings())  // what the job inherits that changes what the driver sees
+    if (const char* value = std::getenv(name.c_str())) header.environment[name] = value;
   auto sink = [&out](const std::string& line) { out.write(line); };
   sink(timeline::header_line(header));
   // The wall clock at the timeline's t = 0, to align the traced bytes exactly (docs/trace.md).
@@ -135,7 +138,9 @@ int cmd_run(const std::vector<std::string>& args) {
       std::chrono::system_clock::now().time_since_epoch()).count());
   backends::JobRecorder recorder(p, *interval, mark_file, sink);
 
-  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file}};
+  // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
+  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file},
+                                                          {"VRAMDOC_TIMELINE", std::filesystem::absolute(o.out).string()}};
   if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
   if (trace) env.insert(env.end(), trace->environment.begin(), trace->environment.end());
   env.insert(env.end(), python_env.begin(), python_env.end());
@@ -166,22 +171,24 @@ int cmd_run(const std::vector<std::string>& args) {
   timeline::Timeline tl = recorder.timeline();
   tl.name = header.name;
   tl.device = header.device;
+  tl.command = header.command;
+  tl.environment = header.environment;
   tl.total_bytes = p ? p->capacity_bytes(recorder.gpus()) : std::nullopt;
   tl.exit_status = status;
   tl.outcome = !tl.messages.empty() ? timeline::Outcome::Oom : status == 0 ? timeline::Outcome::Ok : timeline::Outcome::Failed;
   sink(timeline::end_line(recorder.now(), tl.outcome, status, tl.total_bytes));
   out.close();
 
-  auto diagnosis = timeline::classify(tl);
+  std::optional<timeline::TracedSeries> traced_bytes;
+  std::vector<std::string> warnings;  // render_trace_report below reports the same problems
+  if (trace) traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
+  auto diagnosis = timeline::classify(tl, traced_bytes ? std::optional(timeline::trace_evidence(*traced_bytes)) : std::nullopt);
   if (!p) explain_unsampled(diagnosis, probe.error());
   if (auto q = quantify_job(*input, tl, diagnosis); !q) fail("run", q.error(), 0);
   std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + (out.failed() ? "none (not written)" : o.out) + "\n";
   report += timeline::render_text(tl, diagnosis);
-  std::optional<timeline::TracedSeries> traced_bytes;
   std::vector<timeline::Appendix> appendices;
   if (trace) {
-    std::vector<std::string> warnings;  // render_trace_report below reports the same problems
-    traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
     if (traced_bytes) report += trace::render_overlay_text(*traced_bytes, tl);
     auto traced = render_trace_report(trace->directory, false);
     const std::string text = traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n";

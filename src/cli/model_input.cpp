@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cli/hf_cache.hpp"
 #include "core/estimator/presets.hpp"
-#include "core/input_file.hpp"
 #include "core/estimator/safetensors.hpp"
+#include "core/input_file.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/units.hpp"
 
@@ -21,9 +22,9 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kMaxConfigBytes = 16 * MiB;
 
-// Sums the parameters of every *.safetensors header in `dir` (headers only). 0 when none.
-Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
-  std::uint64_t params = 0;
+// Every tensor of every *.safetensors header in `dir` (headers only, never the weights).
+Result<std::vector<est::TensorInfo>> checkpoint_tensors(const fs::path& dir) {
+  std::vector<est::TensorInfo> all;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".safetensors") continue;
@@ -36,36 +37,55 @@ Result<std::uint64_t> checkpoint_params(const fs::path& dir) {
     if (!header) return make_error(header.error());
     auto tensors = est::parse_safetensors_header(*header, source);
     if (!tensors) return make_error(tensors.error());
-    for (const auto& t : *tensors) {
-      std::uint64_t n = 1;
-      for (auto d : t.shape) n = saturating_mul(n, d);
-      params = saturating_add(params, n);
-    }
+    all.insert(all.end(), tensors->begin(), tensors->end());
   }
-  return params;
+  return all;
+}
+
+// The checkpoint's tensors on the model: sizes for an unknown family, stored bytes of quantised
+// weights for every family, and a warning when config.json and the headers disagree.
+void attach_checkpoint(est::ModelConfig& model, const std::vector<est::TensorInfo>& tensors) {
+  std::uint64_t params = 0;
+  bool quantized = false;
+  for (const auto& t : tensors) {
+    std::uint64_t n = 1;
+    for (auto d : t.shape) n = saturating_mul(n, d);
+    params = saturating_add(params, n);
+    const bool floating = t.dtype == "F32" || t.dtype == "F16" || t.dtype == "BF16" || t.dtype == "F64";
+    quantized = quantized || !floating;
+    model.header_tensors.push_back({t.name, t.shape, t.bytes, floating});
+  }
+  est::attach_header_tensors(model);
+  if (model.family == est::Family::FromHeaders || quantized || model.quant.method != est::QuantMethod::None) return;
+  auto e = est::estimate(model, est::Options{});
+  if (e && (e->n_params > params * 101 / 100 || e->n_params < params * 99 / 100)) {
+    model.warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
+                             "safetensors headers hold " + std::to_string(params));
+  }
 }
 
 }  // namespace
 
 Result<est::ModelConfig> load_model(const std::string& config, const std::string& model_name) {
+  // "org/name" (with --model, or with --config when no such file exists): the local HF cache.
+  const std::string& id = !model_name.empty() ? model_name : config;
+  std::error_code ec;
+  if (looks_like_model_id(id) && (!model_name.empty() || !fs::exists(config, ec))) {
+    auto dir = find_cached_model(id);
+    if (!dir) return make_error(dir.error());
+    return load_model(*dir, "");
+  }
   if (!model_name.empty()) return est::preset_config(model_name);
-  fs::path path = config;
-  std::error_code ec;  // a symlink loop or a missing file: read_input_file below names it
+  fs::path path = config;  // a symlink loop or a missing file: read_input_file below names it
   const bool dir = config != "-" && fs::is_directory(path, ec);
   const std::string file = dir ? (path / "config.json").string() : config;
   auto text = read_input_file(file, kMaxConfigBytes);
   if (!text) return make_error("model config: " + text.error());
   auto model = est::parse_config_json(*text, input_name(file));
   if (!model || !dir) return model;
-  auto params = checkpoint_params(path);
-  if (!params) return make_error(params.error());
-  if (*params > 0) {
-    auto e = est::estimate(*model, est::Options{});
-    if (e && (e->n_params > *params * 101 / 100 || e->n_params < *params * 99 / 100)) {
-      model->warnings.push_back("config.json implies " + std::to_string(e->n_params) + " parameters but the " +
-                                "safetensors headers hold " + std::to_string(*params));
-    }
-  }
+  auto tensors = checkpoint_tensors(path);
+  if (!tensors) return make_error(tensors.error());
+  if (!tensors->empty()) attach_checkpoint(*model, *tensors);
   return model;
 }
 
@@ -90,7 +110,7 @@ void add_job_options(CLI::App& app, JobArgs& a) {
 
 void add_setting_options(CLI::App& app, std::string& mode, std::string& precision, std::string& optimizer,
                          std::string& attention) {
-  app.add_option("--mode", mode, "train | lora | infer")->capture_default_str();
+  app.add_option("--mode", mode, "train | lora | qlora | infer")->capture_default_str();
   app.add_option("--precision", precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
   app.add_option("--optimizer", optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
   app.add_option("--attention", attention, "sdpa | eager | flash")->capture_default_str();
@@ -128,6 +148,7 @@ Result<bool> quantify_job(const std::optional<JobInput>& job, const timeline::Ti
   auto q = timeline::quantify(tl, d, job->model, job->options);
   if (!q) return make_error(q.error() + " (" + job->model.name + ")");
   d.quantified = std::move(*q);
+  timeline::apply_quantified(d);
   return true;
 }
 

@@ -29,11 +29,13 @@ names = {r["name"] for r in rs}
 assert {"gradient checkpointing", "halve the batch", "LoRA instead of full training", "8-bit optimizer"} <= names, names
 for r in rs:
     assert set(r) >= {"name", "process_bytes", "saving_bytes", "fits"}, r
-    assert r["saving_bytes"] > 0, r
+    # the allocator replay can leave reserved unchanged (an 8-bit state fits the activations' holes)
+    assert r["saving_bytes"] >= 0, r
     assert r["saving_bytes"] == q["estimated_bytes"] - r["process_bytes"], r
     if r["fits"]:
         assert r["process_bytes"] < cap, r
 assert any(r["fits"] for r in rs), rs
+assert any(r["saving_bytes"] > 0 for r in rs), rs
 PY
 
 check "analyze --html with --config" 1 "$VRAMDOC" analyze "$timeline" "${job[@]}" --html "$tmp/r.html"

@@ -33,7 +33,17 @@ contains "text gives advice" $out "advice:"
 check "--max-seq with --gpu-memory" 0 "$VRAMDOC" estimate --model mistral-7b --mode infer --gpu-memory 24GiB --max-seq --json
 contains "max_seq in JSON" $out '"max_seq"'
 check "multi-GPU" 0 "$VRAMDOC" estimate --model llama-3-70b --gpus 8 --fsdp --grad-checkpointing --json
-contains "zero stage 3" $out '"zero_stage":3'
+contains "FSDP2 named in JSON" $out '"data_parallel":"fsdp2"'
+check "per-rank table" 0 "$VRAMDOC" estimate --model llama-3-8b --gpus 2 --fsdp --precision amp-bf16
+contains "the table says what is sharded" $out "1/2 (FSDP2)"
+contains "NCCL is in the process" $out "NCCL communicators"
+check "ZeRO-3 with DeepSpeed's bucket sizes" 0 "$VRAMDOC" estimate --model llama-3-8b --gpus 8 --zero 3 \
+  --zero-reduce-bucket 5e7 --zero-max-live 1e8 --json
+contains "ZeRO-3 named" $out '"data_parallel":"zero3"'
+check "tensor and data parallel" 0 "$VRAMDOC" estimate --model llama-3-8b --gpus 8 --tp 2 --ddp-bucket-view --json
+contains "4 data-parallel ranks" $out '"data_parallel_ranks":4'
+check "--max-batch per rank" 0 "$VRAMDOC" estimate --model llama-3-8b --gpus 8 --fsdp --gpu H100 --max-batch --json
+contains "max_batch on several GPUs" $out '"max_batch"'
 
 # A model directory: config.json plus a safetensors header that disagrees with it.
 dir=$(mktemp -d)

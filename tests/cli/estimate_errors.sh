@@ -34,5 +34,26 @@ check "unknown gpu" 2 "$VRAMDOC" estimate --model gpt2 --gpu "Voodoo 5"
 check "max-batch needs a target" 2 "$VRAMDOC" estimate --model gpt2 --max-batch
 check "config and model together" 2 "$VRAMDOC" estimate --model gpt2 --config "$cfg"
 check "lora target matching nothing" 2 "$VRAMDOC" estimate --config "$cfg" --mode lora --lora-targets c_attn
+check "fsdp and zero together" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --fsdp --zero 3
+contains "the conflict is named" $err "exclude each other"
+check "gpus not whole TP groups" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 6 --tp 4
+contains "gpus and tp named" $err "multiple of --tp"
+check "unknown offload" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --zero 2 --offload disk
+check "offload under DDP" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --offload all
+check "fsdp version 3" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --fsdp --fsdp-version 3
+check "bucket beyond 2^64" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --zero 2 --zero-reduce-bucket 5e99
+check "bucket of garbage" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --zero 2 --zero-reduce-bucket 5e
+check "zero nccl buffer" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --nccl-buffsize 0
+echo '{"model_type":"bert","hidden_size":768,"num_hidden_layers":12,"num_attention_heads":12,"vocab_size":30522,"intermediate_size":3072}' > "$tmp/bert.json"
+check "encoder-only model" 2 "$VRAMDOC" estimate --config "$tmp/bert.json"
+contains "encoder named" $err "has an encoder"
+check "quant in training" 2 "$VRAMDOC" estimate --config "$cfg" --quant int4
+contains "quant is for inference" $err "is for inference"
+check "unknown quant" 2 "$VRAMDOC" estimate --config "$cfg" --mode infer --quant int3
+check "new tokens in training" 2 "$VRAMDOC" estimate --config "$cfg" --new-tokens 8
+sed 's/"model_type": "llama"/"model_type": "frobnet"/' "$cfg" > "$tmp/unknown.json"
+check "unknown family is estimated" 0 "$VRAMDOC" estimate --config "$tmp/unknown.json"
+contains "its warning on stderr" $err "warning: unknown model_type 'frobnet'"
+if grep -q "frobnet'" "$out"; then echo "FAIL: the warning is not on stdout"; fails=$((fails + 1)); fi
 rm -rf "$tmp"
 finish

@@ -35,4 +35,11 @@ contains "names the placeholder" "$err" "{batch} or {seq}"
 check "--cmd is required" 2 "$VRAMDOC" probe
 check "bad --budget" 2 "$VRAMDOC" probe --cmd "$job {batch}" --budget soon
 check "--start above --max" 2 "$VRAMDOC" probe --cmd "$job {batch}" --start 9 --max 4
+check "--config that does not exist" 2 "$VRAMDOC" probe --cmd "$job {batch}" --config "$keep/none.json" --seq 512
+contains "names the config" "$err" "none.json"
+check "--config without the other value" 2 "$VRAMDOC" probe --cmd "$job {batch}" --config "$SRC/tests/cli/data/llama_h1024_l8.json"
+contains "asks for --seq" "$err" "needs the job's --seq"
+LIMIT=37 check "--config with the card unknown: the plain search, the same answer" 0 "$VRAMDOC" probe --cmd "$job {batch}" \
+  --config "$SRC/tests/cli/data/llama_h1024_l8.json" --seq 512 --json
+contains "fits up to 37" "$out" '"largest_ok": 37'
 finish

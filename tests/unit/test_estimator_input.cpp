@@ -2,6 +2,8 @@
 // name the field and the file; nothing may crash (a deterministic mutation fuzz runs in CI).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -98,6 +100,17 @@ TEST(EstimatorConfig, MutationFuzzNeverCrashes) {
     s << in.rdbuf();
     if (!s.str().empty()) seeds.push_back(s.str());
   }
+  // the new families' fields: latent attention, experts, soft-capping, layer types, quantization_config
+  for (const char* name : {"dsv3-m", "qwen2moe-s", "gemma2-s", "gemma3-s", "falcon-m", "olmo2-s"}) {
+    std::ifstream in(std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/pytorch-h200-families.models/" + name + ".json");
+    std::stringstream s;
+    s << in.rdbuf();
+    auto j = nlohmann::json::parse(s.str(), nullptr, false);
+    if (j.is_discarded() || !j.contains("config")) continue;
+    seeds.push_back(j["config"].dump());
+    j["config"]["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}};
+    seeds.push_back(j["config"].dump());
+  }
   std::mt19937 rng(12345);
   const std::string junk[] = {"9999999999999", "-1", "0", "1e309", "null", "\"x\"", "[]", "{}", "\xff", "3.7"};
   int parsed = 0;
@@ -118,7 +131,7 @@ TEST(EstimatorConfig, MutationFuzzNeverCrashes) {
       continue;
     }
     ++parsed;
-    for (Mode mode : {Mode::Train, Mode::Lora, Mode::Infer}) {
+    for (Mode mode : {Mode::Train, Mode::Lora, Mode::Qlora, Mode::Infer}) {
       Options o;
       o.mode = mode, o.batch = 1 + rng() % 64;
       auto e = estimate(*m, o);

@@ -107,12 +107,15 @@ TEST(TimelineReader, MutationFuzz) {
   for (int i = 0; i < 40; ++i) tl.samples.push_back({i * 0.02, 1000000u + 4096u * i, 2000000u, {}, {}});
   tl.marks = {{0.1, "step 0", {}, {}}, {0.3, "step 1", {}, {}}};
   tl.messages = {"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 1.00 GiB of which 1.00 MiB is free."};
-  const std::string seeds[] = {write_timeline(tl, Header{}), kShared};
+  Header with_env;  // the header's command and optional env (issue 15)
+  with_env.command = {"python3", "train_jax.py"};
+  with_env.environment = {{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}, {"TF_FORCE_GPU_ALLOW_GROWTH", "true"}};
+  const std::string seeds[] = {write_timeline(tl, Header{}), kShared, write_timeline(tl, with_env)};
   std::mt19937 rng(42);
   const char alphabet[] = "0123456789-.,:[]{}\"e\n nulltrue";
   int accepted = 0, rejected = 0;
-  for (int round = 0; round < 20000; ++round) {
-    const std::string text = fuzz::mutate_text(seeds[round % 2], rng, alphabet);
+  for (int round = 0; round < 30000; ++round) {
+    const std::string text = fuzz::mutate_text(seeds[round % 3], rng, alphabet);
     auto r = read_timeline(text, "fuzz");
     if (!r.ok()) {
       ++rejected;

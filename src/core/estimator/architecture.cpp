@@ -1,5 +1,5 @@
-// Each family in a few lines: its tensors, and the tensors autograd keeps per layer. The rules
-// (which op saves which operand) are PyTorch's derivatives.yaml; docs/estimator.md walks them.
+// Each family's weight tensors, as transformers (5.x) builds the model: names as PEFT matches
+// them, shapes from the config. Saved activations per layer: layer_activations.cpp.
 #include "core/estimator/architecture.hpp"
 
 #include "core/units.hpp"
@@ -8,153 +8,138 @@ namespace vramdoc::estimator {
 
 namespace {
 
-std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return saturating_mul(a, b); }
-
-struct Dims {
-  std::uint64_t h, q, kv, inter, layers, vocab;
-};
-
-Dims dims_of(const ModelConfig& m) {
-  return {m.hidden_size, mul(m.num_heads, m.head_dim), mul(m.num_kv_heads, m.head_dim), m.intermediate_size,
-          m.num_layers, m.vocab_size};
-}
+using u64 = std::uint64_t;
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
 void add_gpt2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
-  const Dims d = dims_of(m);
-  const std::uint64_t L = d.layers;
-  w.push_back({"wte", d.vocab, d.h, 1, false, false});
-  w.push_back({"wpe", m.max_positions, d.h, 1, false, false});
-  w.push_back({"ln_1, ln_2", 1, 4 * d.h, L, false, false});  // weight + bias each
-  w.push_back({"c_attn", d.h, 3 * d.h, L, true, false});
-  w.push_back({"attn.c_proj", d.h, d.h, L, true, false});
-  w.push_back({"c_fc", d.h, d.inter, L, true, false});
-  w.push_back({"mlp.c_proj", d.inter, d.h, L, true, false});
-  w.push_back({"biases", 1, 3 * d.h + d.h + d.inter + d.h, L, false, false});
-  w.push_back({"ln_f", 1, 2 * d.h, 1, false, false});
-  w.push_back({"lm_head", d.h, d.vocab, 1, true, true});
+  const u64 h = m.hidden_size, L = m.num_layers, I = m.intermediate_size;
+  w.push_back({"wte", m.vocab_size, h, 1, false, false, false});
+  w.push_back({"wpe", m.max_positions, h, 1, false, false, false});
+  w.push_back({"ln_1, ln_2", 1, 4 * h, L, false, false, false});  // weight + bias each
+  w.push_back({"c_attn", h, 3 * h, L, true, false, true});
+  w.push_back({"attn.c_proj", h, h, L, true, false, true});
+  w.push_back({"c_fc", h, I, L, true, false, true});
+  w.push_back({"mlp.c_proj", I, h, L, true, false, true});
+  w.push_back({"biases", 1, 3 * h + h + I + h, L, false, false, false});
+  w.push_back({"ln_f", 1, 2 * h, 1, false, false, false});
+  w.push_back({"lm_head", h, m.vocab_size, 1, true, true, false});
+}
+
+// A Linear of every layer in `count` layers, with its bias when `bias`.
+void linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u64 out, u64 count, bool bias) {
+  if (count == 0) return;
+  w.push_back({name, in, out, count, true, false, true});
+  if (bias) w.push_back({name + ".bias", 1, out, count, false, false, false});
+}
+
+void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size, L = m.num_layers, q = mul(m.num_heads, m.head_dim), kv = mul(m.num_kv_heads, m.head_dim);
+  if (m.mla.kv_lora_rank > 0) {
+    const LatentAttention& a = m.mla;
+    const u64 qk = mul(m.num_heads, a.qk_nope_head_dim + a.qk_rope_head_dim);
+    if (a.q_lora_rank > 0) {
+      linear(w, "q_a_proj", h, a.q_lora_rank, L, false);
+      w.push_back({"q_a_layernorm", 1, a.q_lora_rank, L, false, false, false});
+      linear(w, "q_b_proj", a.q_lora_rank, qk, L, false);
+    } else {
+      linear(w, "q_proj", h, qk, L, false);
+    }
+    linear(w, "kv_a_proj_with_mqa", h, a.kv_lora_rank + a.qk_rope_head_dim, L, false);
+    w.push_back({"kv_a_layernorm", 1, a.kv_lora_rank, L, false, false, false});
+    linear(w, "kv_b_proj", a.kv_lora_rank, mul(m.num_heads, a.qk_nope_head_dim + a.v_head_dim), L, false);
+    linear(w, "o_proj", mul(m.num_heads, a.v_head_dim), h, L, false);
+    return;
+  }
+  if (m.fused_qkv) {
+    linear(w, m.family == Family::Phi3 ? "qkv_proj" : "query_key_value", h, q + 2 * kv, L, m.attention_bias);
+  } else {
+    linear(w, "q_proj", h, q, L, m.attention_bias);
+    linear(w, "k_proj", h, kv, L, m.attention_bias);
+    linear(w, "v_proj", h, kv, L, m.attention_bias);
+  }
+  const bool dense = m.family == Family::Phi || m.family == Family::Falcon || m.family == Family::GptNeox;
+  linear(w, dense ? "dense" : "o_proj", q, h, L, m.output_bias);
+  if (m.qk_norm == QkNorm::PerHead) w.push_back({"q_norm, k_norm", 1, 2 * m.head_dim, L, false, false, false});
+  if (m.qk_norm == QkNorm::Full) w.push_back({"q_norm, k_norm", 1, q + kv, L, false, false, false});
+}
+
+// The first and second Linear of a plain (non-gated) MLP, as each family names them.
+std::pair<const char*, const char*> plain_mlp_names(Family f) {
+  if (f == Family::Phi) return {"fc1", "fc2"};
+  if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
+  return {"dense_h_to_4h", "dense_4h_to_h"};
+}
+
+void add_mlp_weights(const ModelConfig& m, u64 layers, u64 inter, const std::string& prefix, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size;
+  if (m.mlp != MlpKind::Gated) {
+    auto [first, second] = plain_mlp_names(m.family);
+    linear(w, first, h, inter, layers, m.mlp_bias);
+    linear(w, second, inter, h, layers, m.mlp_bias);
+  } else if (m.family == Family::Phi3) {
+    linear(w, prefix + "gate_up_proj", h, 2 * inter, layers, m.mlp_bias);
+    linear(w, prefix + "down_proj", inter, h, layers, m.mlp_bias);
+  } else {
+    linear(w, prefix + "gate_proj", h, inter, layers, m.mlp_bias);
+    linear(w, prefix + "up_proj", h, inter, layers, m.mlp_bias);
+    linear(w, prefix + "down_proj", inter, h, layers, m.mlp_bias);
+  }
+}
+
+// Routed experts as transformers 5 stores them (3-D gate_up_proj / down_proj per layer), the
+// router and the shared expert.
+void add_moe_weights(const ModelConfig& m, u64 layers, std::vector<WeightTensor>& w) {
+  if (layers == 0) return;
+  const u64 h = m.hidden_size, E = m.num_experts, I = m.moe_intermediate_size, LE = mul(layers, E);
+  w.push_back({"gate", h, E, layers, true, false, false, false});
+  w.push_back({"experts.gate_up_proj", h, 2 * I, LE, true, false, true, false});
+  w.push_back({"experts.down_proj", I, h, LE, true, false, true, false});
+  if (m.shared_expert_intermediate > 0) {
+    const bool qwen = m.shared_expert_gate;
+    add_mlp_weights(m, layers, m.shared_expert_intermediate, qwen ? "shared_expert." : "shared_experts.", w);
+    if (qwen) w.push_back({"shared_expert_gate", h, 1, layers, true, false, false, false});
+  }
+}
+
+u64 norms_per_layer(const ModelConfig& m) {
+  if (m.sandwich_norms) return 4;
+  if (m.post_norms_only) return 2;
+  return m.parallel_residual && m.shared_norm ? 1 : 2;
 }
 
 void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
-  const Dims d = dims_of(m);
-  const std::uint64_t L = d.layers;
-  w.push_back({"embed_tokens", d.vocab, d.h, 1, false, false});
-  if (m.family == Family::Phi3) {
-    w.push_back({"qkv_proj", d.h, d.q + 2 * d.kv, L, true, false});
-  } else {
-    w.push_back({"q_proj", d.h, d.q, L, true, false});
-    w.push_back({"k_proj", d.h, d.kv, L, true, false});
-    w.push_back({"v_proj", d.h, d.kv, L, true, false});
-  }
-  if (m.attention_bias) w.push_back({"q/k/v biases", 1, d.q + 2 * d.kv, L, false, false});
-  w.push_back({"o_proj", d.q, d.h, L, true, false});
-  if (m.family == Family::Qwen3) w.push_back({"q_norm, k_norm", 1, 2 * m.head_dim, L, false, false});
-  w.push_back({"input_layernorm, post_attention_layernorm", 1, 2 * d.h, L, false, false});
-  if (m.num_experts > 0) {
-    const std::uint64_t LE = mul(L, m.num_experts);
-    w.push_back({"gate", d.h, m.num_experts, L, true, false});
-    w.push_back({"w1", d.h, d.inter, LE, true, false});
-    w.push_back({"w3", d.h, d.inter, LE, true, false});
-    w.push_back({"w2", d.inter, d.h, LE, true, false});
-  } else if (m.family == Family::Phi3) {
-    w.push_back({"gate_up_proj", d.h, 2 * d.inter, L, true, false});
-    w.push_back({"down_proj", d.inter, d.h, L, true, false});
-  } else {
-    w.push_back({"gate_proj", d.h, d.inter, L, true, false});
-    w.push_back({"up_proj", d.h, d.inter, L, true, false});
-    w.push_back({"down_proj", d.inter, d.h, L, true, false});
-  }
-  w.push_back({"norm", 1, d.h, 1, false, false});
-  w.push_back({"lm_head", d.h, d.vocab, 1, true, m.tie_word_embeddings});
+  const u64 h = m.hidden_size, L = m.num_layers, norm_width = m.norm == NormKind::LayerNorm ? 2 : 1;
+  w.push_back({"embed_tokens", m.vocab_size, h, 1, false, false, false});
+  add_attention_weights(m, w);
+  w.push_back({"layer norms", 1, mul(norms_per_layer(m) * norm_width, h), L, false, false, false});
+  const u64 dense_layers = m.num_experts > 0 ? m.dense_layers : L;
+  add_mlp_weights(m, dense_layers, m.intermediate_size, "", w);
+  if (m.num_experts > 0) add_moe_weights(m, L - dense_layers, w);
+  w.push_back({"norm", 1, norm_width * h, 1, false, false, false});
+  w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+  if (m.lm_head_bias) w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
 }
 
-// The pre-attention / pre-MLP norm and the Linear(s) reading its output.
-void add_norm(const ModelConfig& m, LayerActivations& a, const std::string& what, std::vector<std::string> readers) {
-  const std::uint64_t h = m.hidden_size;
-  if (m.family == Family::Gpt2) {
-    a.saved.push_back({what + " input", h, Dtype::Wide, false});  // native_layer_norm saves its input
-  } else {
-    // RMSNorm: hidden.to(float32) is saved by pow / rsqrt-mul; `weight * normalised` saves the
-    // normalised tensor (fp32 in Gemma, which multiplies by (1 + weight.float())).
-    a.saved.push_back({what + " fp32 input", h, Dtype::Fp32, false});
-    a.saved.push_back({what + " normalised", h, m.family == Family::Gemma ? Dtype::Fp32 : Dtype::Wide, true});
+// A checkpoint of an unknown family, tensor by tensor from its safetensors headers: 2-D tensors
+// in the layers are Linears, 3-D ones stacked experts, the rest norms and biases.
+void add_header_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  for (const auto& t : m.header_tensors) {
+    u64 rows = 1, cols = 1;
+    for (std::size_t i = 0; i + 1 < t.shape.size(); ++i) rows = mul(rows, t.shape[i]);
+    if (!t.shape.empty()) cols = t.shape.back();
+    const bool in_layer = t.name.find(".layers.") != std::string::npos || t.name.find(".h.") != std::string::npos ||
+                          t.name.find(".blocks.") != std::string::npos;
+    const bool head = t.name.find("lm_head") != std::string::npos || t.name.find("embed_out") != std::string::npos;
+    const bool matrix = t.shape.size() >= 2 && (in_layer || head);
+    // nn.Linear stores (out, in): rows here are the output features for a 2-D tensor
+    WeightTensor wt{t.name, t.shape.size() == 2 ? cols : rows, t.shape.size() == 2 ? rows : cols, 1, matrix, false,
+                    matrix && in_layer, t.shape.size() == 2};
+    if (!t.floating) wt.stored_bytes = t.bytes;
+    if (t.name.find("embed") != std::string::npos && !head) wt.name = "embed_tokens:" + t.name;
+    if (head) wt.name = "lm_head";
+    w.push_back(wt);
   }
-  a.linear_inputs.push_back({what + " output", h, std::move(readers), true, false});
-}
-
-void add_attention(const ModelConfig& m, AttentionPath path, std::uint64_t seq, LayerActivations& a) {
-  const Dims d = dims_of(m);
-  const bool gpt2 = m.family == Family::Gpt2;
-  const bool fused_qkv = gpt2 || m.family == Family::Phi3;
-  const std::uint64_t probs = mul(m.num_heads, seq);  // one row of the seq x seq matrix per head
-  if (m.family == Family::Qwen3) {  // q_norm / k_norm: RMSNorm over head_dim before RoPE
-    a.saved.push_back({"q_norm, k_norm fp32 inputs", d.q + d.kv, Dtype::Fp32, false});
-    a.saved.push_back({"q_norm, k_norm normalised", d.q + d.kv, Dtype::Act, true});
-  }
-  if (fused_qkv) a.saved.push_back({"fused qkv output (kept by the value view)", d.q + 2 * d.kv, Dtype::Act, false});
-  if (path == AttentionPath::Eager) {
-    // eager: q @ repeat_kv(k)^T, softmax, @ repeat_kv(v); then transpose(1, 2).contiguous().
-    if (!gpt2) a.saved.push_back({"query (rotated), repeated key and value", 3 * d.q, Dtype::Act, false});
-    if (gpt2) {  // GPT-2's own eager path: softmax in the activation dtype, then attention dropout
-      a.saved.push_back({"attention probabilities", probs, Dtype::Wide, false});
-      if (m.attention_dropout > 0) {
-        a.saved.push_back({"attention dropout mask", probs, Dtype::Mask, false});
-        a.saved.push_back({"attention probabilities after dropout", probs, Dtype::Act, false});
-      } else {  // .type(value.dtype): under autocast a 16-bit copy the value matmul saves
-        a.saved.push_back({"attention probabilities, 16-bit copy", probs, Dtype::AutocastCopy16, false});
-      }
-    } else {
-      // softmax(dtype=float32) saves its fp32 output; .to(query.dtype) (or autocast) makes the
-      // 16-bit copy that the value matmul saves.
-      a.saved.push_back({"attention probabilities (softmax in fp32)", probs, Dtype::Fp32, false});
-      a.saved.push_back({"attention probabilities, 16-bit copy", probs, Dtype::Copy16, false});
-    }
-    a.linear_inputs.push_back({"attention output (contiguous)", d.q, {gpt2 ? "attn.c_proj" : "o_proj"}, false, false});
-  } else {
-    if (path == AttentionPath::Math) {
-      // SDPA math fallback: scaled q, scaled and repeated k, repeated v, fp32 probabilities.
-      a.saved.push_back({"scaled query, repeated key and value", 3 * d.q, Dtype::Act, false});
-      a.saved.push_back({"attention probabilities", probs, Dtype::Fp32, false});
-    } else if (gpt2) {
-      // Measured on gpt2 (calibration set): two more hidden-sized tensors than the fused qkv
-      // buffer, consistent with contiguous copies of the query and key views for the kernel.
-      a.saved.push_back({"query and key copies for the kernel", 2 * d.h, Dtype::Act, false});
-    } else {
-      a.saved.push_back({"query and key after RoPE", d.q + d.kv, Dtype::Act, false});
-      if (!fused_qkv) a.saved.push_back({"value", d.kv, Dtype::Act, false});
-    }
-    a.saved.push_back({"attention output", d.q, Dtype::Act, false});
-    a.linear_inputs.push_back({"attention output", d.q, {gpt2 ? "attn.c_proj" : "o_proj"}, false, true});
-    if (m.sliding_window > 0 && seq > m.sliding_window) {
-      // Beyond the window the causal mask is explicit: SDPA turns the bool mask into an additive
-      // one in the query dtype and the memory-efficient kernel keeps it for backward.
-      a.saved.push_back({"sliding-window attention bias", seq, Dtype::Act, false});
-    }
-  }
-  if (gpt2 && m.residual_dropout > 0) a.saved.push_back({"residual dropout masks", 2 * d.h, Dtype::Mask, false});
-}
-
-void add_mlp(const ModelConfig& m, LayerActivations& a) {
-  const Dims d = dims_of(m);
-  if (m.family == Family::Gpt2) {
-    // NewGELU in Python: 0.5*x*(1+tanh(c*(x+0.044715*x^3))) saves x (pow, fp32 under autocast),
-    // tanh's output, (1 + tanh) and 0.5*x; its output feeds c_proj.
-    a.saved.push_back({"gelu: x, tanh, 1+tanh", 3 * d.inter, Dtype::Wide, false});
-    a.saved.push_back({"gelu: 0.5*x", d.inter, Dtype::Act, false});
-    a.linear_inputs.push_back({"gelu output", d.inter, {"mlp.c_proj"}, true, false});
-    return;
-  }
-  if (m.num_experts > 0) {
-    const std::uint64_t k = m.experts_per_token;
-    a.saved.push_back({"router probabilities (softmax in fp32)", m.num_experts, Dtype::Fp32, false});
-    a.saved.push_back({"routed token copies (expert inputs)", mul(k, d.h), Dtype::Act, false});
-    a.saved.push_back({"expert gate, activation, up", mul(3 * k, d.inter), Dtype::Act, false});
-    a.linear_inputs.push_back({"expert products", mul(k, d.inter), {"w2"}, false, false});
-    a.saved.push_back({"expert outputs (scaled by routing weight)", mul(k, d.h), Dtype::Act, false});
-    return;
-  }
-  // Gated MLP: act(gate) saves gate, the product saves act(gate) and up; down_proj its input.
-  a.saved.push_back({"mlp gate, activation, up", 3 * d.inter, Dtype::Act, false});
-  a.linear_inputs.push_back({"mlp product", d.inter, {"down_proj"}, false, false});
+  if (m.tie_word_embeddings) w.push_back({"lm_head", m.hidden_size, m.vocab_size, 1, true, true, false});
 }
 
 }  // namespace
@@ -163,42 +148,36 @@ std::vector<WeightTensor> describe_weights(const ModelConfig& model) {
   std::vector<WeightTensor> w;
   if (model.family == Family::Gpt2) {
     add_gpt2_weights(model, w);
+  } else if (model.family == Family::FromHeaders) {
+    add_header_weights(model, w);
   } else {
     add_decoder_weights(model, w);
   }
   return w;
 }
 
-LayerActivations describe_layer(const ModelConfig& model, AttentionPath path, std::uint64_t seq) {
-  LayerActivations a;
-  const bool gpt2 = model.family == Family::Gpt2;
-  std::vector<std::string> qkv = gpt2 ? std::vector<std::string>{"c_attn"}
-                                 : model.family == Family::Phi3 ? std::vector<std::string>{"qkv_proj"}
-                                                                : std::vector<std::string>{"q_proj", "k_proj", "v_proj"};
-  std::vector<std::string> mlp_in = gpt2 ? std::vector<std::string>{"c_fc"}
-                                    : model.num_experts > 0 ? std::vector<std::string>{"gate"}
-                                    : model.family == Family::Phi3 ? std::vector<std::string>{"gate_up_proj"}
-                                                                   : std::vector<std::string>{"gate_proj", "up_proj"};
-  add_norm(model, a, gpt2 ? "ln_1" : "input_layernorm", std::move(qkv));
-  add_attention(model, path, seq, a);
-  add_norm(model, a, gpt2 ? "ln_2" : "post_attention_layernorm", std::move(mlp_in));
-  add_mlp(model, a);
-  return a;
-}
-
-LayerActivations describe_head(const ModelConfig& model) {
-  LayerActivations a;
-  if (model.family == Family::Gpt2 && model.residual_dropout > 0) {
-    a.saved.push_back({"embedding dropout mask", model.hidden_size, Dtype::Mask, false});
+std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& m) {
+  const u64 L = m.num_layers, moe = m.num_experts > 0 ? L - m.dense_layers : 0;
+  const u64 sliding = m.sliding_window > 0 ? std::min(m.sliding_layers, L) : 0;
+  // Sliding and MoE layers are spread independently; counts per kind are what the estimate needs.
+  const u64 moe_sliding = L == 0 ? 0 : moe * sliding / L;
+  std::vector<std::pair<LayerKind, u64>> kinds;
+  for (auto [k, n] : {std::pair{LayerKind{true, true}, moe_sliding}, std::pair{LayerKind{true, false}, moe - moe_sliding},
+                      std::pair{LayerKind{false, true}, sliding - moe_sliding},
+                      std::pair{LayerKind{false, false}, L - moe - sliding + moe_sliding}}) {
+    if (n > 0) kinds.push_back({k, n});
   }
-  add_norm(model, a, model.family == Family::Gpt2 ? "ln_f" : "final norm", {"lm_head"});
-  return a;
+  return kinds;
 }
 
 std::vector<std::string> default_lora_targets(const ModelConfig& model) {
   switch (model.family) {
     case Family::Gpt2: return {"c_attn"};
     case Family::Phi3: return {"qkv_proj"};
+    case Family::Falcon:
+    case Family::GptNeox: return {"query_key_value"};
+    case Family::DeepseekV2:
+    case Family::DeepseekV3: return {model.mla.q_lora_rank > 0 ? "q_b_proj" : "q_proj", "kv_b_proj"};
     default: return {"q_proj", "v_proj"};
   }
 }

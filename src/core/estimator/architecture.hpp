@@ -2,6 +2,7 @@
 // pass keeps alive for backward (per token), as autograd saves it in PyTorch + transformers.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct WeightTensor {
   std::uint64_t count = 1;  // how many such tensors (layers x experts)
   bool matmul = false;      // a Linear weight: autocast keeps a 16-bit copy; LoRA can target it
   bool tied = false;        // shares storage with another tensor (tied lm_head): no own bytes
+  bool quantizable = false;  // a decoder layer's Linear: what a quantised checkpoint stores in low bits
+  bool lora_target = true;   // PEFT can wrap it (a 3-D experts tensor cannot)
+  std::uint64_t stored_bytes = 0;  // > 0: quantised storage as the checkpoint holds it (not width x elements)
 };
 
 struct SavedTensor {
@@ -40,6 +44,8 @@ struct SavedTensor {
   std::uint64_t elements_per_token = 0;
   Dtype dtype = Dtype::Act;
   bool weight_grad_only = false;  // needed only for a norm weight's gradient: gone when frozen
+  std::uint64_t tensors = 1;      // how many equal tensors the item stands for (the allocator sees each)
+  bool tp_split = false;          // per head or per MLP channel: tensor parallelism divides it
 };
 
 // A Linear's input: saved for the weight gradient when the Linear trains. Under autocast each
@@ -50,6 +56,7 @@ struct LinearInput {
   std::vector<std::string> consumers;  // module names (match WeightTensor::name)
   bool wide_source = false;             // the source has Dtype::Wide (a norm output)
   bool already_saved = false;           // the source is in `saved` (e.g. SDPA's output)
+  bool tp_split = false;                // a row-parallel Linear's input (o_proj, down_proj): divided by --tp
 };
 
 struct LayerActivations {
@@ -59,8 +66,15 @@ struct LayerActivations {
 
 // Every weight tensor of the model (layers included, via count).
 std::vector<WeightTensor> describe_weights(const ModelConfig& model);
+// Which kind of decoder layer: MoE or dense MLP, sliding-window or global attention.
+struct LayerKind {
+  bool moe = false;
+  bool sliding = false;
+};
+// The layer kinds of the model with how many layers of each (sums to num_layers).
+std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& model);
 // What one decoder layer keeps alive for backward, per token, for a sequence of `seq` tokens.
-LayerActivations describe_layer(const ModelConfig& model, AttentionPath path, std::uint64_t seq);
+LayerActivations describe_layer(const ModelConfig& model, AttentionPath path, std::uint64_t seq, LayerKind kind);
 // What the model keeps outside its layers: embeddings' dropout, the final norm, lm_head's input.
 LayerActivations describe_head(const ModelConfig& model);
 // The default LoRA target modules PEFT uses for this family.

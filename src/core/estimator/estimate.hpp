@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "core/estimator/model_config.hpp"
+#include "core/estimator/parallel_options.hpp"
 #include "core/result.hpp"
 
 namespace vramdoc::estimator {
 
-enum class Mode { Train, Lora, Infer };
+enum class Mode { Train, Lora, Qlora, Infer };
+// Inference with weights quantised on load (bitsandbytes int8 / nf4, fp8 with torch.float8_e4m3fn).
+enum class Quant { None, Int8, Int4, Fp8 };
 enum class Precision { Fp32, AmpBf16, AmpFp16, Bf16, Fp16 };
 enum class Optimizer { AdamW, Adam, Sgd, SgdMomentum, AdamW8bit, Adafactor };
 enum class Attention { Sdpa, Eager, Flash };
@@ -29,15 +32,20 @@ struct Options {
   std::vector<std::string> lora_targets;  // empty: PEFT's default for the family
   std::optional<std::uint64_t> kv_bytes_per_element;  // --kv-dtype; default: the activation dtype
   bool logits_last_only = false;  // --logits last: lm_head on the last position only
-  std::uint64_t gpus = 1;         // data-parallel ranks (ZeRO / FSDP shard over them)
-  int zero_stage = 0;             // 0-3; --fsdp is stage 3
+  std::uint64_t gpus = 1;         // all GPUs of the job: data-parallel ranks x tensor_parallel
+  int zero_stage = 0;             // DeepSpeed ZeRO stage 0-3 (0: DDP or FSDP, see parallel.data)
   std::uint64_t tensor_parallel = 1;
+  ParallelOptions parallel;       // wrapper, buckets, sharding, NCCL (parallel_options.hpp)
+  std::uint64_t new_tokens = 0;   // inference: tokens generated after the prefill (model.generate)
+  Quant quant = Quant::None;      // --quant: quantise a 16-bit checkpoint's Linears on load
+  bool expandable_segments = false;  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 };
 
 struct Term {
   std::string key;   // JSON name, e.g. "activations_bytes"
   std::string label;  // for people, e.g. "activations kept for backward"
   std::uint64_t bytes = 0;
+  std::string sharding = {};  // on several GPUs: how the term is split ("1/8 (FSDP2)", "on every rank"), else ""
 };
 
 struct Phase {
@@ -55,8 +63,10 @@ struct Estimate {
   std::uint64_t workspace_bytes = 0;        // cuBLAS / cuBLASLt workspaces (allocated via PyTorch)
   std::uint64_t peak_allocated_bytes = 0;   // max_memory_allocated() of a fresh process
   std::uint64_t peak_reserved_bytes = 0;    // max_memory_reserved()
-  std::uint64_t cached_bytes = 0;           // modelled free segments inside peak_reserved_bytes
+  std::uint64_t cached_bytes = 0;           // reserved but free at the peak (the allocator replay's cache)
+  std::uint64_t outside_allocator_bytes = 0;  // device memory PyTorch's allocator never sees (paged 8-bit optimizer state)
   std::uint64_t context_bytes = 0;          // CUDA context, kernels, library handles
+  std::uint64_t nccl_bytes = 0;             // NCCL's communicators (several GPUs only), outside PyTorch's pool
   std::uint64_t process_bytes = 0;          // what nvidia-smi / NVML charge the process
   std::uint64_t checkpointing_saves_bytes = 0;  // peak drop from --grad-checkpointing (train/lora)
   std::vector<std::string> warnings;
@@ -65,15 +75,21 @@ struct Estimate {
 // Estimates one configuration. Errors: a zero or absurd size, or a total beyond 2^64 bytes.
 Result<Estimate> estimate(const ModelConfig& model, const Options& options);
 
+// Bytes a quantised Linear of `in` x `out` features takes as stored (packed weight plus scales,
+// zero points or absmax), for each quantization_config format.
+std::uint64_t quantized_linear_bytes(const Quantization& q, std::uint64_t in, std::uint64_t out);
+
 // Name <-> enum for the command line and JSON ("amp-bf16", "adamw-8bit", ...). Errors list the choices.
 Result<Mode> parse_mode(std::string_view text);
 Result<Precision> parse_precision(std::string_view text);
 Result<Optimizer> parse_optimizer(std::string_view text);
 Result<Attention> parse_attention(std::string_view text);
 Result<std::uint64_t> parse_kv_dtype(std::string_view text);  // bytes per element: fp32, bf16, fp16, fp8, int8
+Result<Quant> parse_quant(std::string_view text);              // none, int8, int4, fp8
 std::string_view to_string(Mode mode);
 std::string_view to_string(Precision precision);
 std::string_view to_string(Optimizer optimizer);
 std::string_view to_string(Attention attention);
+std::string_view to_string(Quant quant);
 
 }  // namespace vramdoc::estimator

@@ -1,12 +1,13 @@
+// config.json -> ModelConfig: the fields every decoder has (sizes, heads, vocabulary); the
+// family's own fields and traits come from families.cpp, quantization_config from quant_config.cpp.
 #include "core/estimator/model_config.hpp"
 
 #include <array>
-#include <cmath>
-#include <initializer_list>
-#include <vector>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <utility>
+
+#include "core/estimator/config_fields.hpp"
+#include "core/estimator/families.hpp"
 
 namespace vramdoc::estimator {
 
@@ -14,120 +15,34 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t kMaxDimension = 1ULL << 40;  // far beyond any real model, keeps products in range
+// Encoder-only and encoder-decoder model types (transformers' names): refused until supported.
+constexpr std::array<std::string_view, 30> kEncoderTypes = {
+    "bert", "roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2", "xlm-roberta", "camembert",
+    "mpnet", "modernbert", "t5", "mt5", "umt5", "longt5", "bart", "mbart", "pegasus", "marian", "whisper", "led",
+    "blenderbot", "m2m_100", "nllb-moe", "switch_transformers", "encoder-decoder", "fsmt", "prophetnet",
+    "xlm-roberta-xl", "ernie"};
 
-struct FamilyName {
-  std::string_view model_type;
-  Family family;
-};
-constexpr std::array<FamilyName, 9> kFamilies = {{
-    {"llama", Family::Llama}, {"mistral", Family::Mistral}, {"qwen2", Family::Qwen2},
-    {"qwen3", Family::Qwen3}, {"gemma", Family::Gemma},     {"phi3", Family::Phi3},
-    {"gpt2", Family::Gpt2},   {"mixtral", Family::Mixtral}, {"", Family::Generic},
-}};
-
-// Reads the first present field of `names` as a positive integer; nullopt when none is present
-// (or present as null). Errors name the field and the file.
-Result<std::optional<std::uint64_t>> read_size(const json& cfg, std::initializer_list<const char*> names,
-                                                const std::string& source) {
-  for (const char* name : names) {
-    auto it = cfg.find(name);
-    if (it == cfg.end() || it->is_null()) continue;
-    const std::string where = "field '" + std::string(name) + "' in " + source;
-    if (!it->is_number()) return make_error(where + " is not a number");
-    double value = it->get<double>();
-    if (!std::isfinite(value) || value != std::floor(value)) return make_error(where + " is not an integer");
-    if (value <= 0) return make_error(where + " must be positive, got " + it->dump());
-    if (value >= static_cast<double>(kMaxDimension)) return make_error(where + " is absurdly large: " + it->dump());
-    return std::optional<std::uint64_t>(static_cast<std::uint64_t>(value));
-  }
-  return std::optional<std::uint64_t>();
+Result<std::uint64_t> require_size(const json& cfg, std::initializer_list<const char*> names, const std::string& source) {
+  auto v = fields::size(cfg, names, source);
+  if (!v) return make_error(v.error());
+  if (*v) return **v;
+  return make_error("missing field '" + std::string(*names.begin()) + "' in " + source);
 }
 
-Result<std::uint64_t> require_size(const json& cfg, const std::vector<const char*>& names, const std::string& source) {
-  for (const char* name : names) {
-    auto v = read_size(cfg, {name}, source);
-    if (!v) return make_error(v.error());
-    if (*v) return **v;
+// hidden size, layers, heads, vocabulary, KV heads and head_dim.
+Result<bool> read_common(ModelConfig& m, const json& cfg, const std::string& source) {
+  auto hidden = require_size(cfg, {"hidden_size", "n_embd", "d_model"}, source);
+  auto layers = require_size(cfg, {"num_hidden_layers", "n_layer", "num_layers"}, source);
+  auto heads = require_size(cfg, {"num_attention_heads", "n_head"}, source);
+  auto vocab = require_size(cfg, {"vocab_size"}, source);
+  for (const auto* v : {&hidden, &layers, &heads, &vocab}) {
+    if (!*v) return make_error(v->error());
   }
-  return make_error("missing field '" + std::string(names.front()) + "' in " + source);
-}
-
-double read_fraction(const json& cfg, const char* name, double fallback) {
-  auto it = cfg.find(name);
-  if (it == cfg.end() || !it->is_number()) return fallback;
-  double v = it->get<double>();
-  return std::isfinite(v) && v >= 0 && v < 1 ? v : fallback;
-}
-
-bool read_bool(const json& cfg, const char* name, bool fallback) {
-  auto it = cfg.find(name);
-  return it != cfg.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
-
-// transformers' per-class defaults for the fields config.json may leave out.
-void apply_family_defaults(ModelConfig& m, const json& cfg) {
-  m.tie_word_embeddings = read_bool(cfg, "tie_word_embeddings", m.family == Family::Gpt2 || m.family == Family::Gemma);
-  m.attention_bias = m.family == Family::Qwen2 || m.family == Family::Gpt2 || read_bool(cfg, "attention_bias", false);
-  if (m.family == Family::Gpt2) {
-    m.attention_dropout = read_fraction(cfg, "attn_pdrop", 0.1);
-    m.residual_dropout = read_fraction(cfg, "resid_pdrop", 0.1);
-  } else {
-    m.attention_dropout = read_fraction(cfg, "attention_dropout", 0.0);
-    m.residual_dropout = read_fraction(cfg, "resid_pdrop", 0.0);
-  }
-}
-
-}  // namespace
-
-std::string_view family_name(Family family) {
-  for (const auto& f : kFamilies) {
-    if (f.family == family) return f.model_type.empty() ? std::string_view("generic decoder") : f.model_type;
-  }
-  return "generic decoder";
-}
-
-Result<ModelConfig> parse_config_json(std::string_view text, const std::string& source) {
-  json cfg = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (cfg.is_discarded()) return make_error(source + " is not valid JSON");
-  if (!cfg.is_object()) return make_error(source + " is not a JSON object (expected a config.json)");
-  if (auto text_cfg = cfg.find("text_config"); text_cfg != cfg.end() && text_cfg->is_object() &&
-                                                 !cfg.contains("hidden_size")) {
-    cfg = *text_cfg;  // multimodal wrappers keep the language model's fields here
-  }
-  ModelConfig m;
-  m.name = source;
-  if (auto it = cfg.find("model_type"); it != cfg.end() && it->is_string()) m.model_type = it->get<std::string>();
-  for (const auto& f : kFamilies) {
-    if (f.model_type == m.model_type) m.family = f.family;
-  }
-  if (m.family == Family::Generic) {
-    m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
-                         ": estimated as a generic llama-style decoder");
-  }
-  const bool gpt2 = m.family == Family::Gpt2;
-  // vectors, not initializer_lists: an initializer_list's storage would dangle in this array
-  const std::pair<std::uint64_t*, std::vector<const char*>> required[] = {
-      {&m.hidden_size, {"hidden_size", "n_embd", "d_model"}},
-      {&m.num_layers, {"num_hidden_layers", "n_layer", "num_layers"}},
-      {&m.num_heads, {"num_attention_heads", "n_head"}},
-      {&m.vocab_size, {"vocab_size"}},
-  };
-  for (const auto& [field, names] : required) {
-    auto v = require_size(cfg, names, source);
-    if (!v) return make_error(v.error());
-    *field = *v;
-  }
-  auto kv = read_size(cfg, {"num_key_value_heads"}, source);
-  auto head_dim = read_size(cfg, {"head_dim"}, source);
-  auto inter = read_size(cfg, {"intermediate_size", "n_inner", "ffn_dim"}, source);
-  auto window = read_size(cfg, {"sliding_window"}, source);
-  auto positions = read_size(cfg, {"n_positions", "max_position_embeddings"}, source);
-  auto experts = read_size(cfg, {"num_local_experts", "num_experts"}, source);
-  auto per_token = read_size(cfg, {"num_experts_per_tok"}, source);
-  for (const auto* r : {&kv, &head_dim, &inter, &window, &positions, &experts, &per_token}) {
-    if (!*r) return make_error(r->error());
-  }
+  m.hidden_size = *hidden, m.num_layers = *layers, m.num_heads = *heads, m.vocab_size = *vocab;
+  auto kv = fields::size(cfg, {"num_key_value_heads", "num_kv_heads"}, source);
+  auto head_dim = fields::size(cfg, {"head_dim"}, source);
+  if (!kv) return make_error(kv.error());
+  if (!head_dim) return make_error(head_dim.error());
   m.num_kv_heads = kv->value_or(m.num_heads);
   if (m.num_heads % m.num_kv_heads != 0) {
     return make_error("field 'num_key_value_heads' in " + source + " (" + std::to_string(m.num_kv_heads) +
@@ -141,27 +56,47 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   } else {
     m.head_dim = m.hidden_size / m.num_heads;
   }
-  if (*inter) {
-    m.intermediate_size = **inter;
-  } else if (gpt2) {
-    m.intermediate_size = 4 * m.hidden_size;  // GPT2Config: n_inner None means 4 * n_embd
-  } else {
-    return make_error("missing field 'intermediate_size' in " + source);
+  return true;
+}
+
+}  // namespace
+
+bool is_encoder_model_type(std::string_view model_type) {
+  for (auto t : kEncoderTypes) {
+    if (t == model_type) return true;
   }
-  if (gpt2) {
-    if (!*positions) return make_error("missing field 'n_positions' in " + source);
-    m.max_positions = **positions;
-  }
-  const bool sliding = m.family == Family::Mistral || read_bool(cfg, "use_sliding_window", false);
-  if (sliding && *window) m.sliding_window = **window;
-  if (m.family == Family::Mixtral || *experts) {
-    m.num_experts = experts->value_or(8);
-    m.experts_per_token = per_token->value_or(2);
-    if (m.experts_per_token > m.num_experts) {
-      return make_error("field 'num_experts_per_tok' in " + source + " exceeds the number of experts");
+  return false;
+}
+
+Result<ModelConfig> parse_config_json(std::string_view text, const std::string& source) {
+  json cfg = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (cfg.is_discarded()) return make_error(source + " is not valid JSON");
+  if (!cfg.is_object()) return make_error(source + " is not a JSON object (expected a config.json)");
+  if (auto text_cfg = cfg.find("text_config"); text_cfg != cfg.end() && text_cfg->is_object() &&
+                                                 !cfg.contains("hidden_size")) {
+    json inner = *text_cfg;  // multimodal wrappers keep the language model's fields here
+    if (!inner.contains("quantization_config") && cfg.contains("quantization_config")) {
+      inner["quantization_config"] = cfg["quantization_config"];
     }
+    cfg = std::move(inner);
   }
-  apply_family_defaults(m, cfg);
+  ModelConfig m;
+  m.name = source;
+  if (auto it = cfg.find("model_type"); it != cfg.end() && it->is_string()) m.model_type = it->get<std::string>();
+  if (is_encoder_model_type(m.model_type) || fields::flag(cfg, "is_encoder_decoder", false)) {
+    return make_error(source + ": model_type '" + m.model_type +
+                      "' has an encoder (encoder-only or encoder-decoder); vramdoc estimate supports decoder-only "
+                      "language models so far");
+  }
+  m.family = family_of(m.model_type);
+  if (auto ok = read_common(m, cfg, source); !ok) return make_error(ok.error());
+  if (auto ok = apply_family(m, cfg, source); !ok) return make_error(ok.error());
+  if (auto ok = read_quantization(m, cfg, source); !ok) return make_error(ok.error());
+  if (m.family == Family::Generic) {
+    m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
+                         ": estimated as a llama-style decoder (give the model directory with its *.safetensors "
+                         "to size its tensors from the checkpoint)");
+  }
   return m;
 }
 

@@ -11,7 +11,42 @@
 namespace vramdoc::estimator {
 
 // The architecture families whose tensors and saved activations are described in architecture.cpp.
-enum class Family { Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Generic };
+// Generic: an unknown model_type estimated as a llama-style decoder (with a warning); FromHeaders:
+// an unknown model_type whose tensors come from its safetensors headers.
+enum class Family {
+  Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
+  DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Generic, FromHeaders
+};
+
+enum class NormKind { Rms, RmsFp32Weight, LayerNorm };  // RmsFp32Weight: weight applied in fp32 (Gemma, OLMo 2)
+enum class MlpKind { Gated, Gelu, NewGelu };            // act(gate)*up; fc1 -> C++ gelu -> fc2; Python gelu_new
+enum class QkNorm { None, PerHead, Full };              // q/k RMSNorm over head_dim (Qwen3, Gemma 3) or whole (OLMo 2)
+
+// Multi-head latent attention (DeepSeek V2/V3): the low-rank projections' widths.
+struct LatentAttention {
+  std::uint64_t q_lora_rank = 0;  // 0: a plain q_proj
+  std::uint64_t kv_lora_rank = 0;
+  std::uint64_t qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+};
+
+// A weight tensor read from a safetensors header (model directories).
+struct HeaderTensor {
+  std::string name;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t bytes = 0;  // as stored (dtype width; packed quantised weights as stored)
+  bool floating = true;     // F32 / F16 / BF16: loaded at the run's precision; else kept as stored
+};
+
+// How the checkpoint's weights are stored when they are quantised (config.json quantization_config).
+enum class QuantMethod { None, Fp8, Gptq, Awq, Bnb4bit, Bnb8bit, CompressedTensors };
+
+struct Quantization {
+  QuantMethod method = QuantMethod::None;
+  std::uint64_t bits = 16;          // bits per quantised weight
+  std::uint64_t group_size = 128;   // elements per scale (GPTQ/AWQ group, bnb 4-bit block is 64)
+  bool double_quant = false;        // bitsandbytes bnb_4bit_use_double_quant
+  std::string name;                 // as config.json says, for messages
+};
 
 struct ModelConfig {
   std::string name;                // a preset name, or the file it was read from
@@ -26,12 +61,34 @@ struct ModelConfig {
   std::uint64_t vocab_size = 0;
   std::uint64_t max_positions = 0;      // learned position table rows (gpt2 only), else 0
   std::uint64_t sliding_window = 0;     // 0: every layer attends to the whole sequence
-  std::uint64_t num_experts = 0;        // mixture of experts: experts per layer (0: dense)
+  std::uint64_t sliding_layers = 0;     // layers that use the window (Gemma 2/3 alternate; else all)
+  std::uint64_t num_experts = 0;        // mixture of experts: routed experts per layer (0: dense)
   std::uint64_t experts_per_token = 0;
+  std::uint64_t moe_intermediate_size = 0;     // each routed expert's width (intermediate_size if 0)
+  std::uint64_t shared_expert_intermediate = 0;  // the always-on shared expert's width (0: none)
+  bool shared_expert_gate = false;      // Qwen2-MoE: sigmoid(Linear(h, 1)) scales the shared expert
+  std::uint64_t dense_layers = 0;       // MoE models: layers with a dense MLP (first_k_dense_replace, mlp_only_layers)
   bool tie_word_embeddings = false;
   bool attention_bias = false;          // q/k/v projections carry a bias (qwen2 always)
+  bool output_bias = false;             // the attention output projection carries a bias
+  bool mlp_bias = false;
+  bool lm_head_bias = false;            // Phi
+  bool fused_qkv = false;               // one Linear makes q, k and v (Phi-3, Falcon, GPT-NeoX)
+  bool kv_broadcast_to_heads = false;   // Falcon 40B/180B: keys and values copied to every query head
+  bool parallel_residual = false;       // attention and MLP read the same input (Phi, Falcon, GPT-NeoX)
+  bool shared_norm = false;             // parallel residual with one norm for both (Phi, Falcon 7B)
+  bool sandwich_norms = false;          // norms after attention and MLP too (Gemma 2/3)
+  bool post_norms_only = false;         // norms after the sublayers only (OLMo 2)
+  NormKind norm = NormKind::Rms;
+  MlpKind mlp = MlpKind::Gated;
+  QkNorm qk_norm = QkNorm::None;
+  LatentAttention mla;                  // DeepSeek V2/V3 (kv_lora_rank > 0)
+  double attn_logit_softcap = 0.0;      // Gemma 2: tanh soft-capping of attention scores (eager)
+  double final_logit_softcap = 0.0;     // Gemma 2: of the logits
   double attention_dropout = 0.0;       // > 0 in training keeps dropout masks alive (gpt2)
   double residual_dropout = 0.0;
+  Quantization quant;                   // quantization_config of the checkpoint
+  std::vector<HeaderTensor> header_tensors;  // FromHeaders: the checkpoint's tensors
   std::vector<std::string> warnings;    // e.g. "unknown model_type 'foo': generic decoder"
 };
 
@@ -41,5 +98,10 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
 
 // The family name the estimator uses for `family` ("llama", ..., "generic decoder").
 std::string_view family_name(Family family);
+// Takes the checkpoint's tensors (m.header_tensors, already filled) into account: an unknown
+// model_type becomes Family::FromHeaders (weights sized tensor by tensor, its warning says so).
+void attach_header_tensors(ModelConfig& m);
+// True for model_types with an encoder (BERT, T5, ...): the estimator refuses them with a clear error.
+bool is_encoder_model_type(std::string_view model_type);
 
 }  // namespace vramdoc::estimator

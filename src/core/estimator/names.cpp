@@ -28,8 +28,10 @@ std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& ta
   return "?";
 }
 
-constexpr std::array<std::pair<std::string_view, Mode>, 3> kModes = {{
-    {"train", Mode::Train}, {"lora", Mode::Lora}, {"infer", Mode::Infer}}};
+constexpr std::array<std::pair<std::string_view, Mode>, 4> kModes = {{
+    {"train", Mode::Train}, {"lora", Mode::Lora}, {"qlora", Mode::Qlora}, {"infer", Mode::Infer}}};
+constexpr std::array<std::pair<std::string_view, Quant>, 4> kQuants = {{
+    {"none", Quant::None}, {"int8", Quant::Int8}, {"int4", Quant::Int4}, {"fp8", Quant::Fp8}}};
 constexpr std::array<std::pair<std::string_view, Precision>, 5> kPrecisions = {{
     {"fp32", Precision::Fp32}, {"amp-bf16", Precision::AmpBf16}, {"amp-fp16", Precision::AmpFp16},
     {"bf16", Precision::Bf16}, {"fp16", Precision::Fp16}}};
@@ -60,5 +62,7 @@ std::string_view to_string(Mode mode) { return name_of(kModes, mode); }
 std::string_view to_string(Precision precision) { return name_of(kPrecisions, precision); }
 std::string_view to_string(Optimizer optimizer) { return name_of(kOptimizers, optimizer); }
 std::string_view to_string(Attention attention) { return name_of(kAttentions, attention); }
+Result<Quant> parse_quant(std::string_view text) { return lookup(kQuants, text, "--quant"); }
+std::string_view to_string(Quant quant) { return name_of(kQuants, quant); }
 
 }  // namespace vramdoc::estimator

@@ -1,8 +1,10 @@
 #include "core/estimator/render.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/estimator/parallel.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 
@@ -34,6 +36,76 @@ std::string params_text(std::uint64_t n) {
 std::uint64_t saving(const ModelConfig& model, const Options& changed, const Estimate& e) {
   auto other = estimate(model, changed);
   return other && other->peak_allocated_bytes < e.peak_allocated_bytes ? e.peak_allocated_bytes - other->peak_allocated_bytes : 0;
+}
+
+bool several_gpus(const Options& o) { return o.gpus > 1 || o.tensor_parallel > 1; }
+
+std::string wrapper_name(const Options& o) {
+  if (data_parallel_degree(o) == 1) return "none";
+  switch (wrapper(o)) {
+    case DataParallel::Ddp: return "ddp";
+    case DataParallel::Fsdp: return o.parallel.fsdp_version == 1 ? "fsdp1" : "fsdp2";
+    case DataParallel::Zero: return "zero" + std::to_string(o.zero_stage);
+  }
+  return "none";
+}
+
+// ", per GPU of 8: FSDP2 shards over 8, TP 2" for the title line.
+std::string parallel_title(const Options& o) {
+  if (!several_gpus(o)) return "";
+  const std::uint64_t dp = data_parallel_degree(o);
+  std::string out = ", per GPU of " + std::to_string(o.gpus) + ":";
+  if (dp > 1) {
+    const std::string name = wrapper_name(o);
+    if (name == "ddp") {
+      out += std::string(" DDP over ") + std::to_string(dp) + (o.parallel.ddp_bucket_view ? " (bucket view)" : "");
+    } else {
+      std::string upper = name;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      out += " " + (wrapper(o) == DataParallel::Zero ? "ZeRO-" + std::to_string(o.zero_stage) : upper) + " shards over " +
+             std::to_string(shard_degree(o));
+      if (wrapper(o) == DataParallel::Fsdp && !o.parallel.reshard_after_forward) out += " (no reshard after forward)";
+    }
+  }
+  if (o.tensor_parallel > 1) out += std::string(dp > 1 ? "," : "") + " TP " + std::to_string(o.tensor_parallel);
+  return out;
+}
+
+nlohmann::json parallel_json(const Options& o, const Estimate& e) {
+  const char* offload[] = {"none", "optimizer", "all"};
+  return {{"data_parallel", wrapper_name(o)},
+          {"data_parallel_ranks", data_parallel_degree(o)},
+          {"shard_degree", shard_degree(o)},
+          {"reshard_after_forward", o.parallel.reshard_after_forward},
+          {"ddp_bucket_view", o.parallel.ddp_bucket_view},
+          {"offload", offload[static_cast<int>(o.parallel.offload)]},
+          {"nccl_buffsize", o.parallel.nccl_buffsize},
+          {"nccl_communicators", nccl_communicators(o)},
+          {"nccl_bytes", e.nccl_bytes}};
+}
+
+std::string peak_table(const Estimate& e, bool per_rank) {
+  const Phase& peak = e.phases[e.peak_phase];
+  const Term* big = biggest_term(peak);
+  std::vector<std::string> headers = {"at the peak: " + peak.name, "GiB"};
+  if (per_rank) headers.push_back("per rank");
+  headers.push_back("");
+  TextTable table(headers);
+  auto row = [&](const std::string& label, std::uint64_t bytes, const std::string& split, const std::string& mark) {
+    std::vector<std::string> r = {label, format_gib(bytes)};
+    if (per_rank) r.push_back(split);
+    r.push_back(mark);
+    table.add_row(r);
+  };
+  for (const auto& t : peak.terms) row(t.label, t.bytes, t.sharding, &t == big ? "<- biggest" : "");
+  row("cuBLAS workspaces", e.workspace_bytes, "", "");
+  table.add_rule();
+  row("peak allocated (torch.cuda.max_memory_allocated)", e.peak_allocated_bytes, "", "");
+  row("peak reserved (caching allocator)", e.peak_reserved_bytes, "", "");
+  if (e.nccl_bytes > 0) row("NCCL communicators (outside PyTorch)", e.nccl_bytes, "", "");
+  row(e.nccl_bytes > 0 ? "process total (nvidia-smi; + CUDA context, NCCL)" : "process total (nvidia-smi; + CUDA context)",
+      e.process_bytes, "", "");
+  return table.render("  ");
 }
 
 }  // namespace
@@ -90,6 +162,10 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   j["gpus"] = o.gpus;
   j["zero_stage"] = o.zero_stage;
   j["tensor_parallel"] = o.tensor_parallel;
+  j["parallel"] = parallel_json(o, e);
+  if (o.quant != Quant::None) j["quant"] = std::string(to_string(o.quant));
+  if (o.new_tokens > 0) j["new_tokens"] = o.new_tokens;
+  j["expandable_segments"] = o.expandable_segments;
   j["n_params"] = e.n_params;
   j["n_trainable"] = e.n_trainable;
   j["peak_allocated_bytes"] = e.peak_allocated_bytes;
@@ -103,7 +179,14 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   breakdown["cublas_workspace_bytes"] = e.workspace_bytes;
   breakdown["allocator_reserve_bytes"] = e.peak_reserved_bytes - e.peak_allocated_bytes;
   breakdown["cuda_context_bytes"] = e.context_bytes;
+  if (e.nccl_bytes > 0) breakdown["nccl_bytes"] = e.nccl_bytes;
+  if (e.outside_allocator_bytes > 0) breakdown["outside_allocator_bytes"] = e.outside_allocator_bytes;
   j["breakdown"] = breakdown;
+  json sharding = json::object();
+  for (const auto& t : peak.terms) {
+    if (!t.sharding.empty()) sharding[t.key] = t.sharding;
+  }
+  j["sharding"] = sharding;
   json phases = json::array();
   for (const auto& p : e.phases) {
     json terms = json::object();
@@ -137,21 +220,10 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
                     ", batch " + std::to_string(o.batch) + " x seq " + std::to_string(o.seq);
   if (o.mode != Mode::Infer) out += ", " + std::string(to_string(o.optimizer));
   if (o.grad_checkpointing) out += ", gradient checkpointing";
-  if (o.gpus > 1 || o.tensor_parallel > 1) {
-    out += ", per GPU of " + std::to_string(o.gpus) + " (ZeRO " + std::to_string(o.zero_stage) + ", TP " +
-           std::to_string(o.tensor_parallel) + ")";
-  }
-  out += "\n\n";
-  const Phase& peak = e.phases[e.peak_phase];
-  const Term* big = biggest_term(peak);
-  TextTable table({"at the peak: " + peak.name, "GiB", ""});
-  for (const auto& t : peak.terms) table.add_row({t.label, format_gib(t.bytes), &t == big ? "<- biggest" : ""});
-  table.add_row({"cuBLAS workspaces", format_gib(e.workspace_bytes), ""});
-  table.add_rule();
-  table.add_row({"peak allocated (torch.cuda.max_memory_allocated)", format_gib(e.peak_allocated_bytes), ""});
-  table.add_row({"peak reserved (caching allocator)", format_gib(e.peak_reserved_bytes), ""});
-  table.add_row({"process total (nvidia-smi; + CUDA context)", format_gib(e.process_bytes), ""});
-  out += table.render("  ");
+  if (o.quant != Quant::None) out += ", weights quantised " + std::string(to_string(o.quant));
+  if (o.new_tokens > 0) out += ", generating " + std::to_string(o.new_tokens) + " tokens";
+  out += parallel_title(o) + "\n\n";
+  out += peak_table(e, several_gpus(o));
   if (fit.usable_bytes) {
     const bool ok = fits(e, *fit.usable_bytes);
     const std::string size = gib(*fit.usable_bytes);
@@ -172,7 +244,6 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
   out += "\nfits on: " + (cards.empty() ? std::string("none of the listed cards") : cards) + "\n";
   const std::string tip = advice(model, o, e);
   if (!tip.empty()) out += "advice: " + tip + "\n";
-  for (const auto& w : e.warnings) out += "warning: " + w + "\n";
   return out;
 }
 

@@ -25,7 +25,8 @@ std::vector<std::string> cards_that_fit(const Estimate& e);
 std::string advice(const ModelConfig& model, const Options& options, const Estimate& e);
 // One JSON object (a single line + "\n"): inputs, the three totals, breakdown, phases, fit.
 std::string render_json(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit);
-// The table a person reads: terms at the peak phase in GiB, the biggest marked, totals, fit, advice.
+// The table a person reads: terms at the peak phase in GiB, the biggest marked, totals, fit, advice
+// (the warnings are the caller's to print first, on stderr).
 std::string render_text(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit);
 
 struct Scenario {

@@ -1,8 +1,31 @@
 #include "core/probe/search.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "core/probe/guide.hpp"
 
 namespace vramdoc::probe {
+
+namespace {
+
+// A trial whose peak is below this share of the margin's bytes is far from the limit.
+constexpr double kFarFromMargin = 0.8;
+// How uncertain the limit in bytes is (the prior's scale), as a share of the card: the card's
+// capacity is not what a job can reach (context, other processes, the allocator's last-ditch
+// freeing, a transient peak the sampler missed); an OOM message's "in use + free" is, but not the
+// sampler's miss.
+constexpr double kCardLimitShare = 0.015;
+constexpr double kKnownLimitShare = 0.01;
+// Where the trend of a job's peaks meets the limit, as a share of the card, when no OOM message
+// says: the context and other processes take a little, but near the card PyTorch frees its cache
+// and retries before it fails, so the peaks bend below the trend (H200, probe_train.py: the trend
+// of the peaks crossed the card at batch 392, batch 408 still ran: 4 % beyond).
+constexpr double kCardReach = 1.01;
+constexpr double kCoreScales = 2;       // the model's limit is trusted within this many scales (split_prior's core)
+constexpr double kGeometricSplit = 2;   // a bracket this wide (hi / lo) after the model failed: split it geometrically
+
+}  // namespace
 
 const char* outcome_name(Outcome outcome) {
   switch (outcome) {
@@ -30,9 +53,56 @@ Search::Search(SearchLimits limits) : limits_(limits) {
   limits_.max = std::max(limits_.max, limits_.start);
 }
 
+std::optional<std::uint64_t> Search::guided() const {
+  if (!limits_.capacity_bytes || !largest_ok_) return std::nullopt;
+  const auto model = peak_model(trials_, limits_.estimate_bytes);
+  if (!model) return std::nullopt;
+  const std::uint64_t lo = *largest_ok_;
+  const double cap = static_cast<double>(*limits_.capacity_bytes);
+  // The limit lies in [lo, ceiling): below the first OOM, or below where the model doubles the card.
+  const std::uint64_t ceiling = smallest_oom_ ? *smallest_oom_ : value_within(*model, 2 * cap, lo, limits_.max) + 1;
+  if (ceiling <= lo + 1) return smallest_oom_ ? std::nullopt : std::optional<std::uint64_t>(std::min(lo + 1, limits_.max));
+  // Far from the limit: jump to just under the margin (the recommendation's candidate, and a far
+  // point that pins the model's slope).
+  const double margin_bytes = (1 - limits_.margin_fraction) * cap;
+  double peak_lo = 0;
+  for (const auto& t : trials_)
+    if (t.value == lo && t.peak_bytes) peak_lo = static_cast<double>(*t.peak_bytes);
+  if (!smallest_oom_ && (model->proportional || peak_lo < kFarFromMargin * margin_bytes)) {
+    const std::uint64_t v = value_within(*model, margin_bytes, lo, ceiling - 1);
+    if (v > lo) return v;
+  }
+  return near_limit(*model, lo, ceiling);
+}
+
+std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::uint64_t ceiling) const {
+  // The limit in bytes: the OOM message's in use + free when a trial printed one, else just under
+  // the card (context, other processes and the driver's own reserve take a little).
+  const double cap = static_cast<double>(*limits_.capacity_bytes);
+  const auto reachable = reachable_bytes(trials_);
+  const double target = reachable.value_or(kCardReach * cap);
+  const double center = predicted_value(model, target, lo, std::max(limits_.max, ceiling));
+  const double slope = model.predict(center + 1) - model.predict(center);
+  const double scale = slope > 0 ? std::max(0.5, (reachable ? kKnownLimitShare : kCardLimitShare) * cap / slope) : 0.05 * center + 0.5;
+  if (smallest_oom_ && center >= static_cast<double>(ceiling) + kCoreScales * scale) {
+    // A trial ran out well below the model's limit: the model is wrong here (a curve it has not
+    // seen). Split the bracket, geometrically when it is wide: a point that runs refits the curve.
+    const double a = static_cast<double>(lo), b = static_cast<double>(ceiling);
+    const double split = b >= kGeometricSplit * a ? std::sqrt(a * b) : (a + b) / 2;
+    return static_cast<std::uint64_t>(std::clamp(std::round(split), a + 1, b - 1));
+  }
+  // The same outcome again and again near the limit: the model is off by more than its scale.
+  const double margin_value = predicted_value(model, (1 - limits_.margin_fraction) * cap, 0, std::max(limits_.max, ceiling));
+  int repeats = 0;
+  for (auto t = trials_.rbegin(); t != trials_.rend() && static_cast<double>(t->value) > margin_value && t->outcome == trials_.back().outcome; ++t)
+    ++repeats;
+  return split_prior(center, scale * std::pow(2.0, std::max(0, repeats - 1)), lo, ceiling);
+}
+
 std::optional<std::uint64_t> Search::next() const {
   if (reason_ != StopReason::Running) return std::nullopt;
   if (trials_.empty()) return limits_.start;
+  if (auto v = guided()) return std::min(*v, limits_.max);
   if (!smallest_oom_) {  // doubling phase: every trial so far ran
     std::uint64_t last = *largest_ok_;
     return last > limits_.max / 2 ? limits_.max : last * 2;

@@ -1,7 +1,12 @@
-// The articles' "raise the batch until it breaks", as a search over trials: double from
-// --start until the first out-of-memory, then bisect. Pure: the caller runs each trial.
+// The articles' "raise the batch until it breaks", as a search over trials. With the card's
+// capacity and the trials' peaks it steers by a model of the peak (guide.hpp): a jump to just
+// under the margin, then a split of the uncertainty around the predicted limit; without them it
+// doubles from --start until the first out-of-memory, then bisects. Either way it stops only when
+// the largest value that ran and the smallest that did not are neighbours. Pure: the caller runs
+// each trial.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +36,10 @@ struct Trial {
 struct SearchLimits {
   std::uint64_t start = 1;
   std::uint64_t max = 1ULL << 20;  // never try above this value
+  std::optional<std::uint64_t> capacity_bytes;  // the card's memory: with it the trials' peaks steer the search
+  double margin_fraction = 0.1;    // the recommendation's headroom: one early trial aims just under it
+  // The estimator's process peak at a value (probe --config): the model's shape before the trials.
+  std::function<std::optional<double>(std::uint64_t)> estimate_bytes;
 };
 
 // Why the search stopped.
@@ -44,6 +53,8 @@ enum class StopReason {
 };
 
 const char* stop_reason_name(StopReason reason);
+
+struct PeakModel;  // guide.hpp
 
 class Search {
  public:
@@ -59,6 +70,11 @@ class Search {
   std::optional<std::uint64_t> smallest_oom() const { return smallest_oom_; }
 
  private:
+  // The model-guided next value; empty when there is no capacity, no peak or no growth to steer by.
+  std::optional<std::uint64_t> guided() const;
+  // Near the limit: a split of the odds around the model's limit in [lo, ceiling).
+  std::uint64_t near_limit(const PeakModel& model, std::uint64_t lo, std::uint64_t ceiling) const;
+
   SearchLimits limits_;
   std::vector<Trial> trials_;
   std::optional<std::uint64_t> largest_ok_;

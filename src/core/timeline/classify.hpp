@@ -6,8 +6,10 @@
 
 namespace vramdoc::timeline {
 
-// Diagnoses a timeline. Never fails: input too poor to judge gives Inconclusive with the reason.
-Diagnosis classify(const Timeline& tl);
+// Diagnoses a timeline (one job's, or one process's series of it). Never fails: input too poor
+// to judge gives Inconclusive with the reason. `trace`: what an allocation trace of the same run
+// says (trace_evidence.hpp); the verdict then agrees with it.
+Diagnosis classify(const Timeline& tl, const std::optional<TraceEvidence>& trace = std::nullopt);
 
 // One sentence: the verdict and its main figure.
 std::string summary_for(const Diagnosis& d);

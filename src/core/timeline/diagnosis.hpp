@@ -5,8 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "core/timeline/need.hpp"
 #include "core/timeline/oom_message.hpp"
+#include "core/timeline/preallocation.hpp"
+#include "core/timeline/spacing.hpp"
 #include "core/timeline/timeline.hpp"
+#include "core/timeline/trace_evidence.hpp"
 
 namespace vramdoc::timeline {
 
@@ -17,6 +21,7 @@ const char* verdict_name(Verdict v);
 struct Evidence {
   std::size_t samples = 0;
   double duration_seconds = 0;
+  double holding_seconds = 0;               // from the first to the last reading while the job held memory
   std::string trend_series;                 // which series the trend was measured on
   std::optional<std::size_t> steps;         // step marks seen
   std::optional<double> step_seconds;       // mean step time: marks, or a period found in the signal
@@ -43,7 +48,11 @@ struct Evidence {
   std::optional<OomMessage> oom;
   std::optional<double> projected_oom_seconds;  // leak: when it would run out, from the start
   std::optional<double> projected_oom_step;
-  std::optional<std::uint64_t> missing_bytes;   // insufficient: requested - free
+  std::optional<std::uint64_t> missing_bytes;   // insufficient: requested - free (one allocation's shortfall)
+  std::optional<Need> need;                     // insufficient: what the whole job needs (need.hpp)
+  std::optional<RiseSpacing> spacing;           // the late rises against the records of random shapes
+  std::optional<Preallocation> preallocation;   // a framework's pool taken at start hides the job
+  std::optional<TraceEvidence> trace;           // what the allocation tracer saw, when given
 };
 
 // A straight line over the time axis, for the chart: the fitted trend after warm-up.
@@ -70,6 +79,8 @@ struct Quantified {
   std::string capacity_source;      // "timeline", "out-of-memory message", "card table: H200"
   std::optional<bool> fits;         // the job as described, with the estimator's margin
   std::vector<QuantifiedRemedy> remedies;  // empty for leak: the remedy there is fixing the code
+  // insufficient: the mildest remedy that fits (the fitting row closest to the card), "" when none does
+  std::string fitting_remedy;
   std::optional<std::uint64_t> max_batch;  // insufficient: the largest batch that fits (0: none)
   std::optional<std::uint64_t> max_batch_process_bytes;
   std::optional<double> leak_steps_left;   // leak: steps from the estimated peak to the capacity
@@ -81,6 +92,7 @@ struct Diagnosis {
   std::vector<std::string> reasons;  // how the verdict was reached, one line each
   std::vector<std::string> remedies; // from the articles, matched to the verdict
   std::string to_settle;             // inconclusive: what would settle it
+  std::string rule;                  // the rule of the table that decided (rules.hpp), e.g. "regular rises"
   Evidence evidence;
   std::optional<TrendLine> trend;
   std::vector<double> step_ends;     // seconds, for the chart

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "core/estimator/fit.hpp"
+#include "core/timeline/classify.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::timeline {
 
@@ -70,7 +72,30 @@ std::optional<bool> fits_in(const est::Estimate& e, const std::optional<std::uin
   return est::fits(e, *capacity);
 }
 
+// The remedy that fits while changing the least: the fitting row with the largest estimated peak.
+std::string mildest_fit(const std::vector<QuantifiedRemedy>& remedies) {
+  const QuantifiedRemedy* best = nullptr;
+  for (const auto& r : remedies)
+    if (r.fits.value_or(false) && (!best || r.process_bytes > best->process_bytes)) best = &r;
+  if (!best) return "";
+  return best->name + " (" + best->change + ": estimated " + format_bytes(best->process_bytes) + ")";
+}
+
 }  // namespace
+
+void apply_quantified(Diagnosis& d) {
+  if (!d.quantified || d.verdict != Verdict::Insufficient) return;
+  const auto& q = *d.quantified;
+  auto& need = d.evidence.need;
+  if (!need) need = Need{};
+  if (q.estimated_bytes > need->bytes) {
+    need->bytes = q.estimated_bytes;
+    need->at_least = false;
+    need->basis = "the estimator's peak for " + q.job + "; measured before the failure: " + format_bytes(d.evidence.peak_bytes);
+    set_shrink(*need, q.capacity_bytes);
+  }
+  d.summary = summary_for(d);
+}
 
 std::optional<std::uint64_t> capacity_for(const Timeline& tl, const Diagnosis& d, std::string& source) {
   if (tl.total_bytes) return source = "timeline", tl.total_bytes;
@@ -123,6 +148,7 @@ Result<Quantified> quantify(const Timeline& tl, const Diagnosis& d, const est::M
                             static_cast<std::int64_t>(base->process_bytes) - static_cast<std::int64_t>(r->process_bytes), true});
     }
   }
+  q.fitting_remedy = mildest_fit(q.remedies);
   const auto& growth = d.evidence.growth_bytes_per_step;
   if (d.verdict == Verdict::Leak && q.capacity_bytes && growth && *growth > 0) {
     const double room = double(*q.capacity_bytes) - double(q.estimated_bytes);

@@ -18,6 +18,10 @@ namespace vramdoc::timeline {
 Result<Quantified> quantify(const Timeline& tl, const Diagnosis& d, const estimator::ModelConfig& model,
                             const estimator::Options& job);
 
+// With d.quantified set: an insufficient job's need becomes the estimator's figure when that is
+// larger (what was measured stopped at the failure), and the summary names what fits.
+void apply_quantified(Diagnosis& d);
+
 // The capacity the fits compare with: the timeline's total, the OOM message's, or the card table's
 // entry for the timeline's device; empty when none is known. `source` says which.
 std::optional<std::uint64_t> capacity_for(const Timeline& tl, const Diagnosis& d, std::string& source);

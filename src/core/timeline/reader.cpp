@@ -30,6 +30,10 @@ const char* outcome_name(Outcome outcome) {
 
 namespace {
 
+// Bounds on the header's command and env: a corrupt file cannot make the reader hold megabytes.
+constexpr std::size_t kMaxHeaderItems = 256;
+constexpr std::size_t kMaxHeaderText = 4096;
+
 // Thrown inside this file only, turned into an Error at the public boundary.
 struct BadInput {
   std::string what;
@@ -162,6 +166,19 @@ Timeline read_shared(const json& doc) {
   return tl;
 }
 
+// The header's "command" (strings) and optional "env" ({name: value}, allocator settings): bounded.
+void read_command_and_env(const json& header, Timeline& tl) {
+  if (header.contains("command") && header["command"].is_array())
+    for (const auto& arg : header["command"])
+      if (arg.is_string() && tl.command.size() < kMaxHeaderItems) tl.command.push_back(arg.get<std::string>().substr(0, kMaxHeaderText));
+  if (!header.contains("env") || header["env"].is_null()) return;
+  if (!header["env"].is_object()) throw BadInput{"header \"env\" is not an object of names and values"};
+  for (const auto& [name, value] : header["env"].items()) {
+    if (!value.is_string()) throw BadInput{"header \"env\" " + name + " is not a string"};
+    if (tl.environment.size() < kMaxHeaderItems) tl.environment[name.substr(0, kMaxHeaderText)] = value.get<std::string>().substr(0, kMaxHeaderText);
+  }
+}
+
 Timeline read_lines(std::string_view text, const json& header) {
   Timeline tl;
   if (header["vramdoc_timeline"] != 1) throw BadInput{"timeline format version " + header["vramdoc_timeline"].dump() + " is not supported (this vramdoc reads version 1)"};
@@ -169,6 +186,7 @@ Timeline read_lines(std::string_view text, const json& header) {
   if (header.contains("device") && header["device"].is_string()) tl.device = header["device"].get<std::string>();
   if (header.contains("total") && !header["total"].is_null()) tl.total_bytes = bytes(header["total"], "header \"total\"");
   const Columns c = parse_columns(header.value("columns", json()));
+  read_command_and_env(header, tl);
   std::size_t pos = text.find('\n');
   for (std::size_t line_no = 2; pos != std::string_view::npos && pos + 1 < text.size(); ++line_no) {
     const std::size_t next = text.find('\n', pos + 1);

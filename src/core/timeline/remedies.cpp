@@ -1,5 +1,6 @@
 // What to do, by verdict: the remedies the articles give (shared/seeds), and the one-line summary.
 #include <cmath>
+#include <cstdio>
 
 #include "core/timeline/classify.hpp"
 #include "core/units.hpp"
@@ -10,27 +11,73 @@ namespace {
 
 std::string bytes(double b) { return format_bytes(static_cast<std::uint64_t>(std::max(0.0, b))); }
 
+// A shrink factor below this says nothing a user can act on.
+constexpr double kWorthSaying = 1.05;
+
+std::string factor(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", f);
+  return buf;
+}
+
+// "leak: memory grows step after step, about 8 MiB per step; ..." (or at a fixed interval, or as
+// the tracer saw it).
+std::string leak_summary(const Diagnosis& d) {
+  const auto& ev = d.evidence;
+  std::string s = "leak: memory grows step after step";
+  if (d.rule == "regular rises" && ev.spacing && ev.spacing->period)
+    s = "leak: memory grows in regular rises, one every " + factor(*ev.spacing->period) + (ev.steps ? " steps" : " s");
+  if (d.rule == "trace shows a leak" && ev.trace)
+    s = "leak: the " + ev.trace->source + " saw " + bytes(double(std::max(ev.trace->alive_at_exit_bytes, ev.trace->growing_bytes))) +
+        (ev.trace->alive_at_exit_count ? " never freed" : " kept until the peak");
+  if (ev.growth_bytes_per_step) s += ", about " + bytes(*ev.growth_bytes_per_step) + " per step";
+  else if (ev.growth_bytes_per_second) s += ", about " + bytes(*ev.growth_bytes_per_second) + " per second";
+  if (ev.oom_seconds) s += "; it ran out at " + std::to_string(*ev.oom_seconds).substr(0, 6) + " s";
+  else if (ev.projected_oom_seconds) s += "; at this rate it runs out at about " + std::to_string(std::lround(*ev.projected_oom_seconds)) + " s";
+  return s + ". Fix the code.";
+}
+
+// "insufficient: it needs at least 140.2 GiB on a 139.8 GiB card; ..." and what gets it under.
+std::string insufficient_summary(const Diagnosis& d) {
+  const auto& ev = d.evidence;
+  std::string s = "insufficient: the job is too big for this card, not leaking";
+  const bool card_bound = ev.need && ev.need->at_least && ev.capacity_bytes && double(ev.need->bytes) <= 1.02 * double(*ev.capacity_bytes);
+  if (card_bound) {  // it failed before its step was done: only "more than the card" is known
+    s += "; it needs more than the " + bytes(double(*ev.capacity_bytes)) + " card offers: it failed before its step was done";
+    if (ev.oom && ev.oom->in_use_bytes && ev.oom->requested_bytes)
+      s += ", holding " + bytes(double(*ev.oom->in_use_bytes)) + " and asking " + bytes(double(*ev.oom->requested_bytes)) + " more";
+    if (!d.quantified) s += " (--config estimates the whole step)";
+  } else if (ev.need) {
+    s += "; it needs " + std::string(ev.need->at_least ? "at least " : "about ") + bytes(double(ev.need->bytes));
+    if (ev.capacity_bytes) s += " on a " + bytes(double(*ev.capacity_bytes)) + " card";
+    s += " (" + ev.need->basis + ")";
+  } else if (ev.missing_bytes) {
+    s += "; its last request lacked " + bytes(double(*ev.missing_bytes));
+  }
+  if (d.quantified && !d.quantified->fitting_remedy.empty()) s += ". Under the card: " + d.quantified->fitting_remedy;
+  else if (d.quantified && d.quantified->max_batch && *d.quantified->max_batch > 0)
+    s += ". Under the card: a batch of " + std::to_string(*d.quantified->max_batch) + " (with gradient accumulation)";
+  else if (ev.need && ev.need->shrink && *ev.need->shrink >= kWorthSaying && !card_bound)
+    s += ". To fit, what a step adds (" + bytes(double(ev.need->bytes - *ev.need->fixed_bytes)) + ") must shrink " +
+         (ev.need->at_least ? "at least " : "") + factor(*ev.need->shrink) + "x: a batch " + factor(*ev.need->shrink) +
+         "x smaller with as many gradient-accumulation steps, gradient checkpointing, or both (--config names the one that fits)";
+  else if (ev.need && ev.need->fixed_bytes && ev.capacity_bytes && 1.08 * double(*ev.need->fixed_bytes) >= double(*ev.capacity_bytes))
+    s += ". What it holds before its steps (" + bytes(double(*ev.need->fixed_bytes)) + ") already fills the card: LoRA / QLoRA, an 8-bit optimizer, sharding or a bigger card";
+  return s + ". Shrink the job or use a bigger card.";
+}
+
 }  // namespace
 
 std::string summary_for(const Diagnosis& d) {
   const auto& ev = d.evidence;
   switch (d.verdict) {
-    case Verdict::Leak: {
-      std::string s = "leak: memory grows step after step";
-      if (ev.growth_bytes_per_step) s += ", about " + bytes(*ev.growth_bytes_per_step) + " per step";
-      else if (ev.growth_bytes_per_second) s += ", about " + bytes(*ev.growth_bytes_per_second) + " per second";
-      if (ev.oom_seconds) s += "; it ran out at " + std::to_string(*ev.oom_seconds).substr(0, 6) + " s";
-      else if (ev.projected_oom_seconds) s += "; at this rate it runs out at about " + std::to_string(std::lround(*ev.projected_oom_seconds)) + " s";
-      return s + ". Fix the code.";
-    }
-    case Verdict::Insufficient: {
-      std::string s = "insufficient: the job is too big for this card, not leaking";
-      if (ev.missing_bytes) s += "; at least " + bytes(double(*ev.missing_bytes)) + " more was needed";
-      return s + ". Shrink the job or use a bigger card.";
-    }
+    case Verdict::Leak: return leak_summary(d);
+    case Verdict::Insufficient: return insufficient_summary(d);
     case Verdict::Fragmentation:
       return "fragmentation: enough memory was reserved but not in one piece; the allocator's cache is fragmented.";
     case Verdict::Plateau:
+      if (ev.spacing && ev.spacing->regular)
+        return "plateau: the allocator's cache grew in regular rises, but nothing is kept from step to step; not a leak.";
       return "plateau: the allocator's cache grew for larger shapes and levels off; not a leak.";
     case Verdict::Stable:
       return "stable: memory rises during warm-up, then stays flat; no leak.";
@@ -42,6 +89,14 @@ std::string summary_for(const Diagnosis& d) {
 std::vector<std::string> remedies_for(const Diagnosis& d) {
   switch (d.verdict) {
     case Verdict::Leak:
+      if (d.rule == "trace shows a leak" && d.evidence.trace && !d.evidence.trace->segments_only)
+        return {"Free what the call sites above allocate (cudaFree, cuMemFree, cudaFreeAsync) once it is no longer needed, on every path "
+                "(errors included); compute-sanitizer --leak-check full lists the same allocations.",
+                "Own device buffers with an RAII wrapper (a unique_ptr with a cudaFree deleter) so that none outlives its owner."};
+      if (d.rule == "regular rises")
+        return {"Something is kept at a fixed interval: run evaluation under torch.no_grad() (or torch.inference_mode()) and keep .item() or "
+                ".detach().cpu() copies of its outputs, not the outputs (each one holds its whole graph).",
+                "Look for what runs every few steps (evaluation, logging, checkpointing) and appends to a list, dict or cache."};
       return {"Keep numbers, not tensors, across steps: total_loss += loss.item() (not loss); store .detach().cpu() copies of anything you log or collect.",
               "Call optimizer.zero_grad() every step, before backward(), so gradients do not accumulate.",
               "Run evaluation under torch.no_grad() (or torch.inference_mode()) so no graph is kept.",
@@ -59,12 +114,18 @@ std::vector<std::string> remedies_for(const Diagnosis& d) {
               "Allocate the largest buffers first; avoid interleaving long-lived small tensors with big short-lived ones.",
               "As a last resort, torch.cuda.empty_cache() between phases (it costs speed)."};
     case Verdict::Plateau:
+      if (d.evidence.spacing && d.evidence.spacing->regular)
+        return {"Nothing is kept from step to step. The cache grows for a phase that comes back at a fixed interval (evaluation, checkpointing, logging): "
+                "run evaluation under torch.no_grad() or with a smaller batch to lower the peak.",
+                "If the plateau is too close to the card's capacity, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."};
       return {"Nothing leaks. To lower the peak, bucket or pad inputs to a few fixed shapes so the cache stops growing with each new longest input.",
               "If the plateau is too close to the card's capacity, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."};
     case Verdict::Stable:
       return {"Nothing to fix. For headroom: mixed precision, gradient checkpointing or a smaller batch lower the plateau."};
     case Verdict::Inconclusive: break;
   }
+  if (d.evidence.preallocation)
+    return {"See through the preallocated pool: " + preallocation_see_through(*d.evidence.preallocation) + "."};
   return {"Record longer (several steps after the first), and mark steps: --step-regex, or write \"step N\" lines to $VRAMDOC_MARK_FILE."};
 }
 

@@ -14,6 +14,37 @@ namespace {
 
 std::string bytes(double b) { return (b < 0 ? "-" : "") + format_bytes(static_cast<std::uint64_t>(std::fabs(b))); }
 
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+// The rises' spacing, flushes, a preallocated pool, the trace: what the verdict's pattern rests on.
+void pattern_rows(const Evidence& ev, Rows& rows) {
+  auto row = [&rows](std::string k, std::string v) { rows.emplace_back(std::move(k), std::move(v)); };
+  if (ev.spacing && ev.spacing->rises >= 2) {
+    const auto& sp = *ev.spacing;
+    row("rise spacing", std::to_string(sp.rises) + " new highs" + (sp.period ? ", every " + fixed(*sp.period, 2) + (ev.steps ? " steps" : " s") +
+        " (spread " + fixed(100 * sp.spread, 0) + "%)" : "") + "; random shapes: " + fixed(sp.expected_records, 1) +
+        " records expected, chance " + fixed(std::min(sp.records_p, sp.span_p), 4) + (sp.regular ? ": regular" : ""));
+  }
+  if (ev.cache_flushes) row("cache given back", std::to_string(ev.cache_flushes) + " time(s)");
+  if (ev.preallocation)
+    row("preallocated pool", (ev.preallocation->framework.empty() ? std::string("a pool") : ev.preallocation->framework) + ", " +
+        bytes(double(ev.preallocation->pool_bytes)) + " (" + fixed(100 * ev.preallocation->fraction, 0) + "% of the card) at " +
+        fixed(ev.preallocation->at_seconds, 2) + " s");
+  if (ev.trace)
+    row("trace", std::to_string(ev.trace->alive_at_exit_count) + " alive at exit (" + bytes(double(ev.trace->alive_at_exit_bytes)) + "), " +
+        std::to_string(ev.trace->growing_count) + " growing until the peak (" + bytes(double(ev.trace->growing_bytes)) + ")" +
+        (ev.trace->segments_only ? ", PyTorch cache segments" : ""));
+}
+
+// Insufficient: what the whole job needs.
+void need_rows(const Evidence& ev, Rows& rows) {
+  auto row = [&rows](std::string k, std::string v) { rows.emplace_back(std::move(k), std::move(v)); };
+  if (!ev.need) return;
+  row("needed", (ev.need->at_least ? "at least " : "about ") + bytes(double(ev.need->bytes)) + " (" + ev.need->basis + ")");
+  if (ev.need->fixed_bytes) row("  before its steps", bytes(double(*ev.need->fixed_bytes)));
+  if (ev.need->shrink) row("  what a step adds", (ev.need->at_least ? "must shrink at least " : "must shrink ") + fixed(*ev.need->shrink, 2) + "x to fit");
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& d) {
@@ -39,7 +70,7 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
   row("growth per second", ev.growth_bytes_per_second ? bytes(*ev.growth_bytes_per_second) + method : "n/a");
   row("Mann-Kendall z", ev.mann_kendall_z ? fixed(*ev.mann_kendall_z, 2) + " over " + std::to_string(ev.trend_points) + " points (> 3.09: growing, p < 0.001)" : "n/a");
   row("rises after warm-up", std::to_string(ev.late_rises) + ", " + bytes(ev.late_rise_bytes) + " (working set " + bytes(ev.working_set_bytes) + ")");
-  if (ev.cache_flushes) row("cache given back", std::to_string(ev.cache_flushes) + " time(s)");
+  pattern_rows(ev, rows);
   std::string peak = bytes(double(ev.peak_bytes)) + " at " + fixed(ev.peak_seconds, 2) + " s";
   if (ev.capacity_bytes) peak += " of " + bytes(double(*ev.capacity_bytes)) + " (" + fixed(100 * ev.peak_fraction.value_or(0), 1) + "%)";
   else peak += " (capacity unknown)";
@@ -53,9 +84,11 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
     row("  free / capacity", opt(m.free_bytes) + " / " + opt(m.capacity_bytes));
     row("  reserved, unallocated", opt(m.reserved_unallocated_bytes));
   }
-  if (ev.missing_bytes) row("missing", "at least " + bytes(double(*ev.missing_bytes)));
+  if (ev.missing_bytes) row("last request lacked", bytes(double(*ev.missing_bytes)));
+  need_rows(ev, rows);
   if (ev.projected_oom_seconds)
     row("projected OOM", "at about " + fixed(*ev.projected_oom_seconds, 0) + " s" + (ev.projected_oom_step ? ", step " + fixed(*ev.projected_oom_step, 0) : ""));
+  if (!d.rule.empty()) row("decided by", "rule '" + d.rule + "' (docs/run-analyze.md)");
   return rows;
 }
 
@@ -99,7 +132,21 @@ std::string render_json(const Timeline& tl, const Diagnosis& d) {
   } else {
     e["oom_message"] = nullptr;
   }
-  json out = {{"name", tl.name}, {"verdict", verdict_name(d.verdict)}, {"summary", d.summary}, {"reasons", d.reasons},
+  e["spacing"] = ev.spacing ? json{{"rises", ev.spacing->rises}, {"expected_records", ev.spacing->expected_records},
+                                    {"records_p", ev.spacing->records_p}, {"span_p", ev.spacing->span_p}, {"period", opt(ev.spacing->period)},
+                                    {"spread", ev.spacing->spread}, {"regular", ev.spacing->regular}}
+                             : json(nullptr);
+  e["preallocation"] = ev.preallocation ? json{{"framework", ev.preallocation->framework}, {"fraction", ev.preallocation->fraction},
+                                               {"at_s", ev.preallocation->at_seconds}, {"pool_bytes", ev.preallocation->pool_bytes}}
+                                        : json(nullptr);
+  e["need"] = ev.need ? json{{"bytes", ev.need->bytes}, {"at_least", ev.need->at_least}, {"basis", ev.need->basis},
+                             {"fixed_bytes", opt(ev.need->fixed_bytes)}, {"shrink", opt(ev.need->shrink)}}
+                      : json(nullptr);
+  e["trace_evidence"] = ev.trace ? json{{"source", ev.trace->source}, {"segments_only", ev.trace->segments_only},
+                               {"alive_at_exit_bytes", ev.trace->alive_at_exit_bytes}, {"alive_at_exit_count", ev.trace->alive_at_exit_count},
+                               {"growing_bytes", ev.trace->growing_bytes}, {"growing_count", ev.trace->growing_count}, {"top_site", ev.trace->top_site}}
+                        : json(nullptr);
+  json out = {{"name", tl.name}, {"verdict", verdict_name(d.verdict)}, {"rule", d.rule}, {"summary", d.summary}, {"reasons", d.reasons},
               {"to_settle", d.to_settle.empty() ? json(nullptr) : json(d.to_settle)}, {"evidence", e}, {"remedies", d.remedies},
               {"outcome", outcome_name(tl.outcome)}, {"exit_status", opt(tl.exit_status)}};
   if (d.quantified) out["quantified"] = quantified_json(*d.quantified), out["remedies_quantified"] = remedies_quantified_json(*d.quantified);

@@ -2,6 +2,7 @@
 // Plain data, filled by the readers (our JSON Lines format, the shared timeline JSON) or by `run`.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ struct Timeline {
   std::string name;
   std::optional<std::string> device;
   std::optional<std::uint64_t> total_bytes;  // device memory capacity
+  std::vector<std::string> command;          // what ran, when the recording says (our header's "command")
+  // The job's allocator settings when recorded (our header's optional "env"): the variables that
+  // change what the driver sees, e.g. XLA_PYTHON_CLIENT_PREALLOCATE, TF_FORCE_GPU_ALLOW_GROWTH.
+  std::map<std::string, std::string> environment;
   Outcome outcome = Outcome::Unknown;
   std::optional<int> exit_status;            // as a shell reports it: 128+N when killed by signal N
   std::vector<std::string> messages;         // out-of-memory messages seen in the job's output

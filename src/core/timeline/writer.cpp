@@ -22,6 +22,7 @@ std::string header_line(const Header& h) {
   j["columns"] = h.device_used ? json{"t", "process_used", "device_used"} : json{"t", "process_used"};
   j["command"] = h.command;
   j["interval_s"] = h.interval_seconds;
+  if (!h.environment.empty()) j["env"] = h.environment;
   return line(j);
 }
 

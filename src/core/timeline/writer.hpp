@@ -2,6 +2,7 @@
 // then one line per sample, mark, out-of-memory message, and an end line. Each function returns
 // one "\n"-ended line; the writer appends and flushes it, so the file is readable while written.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +19,10 @@ struct Header {
   std::vector<std::string> command;
   double interval_seconds = 0;
   bool device_used = true;  // whether samples carry the device_used column
+  std::map<std::string, std::string> environment;  // allocator settings the job saw; written as "env" when any
 };
 
-// The first line: version, name, device, capacity, columns, command, interval.
+// The first line: version, name, device, capacity, columns, command, interval (and env when set).
 std::string header_line(const Header& h);
 // [t, process_used, device_used]; an unknown device_used is null.
 std::string sample_line(const Sample& s, bool with_device_used = true);

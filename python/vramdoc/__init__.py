@@ -1,0 +1,17 @@
+"""vramdoc from Python: will it fit, is it a leak (docs/python.md).
+
+The functions run the vramdoc binary installed with this package and return what its --json
+prints, as dicts, so `vramdoc.estimate(...)` is exactly `vramdoc estimate --json ...`:
+
+    import vramdoc
+    report = vramdoc.estimate(config="meta-llama/Llama-3.1-8B", mode="lora", batch=4, seq=2048)
+    print(report["process_bytes"])
+    verdict = vramdoc.analyze("timeline.jsonl")["verdict"]
+
+Inside a job started by `vramdoc run`, `vramdoc.mark_step()` marks the end of a training step
+(cheap enough to call every step; it does nothing outside `vramdoc run`).
+"""
+from vramdoc._api import VramdocError, analyze, binary_path, estimate, run_json, version
+from vramdoc._marks import mark, mark_step
+
+__all__ = ["VramdocError", "analyze", "binary_path", "estimate", "mark", "mark_step", "run_json", "version"]

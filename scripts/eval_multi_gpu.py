@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Per-rank errors of `vramdoc estimate` on the two-GPU measurements of measure_multi_gpu.py.
+
+Usage: scripts/eval_multi_gpu.py RESULTS_DIR [--vramdoc PATH] [--markdown] [--fixture OUT.jsonl]
+                                 [--max-error ALLOCATED,PROCESS]
+
+RESULTS_DIR holds NAME.rankR.jsonl and configs/MODEL.json (scripts/gpu/measure_multi_gpu.py's
+output; docs/results/multi-gpu-h200/ keeps the measured set). Every finished case of every rank is
+estimated with the matching options (--gpus 2, --fsdp / --fsdp-version 1 / --tp 2, --no-reshard,
+--ddp-bucket-view, --offload all, amp-bf16 for amp and FSDP mixed precision) and compared:
+  allocated: max_memory_allocated of the case (a fresh process's, cuBLAS workspace included);
+  reserved:  max_memory_reserved;
+  process:   the driver's number for the process at the end of the case (NVML, by pid).
+The first case of a launch ran in a fresh process. Later ones (`*`) started after empty_cache();
+their process number also holds the kernels the earlier cases of the launch loaded.
+
+--max-error 5,8 exits 1 when a case's allocated or process error (in %) is beyond those (the GPU
+test tests/gpu/estimate_multi_gpu.sh). --fixture writes the measured rank-cases as one compact JSON line each (the unit tests' golden
+cases, tests/data/estimator/multi-gpu-h200.jsonl) instead of evaluating.
+
+Held out: every launch but DEVELOPMENT (the llama-1b bf16 cases, chosen before any result came
+back, which the per-rank rules may have been checked against). Nothing is fitted on any case; the
+NCCL constants come from the nccl-* launches only.
+"""
+import argparse, glob, json, os, statistics, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEVELOPMENT = {"ddp-l1b", "fsdp2-l1b", "fsdp1-l1b", "tp-l1b"}
+NOT_MODELLED = {"foreach": "AdamW's for-loop implementation (foreach=0)"}
+
+
+def cases(results):
+    for path in sorted(glob.glob(os.path.join(results, "*.rank*.jsonl"))):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    rec = json.loads(line)
+                    if rec.get("kind") == "case":
+                        yield rec
+
+
+def command(vramdoc, results, rec):
+    cfg = os.path.join(results, "configs", rec["model"] + ".json")
+    precision = {"bf16": "bf16", "amp": "amp-bf16", "mp": "amp-bf16"}[rec["precision"]]
+    cmd = [vramdoc, "estimate", "--config", cfg, "--mode", "train", "--precision", precision, "--optimizer", "adamw",
+           "--batch", str(rec["batch"]), "--seq", str(rec["seq"]), "--gpus", str(rec["world"]), "--json"]
+    if rec["ckpt"]:
+        cmd.append("--grad-checkpointing")
+    strategy = rec["strategy"]
+    if strategy == "ddp" and rec["view"]:
+        cmd.append("--ddp-bucket-view")
+    if strategy in ("fsdp1", "fsdp2"):
+        cmd += ["--fsdp", "--fsdp-version", strategy[-1]]
+        if not rec["reshard"] or rec.get("shard") == "grad_op":
+            cmd.append("--no-reshard")
+        if rec["offload"]:
+            cmd += ["--offload", "all"]
+    if strategy == "tp":
+        cmd += ["--tp", str(rec["world"])]
+    return cmd
+
+
+def truth(rec):
+    return {"allocated": rec["peak_allocated"], "reserved": rec["peak_reserved"],
+            "process": (rec.get("driver_end") or {}).get("driver")}
+
+
+def evaluate(vramdoc, results):
+    rows = []
+    for rec in cases(results):
+        if rec.get("status") != "ok":
+            rows.append(dict(rec=rec, skipped=f"{rec.get('status')}: {rec.get('error', '')}"))
+            continue
+        reason = next((why for key, why in NOT_MODELLED.items() if rec.get(key) is False), None)
+        if reason:
+            rows.append(dict(rec=rec, skipped="not modelled: " + reason))
+            continue
+        out = subprocess.run(command(vramdoc, results, rec), capture_output=True, text=True)
+        if out.returncode not in (0, 1):  # 1: does not fit the local GPU; the estimate is still there
+            rows.append(dict(rec=rec, skipped="vramdoc: " + out.stderr.strip()[:200]))
+            continue
+        est = json.loads(out.stdout)
+        got = {"allocated": est["peak_allocated_bytes"], "reserved": est["peak_reserved_bytes"], "process": est["process_bytes"]}
+        rows.append(dict(rec=rec, got=got, truth=truth(rec), phase=est["peak_phase"]))
+    return rows
+
+
+def err(row, metric):
+    t = row["truth"][metric]
+    return None if not t else (row["got"][metric] - t) / t
+
+
+def report(rows, markdown):
+    gib = lambda v: "n/a" if v is None else f"{v / 2**30:.2f}"
+    pct = lambda v: "n/a" if v is None else f"{100 * v:+.1f} %"
+    head = ["launch", "case", "rank", "set", "allocated GiB (pred / meas)", "err", "reserved GiB", "err", "process GiB", "err"]
+    print(("| " + " | ".join(head) + " |\n|" + "---|" * len(head)) if markdown else "\t".join(head))
+    for r in rows:
+        rec = r["rec"]
+        case = rec["spec"] + (" *" if rec.get("secondary") else "")
+        held = "dev" if rec["launch"] in DEVELOPMENT else "held-out"
+        if "skipped" in r:
+            cells = [rec["launch"], case, str(rec["rank"]), held, r["skipped"], "", "", "", "", ""]
+        else:
+            cells = [rec["launch"], case, str(rec["rank"]), held]
+            for m in ("allocated", "reserved", "process"):
+                cells += [f"{gib(r['got'][m])} / {gib(r['truth'][m])}", pct(err(r, m))]
+        print(("| " + " | ".join(cells) + " |") if markdown else "\t".join(cells))
+    print()
+    for subset in ("held-out", "dev", "all"):
+        chosen = [r for r in rows if "got" in r and (subset == "all" or
+                                                     (r["rec"]["launch"] in DEVELOPMENT) == (subset == "dev"))]
+        if not chosen:
+            continue
+        line = [f"{subset} ({len(chosen)} rank-cases)"]
+        for m in ("allocated", "reserved", "process"):
+            e = [abs(err(r, m)) for r in chosen if err(r, m) is not None]
+            if e:
+                line.append(f"{m}: median {100 * statistics.median(e):.1f} %, max {100 * max(e):.1f} %")
+        print("; ".join(line))
+
+
+FIXTURE_FIELDS = ("launch", "rank", "spec", "secondary", "strategy", "model", "precision", "batch", "seq", "ckpt", "view",
+                  "reshard", "shard", "offload", "foreach", "world")
+
+
+def write_fixture(results, out):
+    with open(out, "w") as f:
+        for rec in cases(results):
+            if rec.get("status") != "ok":
+                continue
+            row = {k: rec[k] for k in FIXTURE_FIELDS}
+            row.update(truth(rec))
+            f.write(json.dumps(row) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results")
+    ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--fixture")
+    ap.add_argument("--max-error")
+    args = ap.parse_args()
+    if args.fixture:
+        write_fixture(args.results, args.fixture)
+        return 0
+    rows = evaluate(args.vramdoc, args.results)
+    report(rows, args.markdown)
+    if args.max_error:
+        limits = [float(x) / 100 for x in args.max_error.split(",")]
+        bad = [r for r in rows if "got" in r and any(err(r, m) is not None and abs(err(r, m)) > lim
+                                                      for m, lim in zip(("allocated", "process"), limits))]
+        missing = [r for r in rows if "got" not in r]
+        for r in bad + missing:
+            print(f"BEYOND {args.max_error} %: {r['rec']['launch']} {r['rec']['spec']} rank {r['rec']['rank']} {r.get('skipped', '')}")
+        return 1 if bad or missing or not rows else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

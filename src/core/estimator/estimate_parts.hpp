@@ -1,0 +1,81 @@
+// The estimator's internal pieces shared by its files: widths per precision, parameter sizes
+// (quantised storage included), each layer's saved tensors, the phases, and the allocation
+// sequence replayed through the allocator model. Not part of the public interface.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/estimator/allocator.hpp"
+#include "core/estimator/architecture.hpp"
+#include "core/estimator/estimate.hpp"
+
+namespace vramdoc::estimator::detail {
+
+using u64 = std::uint64_t;
+
+struct Widths {
+  u64 act, wide, weight;
+  bool amp;
+  bool fp32_adapter_inputs;  // QLoRA: the Linears' inputs are already fp32 (fp32 norms and embeddings)
+};
+
+// Widths of a run: precision, and QLoRA's fp32 norms / embeddings (prepare_model_for_kbit_training).
+Widths widths_of(const Options& o);
+u64 width(Dtype d, const Widths& w);
+
+// The quantisation a run uses: --mode qlora (nf4, double quantisation), --quant, or the checkpoint's.
+Quantization effective_quant(const ModelConfig& m, const Options& o);
+// Bytes a quantised Linear of `in` x `out` takes (packed weight plus scales / zero points / absmax).
+u64 quantized_bytes(const Quantization& q, u64 in, u64 out);
+
+struct Sizes {
+  u64 params = 0, matmul_params = 0, adapter_params = 0, embed_params = 0, lm_head_params = 0, biggest_tensor = 0;
+  u64 factored_state = 0;   // Adafactor: rows + cols per matrix, the whole vector otherwise
+  u64 quant_params = 0;     // parameters stored quantised
+  u64 quant_bytes = 0;      // their bytes as stored
+  u64 dequant_elements = 0;  // the largest quantised Linear (dequantised in compute dtype per forward)
+  u64 weight_bytes = 0;     // every weight as loaded (adapters excluded)
+  // What one tensor-parallel rank holds (attention and MLP Linears divided by --tp; the same as
+  // params without it), split into one decoder layer (an FSDP unit) and the rest (the root unit).
+  u64 local_params = 0, local_matmul = 0, layer_params = 0, root_params = 0, persistent_params = 0;
+};
+Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std::string>& targets, const Widths& w);
+// Adds `t` to the tensor-parallel rank's sizes (parallel.cpp): local_params, layer_params, ...
+void count_local(const ModelConfig& m, const Options& o, const WeightTensor& t, Sizes& s);
+
+// Bytes per token of each tensor `a` keeps in this mode (tensor parallel splits heads and MLP).
+std::vector<u64> tensor_bytes_per_token(const LayerActivations& a, const Widths& w, const Options& o,
+                                        const std::vector<std::string>& targets, u64 tp);
+u64 total(const std::vector<u64>& v);
+
+// The attention kernel a layer runs (SDPA's math fallback in fp32 with grouped heads unless an explicit
+// sliding-window mask sends it to the memory-efficient kernel; Falcon's single KV head broadcast).
+AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind kind = {});
+bool trains(const Options& o);  // train, lora or qlora
+bool adapters(const Options& o);  // lora or qlora
+
+// Everything the phases and the allocation sequence share.
+struct Run {
+  const ModelConfig& m;
+  const Options& o;
+  Widths w;
+  Sizes s;
+  std::vector<std::string> targets;
+};
+
+std::vector<Phase> training_phases(const Run& r, bool checkpointing);
+std::vector<Phase> inference_phases(const Run& r);
+// The step's allocations and frees, tensor by tensor, as PyTorch makes them: weights, then three
+// training steps (or the prefill and the decoding steps). Replayed through CachingAllocator.
+std::vector<AllocEvent> step_events(const Run& r);
+
+// Training on several GPUs (DDP, FSDP, tensor parallel; not ZeRO, LoRA, offload): one rank's step
+// replayed per CUDA stream (rank_sequence.cpp).
+bool replays_rank(const Options& o);
+ReplayResult replay_rank(const Run& r);
+
+// KV cache bytes per token per layer (keys + values), as DynamicCache keeps them.
+u64 kv_bytes_per_token_layer(const Run& r);
+
+}  // namespace vramdoc::estimator::detail

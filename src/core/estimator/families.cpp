@@ -1,0 +1,231 @@
+// Each family's traits and fields, with transformers' (5.x) class defaults for the fields a
+// config.json may leave out. The traits decide the tensors in architecture.cpp.
+#include "core/estimator/families.hpp"
+
+#include <array>
+#include <vector>
+
+#include "core/estimator/config_fields.hpp"
+
+namespace vramdoc::estimator {
+
+namespace {
+
+using nlohmann::json;
+
+struct FamilyName {
+  std::string_view model_type;
+  Family family;
+};
+constexpr std::array<FamilyName, 21> kFamilies = {{
+    {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
+    {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
+    {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
+    {"gemma3_text", Family::Gemma3},  {"qwen2_moe", Family::Qwen2Moe},    {"qwen3_moe", Family::Qwen3Moe},
+    {"deepseek_v2", Family::DeepseekV2}, {"deepseek_v3", Family::DeepseekV3}, {"olmo2", Family::Olmo2},
+    {"phi", Family::Phi},             {"falcon", Family::Falcon},         {"gpt_neox", Family::GptNeox},
+    {"starcoder2", Family::Starcoder2}, {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
+}};
+
+using Size = std::optional<std::uint64_t>;
+
+// Reads optional sizes into `out` in order (the first present name of each); the first error wins.
+// Vectors, not nested initializer_lists: an inner list's storage would dangle inside the outer one.
+Result<bool> read_sizes(const json& cfg, const std::string& source,
+                        const std::vector<std::pair<Size*, std::vector<const char*>>>& wanted) {
+  for (const auto& [out, names] : wanted) {
+    *out = Size();
+    for (const char* name : names) {
+      auto v = fields::size(cfg, {name}, source);
+      if (!v) return make_error(v.error());
+      if (*v) {
+        *out = *v;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+// Layers whose layer_types entry is "sliding_attention" (Gemma 2/3, Qwen); all when absent.
+std::uint64_t count_sliding(const json& cfg, std::uint64_t layers) {
+  auto it = cfg.find("layer_types");
+  if (it == cfg.end() || !it->is_array()) return layers;
+  std::uint64_t n = 0;
+  for (const auto& t : *it) n += t.is_string() && t.get<std::string>() == "sliding_attention" ? 1 : 0;
+  return n;
+}
+
+void set_traits(ModelConfig& m, const json& cfg) {
+  switch (m.family) {
+    case Family::Gemma2:
+    case Family::Gemma3:
+      m.norm = NormKind::RmsFp32Weight, m.sandwich_norms = true;
+      m.qk_norm = m.family == Family::Gemma3 ? QkNorm::PerHead : QkNorm::None;
+      break;
+    case Family::Gemma: m.norm = NormKind::RmsFp32Weight; break;
+    case Family::Qwen3:
+    case Family::Qwen3Moe: m.qk_norm = QkNorm::PerHead; break;
+    case Family::Olmo2: m.norm = NormKind::RmsFp32Weight, m.post_norms_only = true, m.qk_norm = QkNorm::Full; break;
+    case Family::Phi3: m.fused_qkv = true; break;
+    case Family::Phi:
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::NewGelu, m.parallel_residual = m.shared_norm = true;
+      m.attention_bias = m.output_bias = m.mlp_bias = m.lm_head_bias = true;
+      break;
+    case Family::Falcon: {
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.fused_qkv = true;
+      m.attention_bias = m.output_bias = m.mlp_bias = fields::flag(cfg, "bias", false);
+      const bool new_arch = fields::flag(cfg, "new_decoder_architecture", false);
+      m.parallel_residual = new_arch || fields::flag(cfg, "parallel_attn", true);
+      auto lns = cfg.find("num_ln_in_parallel_attn");
+      const bool two_lns = new_arch && !(lns != cfg.end() && lns->is_number() && lns->get<double>() == 1);
+      m.shared_norm = m.parallel_residual && !two_lns;
+      m.kv_broadcast_to_heads = new_arch;  // _split_heads: torch.broadcast_to(key, query.shape).flatten(2, 3)
+      break;
+    }
+    case Family::GptNeox:
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.fused_qkv = true;
+      m.attention_bias = m.output_bias = m.mlp_bias = true;
+      m.parallel_residual = fields::flag(cfg, "use_parallel_residual", true);
+      break;
+    case Family::Starcoder2:
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu;
+      m.attention_bias = m.output_bias = m.mlp_bias = fields::flag(cfg, "use_bias", true);
+      break;
+    default: break;
+  }
+}
+
+// Routed experts, their width, shared experts and the layers that stay dense.
+Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& source) {
+  Size experts, per_token, moe_inter, shared_inter, shared_n, first_dense, step;
+  if (auto ok = read_sizes(cfg, source, {{&experts, {"num_local_experts", "num_experts", "n_routed_experts"}},
+                                         {&per_token, {"num_experts_per_tok"}},
+                                         {&moe_inter, {"moe_intermediate_size"}},
+                                         {&shared_inter, {"shared_expert_intermediate_size"}},
+                                         {&shared_n, {"n_shared_experts"}},
+                                         {&step, {"decoder_sparse_step"}}});
+      !ok) {
+    return make_error(ok.error());
+  }
+  auto first = fields::count(cfg, "first_k_dense_replace", source);
+  if (!first) return make_error(first.error());
+  first_dense = *first;
+  if (m.family != Family::Mixtral && !experts) return true;
+  m.num_experts = experts.value_or(8);
+  m.experts_per_token = per_token.value_or(2);
+  if (m.experts_per_token > m.num_experts) {
+    return make_error("field 'num_experts_per_tok' in " + source + " exceeds the number of experts");
+  }
+  m.moe_intermediate_size = moe_inter.value_or(m.intermediate_size);
+  if (m.family == Family::Qwen2Moe && shared_inter) m.shared_expert_intermediate = *shared_inter, m.shared_expert_gate = true;
+  if (shared_n) m.shared_expert_intermediate = *shared_n * m.moe_intermediate_size;
+  std::uint64_t dense = first_dense.value_or(0);
+  if (auto it = cfg.find("mlp_only_layers"); it != cfg.end() && it->is_array()) dense += it->size();
+  if (step && *step > 1) dense += m.num_layers - m.num_layers / *step;
+  m.dense_layers = std::min(dense, m.num_layers);
+  return true;
+}
+
+Result<bool> read_latent_attention(ModelConfig& m, const json& cfg, const std::string& source) {
+  Size q_lora, kv_lora, nope, rope, v;
+  if (auto ok = read_sizes(cfg, source, {{&q_lora, {"q_lora_rank"}}, {&kv_lora, {"kv_lora_rank"}},
+                                         {&nope, {"qk_nope_head_dim"}}, {&rope, {"qk_rope_head_dim"}},
+                                         {&v, {"v_head_dim"}}});
+      !ok) {
+    return make_error(ok.error());
+  }
+  if (!kv_lora || !nope || !rope || !v) {
+    return make_error(source + ": a " + m.model_type + " config needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim");
+  }
+  m.mla = {q_lora.value_or(0), *kv_lora, *nope, *rope, *v};
+  m.head_dim = *nope + *rope;
+  m.num_kv_heads = m.num_heads;  // the decompressed keys and values have every head
+  return true;
+}
+
+}  // namespace
+
+Family family_of(std::string_view model_type) {
+  for (const auto& f : kFamilies) {
+    if (f.model_type == model_type && f.family != Family::FromHeaders) return f.family;
+  }
+  return Family::Generic;
+}
+
+std::string_view family_name(Family family) {
+  for (const auto& f : kFamilies) {
+    if (f.family == family) return f.model_type.empty() ? std::string_view("generic decoder") : f.model_type;
+  }
+  return "generic decoder";
+}
+
+void attach_header_tensors(ModelConfig& m) {
+  if (m.family != Family::Generic || m.header_tensors.empty()) return;
+  m.family = Family::FromHeaders;
+  for (auto& w : m.warnings) {
+    if (w.rfind("unknown model_type", 0) == 0) {
+      w = "unknown model_type '" + m.model_type + "': weights sized tensor by tensor from the safetensors headers; "
+          "activations estimated for a llama-style layer of the config's widths";
+    }
+  }
+}
+
+Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& source) {
+  set_traits(m, cfg);
+  const bool gpt2 = m.family == Family::Gpt2;
+  Size inter, positions;
+  if (auto ok = read_sizes(cfg, source, {{&inter, {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}},
+                                         {&positions, {"n_positions", "max_position_embeddings"}}});
+      !ok) {
+    return make_error(ok.error());
+  }
+  auto window_field = fields::count(cfg, "sliding_window", source);  // 0 or null: no window
+  if (!window_field) return make_error(window_field.error());
+  const std::uint64_t window = window_field->value_or(0);
+  if (inter) {
+    m.intermediate_size = *inter;
+  } else if (gpt2 || m.family == Family::Falcon || m.family == Family::Generic) {
+    m.intermediate_size = 4 * m.hidden_size;  // GPT2Config n_inner / FalconConfig ffn_hidden_size: None means 4 x hidden
+  } else {
+    return make_error("missing field 'intermediate_size' in " + source);
+  }
+  if (gpt2) {
+    if (!positions) return make_error("missing field 'n_positions' in " + source);
+    m.max_positions = *positions;
+  }
+  const bool windowed = m.family == Family::Mistral || m.family == Family::Starcoder2 || m.family == Family::Gemma2 ||
+                        m.family == Family::Gemma3 || fields::flag(cfg, "use_sliding_window", false);
+  if (windowed && window > 0) m.sliding_window = window, m.sliding_layers = count_sliding(cfg, m.num_layers);
+  if (m.family == Family::DeepseekV2 || m.family == Family::DeepseekV3) {
+    if (auto ok = read_latent_attention(m, cfg, source); !ok) return make_error(ok.error());
+  }
+  if (auto ok = read_experts(m, cfg, source); !ok) return make_error(ok.error());
+  if (m.family == Family::Falcon && fields::flag(cfg, "multi_query", true) &&
+      !fields::flag(cfg, "new_decoder_architecture", false)) {
+    m.num_kv_heads = 1;  // Falcon 7B: one key/value head
+  }
+  if (m.family == Family::Gemma2) {
+    m.attn_logit_softcap = fields::positive_number(cfg, "attn_logit_softcapping");
+    m.final_logit_softcap = fields::positive_number(cfg, "final_logit_softcapping");
+  } else if (m.family == Family::Gemma3) {
+    m.final_logit_softcap = fields::positive_number(cfg, "final_logit_softcapping");
+    m.attn_logit_softcap = fields::positive_number(cfg, "attn_logit_softcapping");
+  }
+  const bool tied_default = gpt2 || m.family == Family::Gemma || m.family == Family::Gemma2 ||
+                            m.family == Family::Gemma3 || m.family == Family::Falcon || m.family == Family::Starcoder2;
+  m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", tied_default);
+  if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {
+    m.attention_bias = fields::flag(cfg, "qkv_bias", true);
+  } else if (m.norm != NormKind::LayerNorm) {
+    m.attention_bias = fields::flag(cfg, "attention_bias", false);
+    m.output_bias = m.attention_bias && m.family != Family::Qwen3 && m.family != Family::Qwen3Moe &&
+                    m.family != Family::Olmo2 ? m.attention_bias : false;
+    m.mlp_bias = fields::flag(cfg, "mlp_bias", false);
+  }
+  m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 ? 0.1 : 0.0);
+  m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
+  return true;
+}
+
+}  // namespace vramdoc::estimator

@@ -1,0 +1,326 @@
+// One rank's allocation sequence of a training step on several GPUs (DDP, FSDP2, FSDP1, tensor
+// parallel), in step_sequence.cpp's order, replayed through one caching allocator per CUDA stream:
+// CUDACachingAllocator keys its free blocks by stream, so a block freed on one stream never serves
+// another. FSDP gathers on its all-gather stream (FSDP2: the all-gather output, copied out into
+// the layer's weights on the default stream; FSDP1: the unsharded FlatParameter itself) and
+// reduce-scatters on its own (the padded gradient buffer and the sharded gradient, which FSDP2
+// keeps as a view of the reduce-scatter output until zero_grad).
+#include <array>
+#include <unordered_map>
+
+#include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/parallel.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+u64 add(u64 a, u64 b) { return saturating_add(a, b); }
+
+enum Stream : std::size_t { kCompute = 0, kGather = 1, kReduce = 2 };
+constexpr u64 kWorkspace = 32 * MiB;      // cuBLAS and cuBLASLt, one each (as step_sequence.cpp)
+constexpr u64 kDdpBucketBytes = 25 * MiB;  // DistributedDataParallel's bucket_cap_mb default
+
+class Pools {
+ public:
+  explicit Pools(AllocatorSettings s) : pools_{CachingAllocator(s), CachingAllocator(s), CachingAllocator(s)} {}
+  u64 alloc(u64 bytes, Stream stream = kCompute) {
+    if (bytes == 0) return 0;
+    live_[next_] = {stream, pools_[stream].allocate(bytes)};
+    u64 reserved = 0, allocated = 0;
+    for (const auto& p : pools_) reserved = add(reserved, p.reserved_bytes()), allocated = add(allocated, p.allocated_bytes());
+    result_.peak_reserved_bytes = std::max(result_.peak_reserved_bytes, reserved);
+    result_.peak_allocated_bytes = std::max(result_.peak_allocated_bytes, allocated);
+    return next_++;
+  }
+  void free(u64 id) {
+    const auto it = live_.find(id);
+    if (it == live_.end()) return;
+    pools_[it->second.first].release(it->second.second);
+    live_.erase(it);
+  }
+  void free(std::vector<u64>& ids) {
+    for (u64 id : ids) free(id);
+    ids.clear();
+  }
+  ReplayResult result() const { return result_; }
+
+ private:
+  std::array<CachingAllocator, 3> pools_;
+  std::unordered_map<u64, std::pair<Stream, CachingAllocator::Handle>> live_;
+  ReplayResult result_;
+  u64 next_ = 1;
+};
+
+// One rank's tensors, in bytes: weights per tensor as the rank stores them (TP-split, FSDP2
+// sharded per parameter, FSDP1 one flat shard per unit), what the wrapper gathers and reduces.
+struct RankPlan {
+  std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
+  std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
+  std::vector<u64> layer_casts;                     // autocast 16-bit copies of one layer's Linears
+  u64 lm_head_cast = 0;
+  std::vector<std::vector<u64>> layer_saved;
+  std::vector<u64> head_saved;
+  u64 residual = 0, logits_act = 0, logits_fp32 = 0, grad_inner = 0, states_per_tensor = 0;
+  bool foreach_temporaries = false, checkpointing = false;
+  DataParallel wrapper = DataParallel::Ddp;
+  bool sharded = false, fsdp1 = false, reshard = true, bucket_view = false;
+  u64 unit = 0, root = 0;                   // a layer / the root gathered, compute width
+  u64 unit_rs_in = 0, unit_rs_out = 0, root_rs_in = 0, root_rs_out = 0;
+  std::vector<u64> buckets;                 // DDP
+};
+
+void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
+  const u64 L = std::max<u64>(r.m.num_layers, 1);
+  for (const auto& t : describe_weights(r.m)) {
+    if (t.tied) continue;
+    const u64 each = mul(mul(t.rows, t.cols), width) / (t.quantizable ? r.o.tensor_parallel : 1) / shard;
+    std::vector<u64>& layer = grads ? p.layer_grads : p.layer;
+    if (t.count >= L && t.count % L == 0) {
+      const u64 per_layer = t.count / L, tensors = t.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
+      for (u64 i = 0; i < tensors; ++i) layer.push_back(mul(each, per_layer / tensors));
+      if (!grads && t.matmul && r.w.amp) p.layer_casts.push_back(mul(mul(mul(t.rows, t.cols), per_layer), 2) / (t.quantizable ? r.o.tensor_parallel : 1));
+    } else {
+      const bool head = t.name == "lm_head" || t.name == "norm" || t.name == "lm_head.bias";
+      (head ? (grads ? p.head_grads : p.head) : (grads ? p.embed_grads : p.embed)).push_back(mul(each, t.count));
+    }
+  }
+}
+
+u64 sum(const std::vector<u64>& v) {
+  u64 s = 0;
+  for (u64 x : v) s = add(s, x);
+  return s;
+}
+
+RankPlan rank_plan(const Run& r) {
+  RankPlan p;
+  const Options& o = r.o;
+  const bool mp = fsdp_mixed_precision(o);
+  const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only ? o.batch : tokens, s = shard_degree(o);
+  p.wrapper = wrapper(o);
+  p.sharded = p.wrapper == DataParallel::Fsdp && s > 1;
+  p.fsdp1 = p.sharded && o.parallel.fsdp_version == 1;
+  p.reshard = o.parallel.reshard_after_forward;
+  p.bucket_view = o.parallel.ddp_bucket_view;
+  p.checkpointing = o.grad_checkpointing;
+  const u64 storage = mp ? 4 : r.w.weight, compute = mp ? 2 : storage, reduce = mp ? 4 : storage;
+  weight_lists(r, storage, p.sharded && !p.fsdp1 ? s : 1, p, false);
+  weight_lists(r, p.sharded ? compute : storage, 1, p, true);  // FSDP: the unsharded gradients
+  if (p.fsdp1) {  // one FlatParameter per unit, sharded
+    p.layer = {sum(p.layer) / s};
+    p.embed = {add(sum(p.embed), sum(p.head)) / s};
+    p.head.clear();
+  }
+  if (r.w.amp) p.lm_head_cast = mul(mul(r.m.hidden_size, r.m.vocab_size), 2);
+  p.unit = mul(r.s.layer_params, compute), p.root = mul(r.s.root_params, compute);
+  p.unit_rs_in = mul(r.s.layer_params, reduce), p.unit_rs_out = p.unit_rs_in / s;
+  p.root_rs_in = mul(r.s.root_params, reduce), p.root_rs_out = p.root_rs_in / s;
+  if (p.wrapper == DataParallel::Ddp && data_parallel_degree(o) > 1) {
+    const u64 total = add(add(sum(p.embed_grads), sum(p.head_grads)), mul(sum(p.layer_grads), r.m.num_layers));
+    for (u64 left = total; left > 0; left -= std::min(left, kDdpBucketBytes)) p.buckets.push_back(std::min(left, kDdpBucketBytes));
+  }
+  for (const auto& [kind, count] : layer_kinds(r.m)) {
+    std::vector<u64> one;
+    for (u64 b : tensor_bytes_per_token(describe_layer(r.m, attention_path(r.m, o, kind), o.seq, kind), r.w, o, r.targets,
+                                        o.tensor_parallel)) {
+      one.push_back(mul(b, tokens));
+    }
+    for (u64 i = 0; i < count; ++i) p.layer_saved.push_back(one);
+  }
+  for (u64 b : tensor_bytes_per_token(describe_head(r.m), r.w, o, r.targets, 1)) p.head_saved.push_back(mul(b, tokens));
+  p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
+  p.logits_act = mul(mul(logit_tokens, r.m.vocab_size), r.w.act);
+  p.logits_fp32 = mul(mul(logit_tokens, r.m.vocab_size), 4);
+  p.grad_inner = mul(mul(tokens, r.m.intermediate_size / o.tensor_parallel), r.w.act);
+  const bool adam = o.optimizer == Optimizer::AdamW || o.optimizer == Optimizer::Adam;
+  p.states_per_tensor = adam ? 2 : o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
+  p.foreach_temporaries = adam;
+  return p;
+}
+
+class RankStep {
+ public:
+  RankStep(Pools& pools, const RankPlan& p) : s_(pools), p_(p), gathered_(p.layer_saved.size(), 0) {}
+
+  void setup() {
+    s_.alloc(kWorkspace), s_.alloc(kWorkspace);
+    for (u64 b : p_.embed) s_.alloc(b);
+    for (std::size_t l = 0; l < p_.layer_saved.size(); ++l) {
+      for (u64 b : p_.layer) s_.alloc(b);
+    }
+    for (u64 b : p_.head) s_.alloc(b);
+    for (u64 b : p_.buckets) buckets_.push_back(s_.alloc(b));
+  }
+
+  void step(bool first, bool rebuild_buckets) {
+    if (rebuild_buckets) {  // DDP rebuilds its buckets on the second forward; the old ones still referenced
+      std::vector<u64> old = std::move(buckets_);
+      buckets_.clear();
+      for (u64 b : p_.buckets) buckets_.push_back(s_.alloc(b));
+      s_.free(old);
+    }
+    forward();
+    backward();
+    optimizer(first);
+  }
+
+ private:
+  u64 gather(u64 bytes) {  // FSDP2: all-gather output on its stream, copied out; FSDP1: the FlatParameter
+    if (p_.fsdp1) return s_.alloc(bytes, kGather);
+    const u64 out = s_.alloc(bytes, kGather), unsharded = s_.alloc(bytes);
+    s_.free(out);
+    return unsharded;
+  }
+  void gather_layer(std::size_t l) {
+    if (p_.sharded && l < gathered_.size() && gathered_[l] == 0) gathered_[l] = gather(p_.unit);
+  }
+  void reshard_layer(std::size_t l) {
+    s_.free(gathered_[l]);
+    gathered_[l] = 0;
+  }
+
+  void forward() {
+    if (p_.sharded) root_ = gather(p_.root);
+    u64 residual = s_.alloc(p_.residual);
+    for (std::size_t l = 0; l < p_.layer_saved.size(); ++l) {
+      gather_layer(l);
+      gather_layer(l + 1);  // the next layer's all-gather is issued before this one reshards
+      std::vector<u64> ids;
+      for (u64 c : p_.layer_casts) ids.push_back(s_.alloc(c));
+      for (u64 b : p_.layer_saved[l]) ids.push_back(s_.alloc(b));
+      const u64 out = s_.alloc(p_.residual);
+      if (p_.checkpointing) {
+        checkpoints_.push_back(residual);
+        s_.free(ids);
+      } else {
+        s_.free(residual);
+      }
+      saved_.push_back(std::move(ids));
+      residual = out;
+      if (p_.reshard) reshard_layer(l);
+    }
+    std::vector<u64> head;
+    for (u64 b : p_.head_saved) head.push_back(s_.alloc(b));
+    head.push_back(s_.alloc(p_.lm_head_cast));
+    saved_.push_back(std::move(head));
+    s_.free(residual);
+  }
+
+  // The loss as step_sequence.cpp has it: lm_head's output, its fp32 copy and log_softmax, then
+  // backward's fp32 gradients and the 16-bit gradient of the logits.
+  u64 loss() {
+    const u64 logits = s_.alloc(p_.logits_act);
+    const u64 upcast = p_.logits_act == p_.logits_fp32 ? 0 : s_.alloc(p_.logits_fp32);
+    const u64 log_probs = s_.alloc(p_.logits_fp32);
+    s_.free(upcast), s_.free(logits);
+    const u64 nll_grad = s_.alloc(p_.logits_fp32), lsm_grad = s_.alloc(p_.logits_fp32);
+    s_.free(nll_grad), s_.free(log_probs);
+    const u64 grad16 = p_.logits_act == p_.logits_fp32 ? 0 : s_.alloc(p_.logits_act);
+    s_.free(lsm_grad);
+    return grad16;
+  }
+
+  // FSDP's post-backward: the unsharded gradients copied into the reduce-scatter buffer, the
+  // sharded result kept as the gradient (FSDP1 frees it at the next forward's pre-forward, which
+  // for the allocator's pools is the same as zero_grad: the blocks stay in the reduce stream's).
+  void reduce(std::vector<u64>& unsharded, u64 in, u64 out) {
+    const u64 buffer = s_.alloc(in, kReduce);
+    s_.free(unsharded);
+    grads_.push_back(s_.alloc(out, kReduce));
+    s_.free(buffer);
+  }
+
+  void layer_backward(std::size_t l, u64& dx) {
+    if (p_.sharded) {
+      gather_layer(l);
+      if (l > 0) gather_layer(l - 1);  // backward prefetch of the next unit
+    }
+    if (p_.checkpointing) {
+      for (u64 c : p_.layer_casts) saved_[l].push_back(s_.alloc(c));
+      for (u64 b : p_.layer_saved[l]) saved_[l].push_back(s_.alloc(b));
+    }
+    const u64 inner = s_.alloc(p_.grad_inner), inner2 = s_.alloc(p_.grad_inner), next_dx = s_.alloc(p_.residual);
+    std::vector<u64> made;
+    std::size_t g = 0;
+    for (std::size_t i = saved_[l].size(); i-- > 0;) {
+      s_.free(saved_[l][i]);
+      if (g < p_.layer_grads.size()) made.push_back(s_.alloc(p_.layer_grads[g++]));
+    }
+    for (; g < p_.layer_grads.size(); ++g) made.push_back(s_.alloc(p_.layer_grads[g]));
+    saved_[l].clear();
+    s_.free(inner), s_.free(inner2), s_.free(dx);
+    dx = next_dx;
+    if (p_.checkpointing) s_.free(checkpoints_[l]);
+    keep_grads(made, p_.unit_rs_in, p_.unit_rs_out);
+    if (p_.sharded) reshard_layer(l);
+  }
+
+  // Where a layer's new gradients go: FSDP reduce-scatters them; DDP with gradient_as_bucket_view
+  // copies them into the bucket (.grad becomes a view); otherwise they stay until zero_grad.
+  void keep_grads(std::vector<u64>& made, u64 rs_in, u64 rs_out) {
+    if (p_.sharded) return reduce(made, rs_in, rs_out);
+    if (p_.bucket_view && !p_.buckets.empty()) return s_.free(made);
+    grads_.insert(grads_.end(), made.begin(), made.end());
+    made.clear();
+  }
+
+  void backward() {
+    const u64 logits_grad = loss();
+    std::vector<u64> root_grads;  // lm_head's (and the final norm's) first, the embeddings' last
+    for (u64 g : p_.head_grads) root_grads.push_back(s_.alloc(g));
+    u64 dx = s_.alloc(p_.residual);
+    s_.free(logits_grad);
+    s_.free(saved_.back());
+    for (std::size_t l = p_.layer_saved.size(); l-- > 0;) layer_backward(l, dx);
+    for (u64 g : p_.embed_grads) root_grads.push_back(s_.alloc(g));
+    s_.free(dx);
+    keep_grads(root_grads, p_.root_rs_in, p_.root_rs_out);
+    if (p_.sharded) s_.free(root_);
+    saved_.clear(), checkpoints_.clear();
+  }
+
+  void optimizer(bool first) {
+    std::vector<u64> trainable = p_.embed;  // the optimizer's tensors: weights as stored, in order
+    for (std::size_t l = 0; l < p_.layer_saved.size(); ++l) trainable.insert(trainable.end(), p_.layer.begin(), p_.layer.end());
+    trainable.insert(trainable.end(), p_.head.begin(), p_.head.end());
+    if (first) {
+      for (u64 b : trainable) {
+        for (u64 k = 0; k < p_.states_per_tensor; ++k) s_.alloc(b);
+      }
+    }
+    if (p_.foreach_temporaries) {  // _foreach_sqrt(exp_avg_sq): one temporary per parameter
+      std::vector<u64> temps;
+      for (u64 b : trainable) temps.push_back(s_.alloc(b));
+      s_.free(temps);
+    }
+    s_.free(grads_);  // zero_grad(set_to_none=True)
+  }
+
+  Pools& s_;
+  const RankPlan& p_;
+  std::vector<u64> gathered_, buckets_, grads_, checkpoints_;
+  std::vector<std::vector<u64>> saved_;
+  u64 root_ = 0;
+};
+
+}  // namespace
+
+bool replays_rank(const Options& o) {
+  const bool several = o.gpus > 1 || o.tensor_parallel > 1;
+  return several && o.mode == Mode::Train && o.quant == Quant::None && wrapper(o) != DataParallel::Zero &&
+         o.parallel.offload == Offload::None;
+}
+
+ReplayResult replay_rank(const Run& r) {
+  const RankPlan plan = rank_plan(r);
+  Pools pools(AllocatorSettings{r.o.expandable_segments, std::numeric_limits<u64>::max()});
+  RankStep step(pools, plan);
+  step.setup();
+  for (int i = 0; i < 3; ++i) step.step(i == 0, i == 1 && plan.bucket_view && !plan.buckets.empty());
+  return pools.result();
+}
+
+}  // namespace vramdoc::estimator::detail

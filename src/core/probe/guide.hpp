@@ -1,0 +1,45 @@
+// Where the probe's next trial goes once trials have run: a model of the peak against the value
+// (the trials' fit, or the estimator's curve scaled to the trials), inverted at the card's
+// capacity, and a heavy-tailed prior around that guess that the search splits in half each trial
+// (docs/probe.md, "Search"). Pure arithmetic: no trial is run here.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "core/probe/search.hpp"
+
+namespace vramdoc::probe {
+
+// peak(value) in bytes, nondecreasing over the values the search tries.
+struct PeakModel {
+  std::function<double(double)> predict;
+  bool proportional = false;  // from one trial only: peak(v) = peak(v1) x v / v1, an upper bound for linear jobs
+};
+
+// The model from the trials that ran with a known peak: with `estimate_bytes`, a + k x estimate(v)
+// fitted to them (k = 1 from one trial); else the fitted fixed + per_item x v (+ quadratic), or
+// from one trial the proportional bound. Empty when no trial ran with a peak, or the model does
+// not grow with the value.
+std::optional<PeakModel> peak_model(const std::vector<Trial>& trials,
+                                    const std::function<std::optional<double>(std::uint64_t)>& estimate_bytes);
+
+// The largest value in [lo, hi] whose predicted peak is at most `bytes` (lo when none is).
+std::uint64_t value_within(const PeakModel& model, double bytes, std::uint64_t lo, std::uint64_t hi);
+
+// The value (fractional) where the model reaches `bytes`, searched in [lo, hi]: lo when even lo
+// is predicted above it, hi + (what is left) / slope when hi is still below it.
+double predicted_value(const PeakModel& model, double bytes, std::uint64_t lo, std::uint64_t hi);
+
+// The value v in (lo, hi) that splits a prior on the limit, truncated to [lo, hi), into halves:
+// the limit is below v or at least v with equal odds. The prior: within 2 x `scale` of `center`
+// (value units) with odds 4 : 1, else a Cauchy tail. Near the guess it bisects the guess's
+// uncertainty; far from it, it gallops (the tail doubles the step). Requires hi - lo >= 2.
+std::uint64_t split_prior(double center, double scale, std::uint64_t lo, std::uint64_t hi);
+
+// The memory the job can reach on the card: in use + free from an OOM message of the trials
+// (the out-of-memory error's own figures), else empty.
+std::optional<double> reachable_bytes(const std::vector<Trial>& trials);
+
+}  // namespace vramdoc::probe
