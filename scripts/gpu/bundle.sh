@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .device/build .device/shared
 mkdir -p .device/build/tests
-for f in vramdoc libvramdoc-tracer.so vramdoc-trace-report; do
+for f in vramdoc libvramdoc-tracer.so; do
   [[ -e build/$f ]] && cp build/$f .device/build/ && [[ $f != *.so ]] && strip .device/build/$f
 done
 cp build/tests/unit_tests .device/build/tests/ && strip .device/build/tests/unit_tests

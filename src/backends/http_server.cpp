@@ -60,6 +60,101 @@ struct Connection {
   Clock::time_point deadline;
 };
 
+// Answers `r` on `c` from now on (the write deadline starts).
+void respond(Connection& c, const HttpResponse& r, bool head_only, const HttpServerLimits& limits) {
+  c.out = serialize(r, head_only);
+  c.phase = Connection::Phase::Writing;
+  c.deadline = Clock::now() + std::chrono::milliseconds(limits.write_timeout_ms);
+}
+
+// Fills `fds`: the listener, the wake pipe, then one entry per connection in order. Returns the
+// poll timeout: a second at most, less when a connection's deadline comes sooner.
+int poll_set(int listen_fd, int wake_fd, const std::vector<Connection>& conns, std::vector<pollfd>& fds) {
+  fds.assign({{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}});
+  const auto now = Clock::now();
+  int timeout_ms = 1000;
+  for (const auto& c : conns) {
+    fds.push_back({c.fd, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now).count();
+    timeout_ms = std::clamp(static_cast<int>(left) + 1, 0, timeout_ms);
+  }
+  return timeout_ms;
+}
+
+// Marks a connection for closing at the next sweep.
+void drop(Connection& c) { c.deadline = Clock::time_point::min(); }
+
+// Discards what the client still sends until it closes, so that closing our side does not reset
+// the connection before the client has read the response.
+void drain(Connection& c) {
+  char buf[4096];
+  ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) drop(c);
+}
+
+// Reads what arrived; once the head is complete (or too long), the response is queued.
+void read_request(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
+  char buf[4096];
+  ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return drop(c);  // the client went away
+  if (n > 0) c.in.append(buf, static_cast<std::size_t>(n));
+  auto end = c.in.find("\r\n\r\n");
+  if (end == std::string::npos && c.in.size() > limits.max_request_bytes) {
+    respond(c, error_response(431), false, limits);
+  } else if (end != std::string::npos) {
+    ParsedRequest parsed = parse_request_head(std::string_view(c.in).substr(0, end + 2));
+    if (parsed.error_status) respond(c, error_response(parsed.error_status), false, limits);
+    else respond(c, handler(parsed.request), parsed.request.method == "HEAD", limits);
+  }
+}
+
+// Sends what the socket takes; once all is sent, our side is shut and the connection drains.
+void write_response(Connection& c, const HttpServerLimits& limits) {
+  ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n > 0) c.sent += static_cast<std::size_t>(n);
+  if (n < 0 && errno != EAGAIN && errno != EINTR) {
+    drop(c);  // the client went away
+  } else if (c.sent == c.out.size()) {
+    shutdown(c.fd, SHUT_WR);
+    c.phase = Connection::Phase::Draining;
+    c.deadline = Clock::now() + std::chrono::milliseconds(std::min(limits.read_timeout_ms, 1000));
+  }
+}
+
+// One step of a connection that poll() reported ready, by its phase.
+void advance(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
+  switch (c.phase) {
+    case Connection::Phase::Draining: return drain(c);
+    case Connection::Phase::Reading: return read_request(c, limits, handler);
+    case Connection::Phase::Writing: return write_response(c, limits);
+  }
+}
+
+// Closes every connection that is finished, gone, or past its deadline (a slow client is dropped).
+void close_finished(std::vector<Connection>& conns) {
+  const auto now = Clock::now();
+  std::erase_if(conns, [&](const Connection& c) {
+    if (c.deadline > now) return false;
+    close(c.fd);
+    return true;
+  });
+}
+
+// Accepts every waiting client; beyond max_connections a client gets 503 and is closed.
+void accept_clients(int listen_fd, std::vector<Connection>& conns, const HttpServerLimits& limits) {
+  for (int fd; (fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
+    if (conns.size() >= limits.max_connections) {
+      std::string busy = serialize(error_response(503), false);
+      (void)!send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      close(fd);
+      continue;
+    }
+    Connection c{fd, {}, {}, 0, Connection::Phase::Reading, Clock::now()};
+    c.deadline += std::chrono::milliseconds(limits.read_timeout_ms);
+    conns.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 Result<ListenAddress> parse_listen_address(std::string_view text) {
@@ -188,82 +283,19 @@ HttpServer::~HttpServer() {
 
 void HttpServer::loop() {
   std::vector<Connection> conns;
-  auto respond = [&](Connection& c, const HttpResponse& r, bool head_only) {
-    c.out = serialize(r, head_only);
-    c.phase = Connection::Phase::Writing;
-    c.deadline = Clock::now() + std::chrono::milliseconds(limits_.write_timeout_ms);
-  };
+  std::vector<pollfd> fds;
   while (!stop_) {
-    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
-    auto now = Clock::now();
-    int timeout_ms = 1000;
-    for (const auto& c : conns) {
-      fds.push_back({c.fd, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now).count();
-      timeout_ms = std::clamp(static_cast<int>(left) + 1, 0, timeout_ms);
-    }
+    const int timeout_ms = poll_set(listen_fd_, wake_read_, conns, fds);
     if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (fds[1].revents) break;  // woken to stop
     for (std::size_t i = 0; i < conns.size(); ++i) {
-      Connection& c = conns[i];
-      short ev = fds[i + 2].revents;
-      if (!ev) continue;
-      if (c.phase == Connection::Phase::Draining) {
-        // Discard what the client still sends until it closes, so that closing our side does
-        // not reset the connection before the client has read the response.
-        char buf[4096];
-        ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) c.deadline = Clock::time_point::min();
-      } else if (c.phase == Connection::Phase::Reading) {
-        char buf[4096];
-        ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-          c.deadline = Clock::time_point::min();  // the client went away: drop it
-          continue;
-        }
-        if (n > 0) c.in.append(buf, static_cast<std::size_t>(n));
-        auto end = c.in.find("\r\n\r\n");
-        if (end == std::string::npos && c.in.size() > limits_.max_request_bytes) {
-          respond(c, error_response(431), false);
-        } else if (end != std::string::npos) {
-          ParsedRequest parsed = parse_request_head(std::string_view(c.in).substr(0, end + 2));
-          if (parsed.error_status) respond(c, error_response(parsed.error_status), false);
-          else respond(c, handler_(parsed.request), parsed.request.method == "HEAD");
-        }
-      } else {
-        ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n > 0) c.sent += static_cast<std::size_t>(n);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) {
-          c.deadline = Clock::time_point::min();  // the client went away
-        } else if (c.sent == c.out.size()) {
-          shutdown(c.fd, SHUT_WR);
-          c.phase = Connection::Phase::Draining;
-          c.deadline = Clock::now() + std::chrono::milliseconds(std::min(limits_.read_timeout_ms, 1000));
-        }
-      }
+      if (fds[i + 2].revents) advance(conns[i], limits_, handler_);
     }
-    now = Clock::now();
-    std::erase_if(conns, [&](const Connection& c) {
-      if (c.deadline > now) return false;
-      close(c.fd);  // finished, gone, or past its deadline: a slow client is dropped
-      return true;
-    });
-    if (fds[0].revents & POLLIN) {
-      for (int fd; (fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
-        if (conns.size() >= limits_.max_connections) {
-          std::string busy = serialize(error_response(503), false);
-          (void)!send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-          close(fd);
-          continue;
-        }
-        Connection c{fd, {}, {}, 0, Connection::Phase::Reading, Clock::now()};
-        c.deadline += std::chrono::milliseconds(limits_.read_timeout_ms);
-        conns.push_back(std::move(c));
-      }
-    }
+    close_finished(conns);
+    if (fds[0].revents & POLLIN) accept_clients(listen_fd_, conns, limits_);
   }
   for (const auto& c : conns) close(c.fd);
 }

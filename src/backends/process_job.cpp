@@ -1,11 +1,7 @@
 #include "backends/process_job.hpp"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,20 +12,9 @@
 #include <map>
 #include <set>
 
-extern char** environ;
-
 namespace vramdoc::backends {
 
 namespace {
-
-// Gives the terminal's foreground to `group`, ignoring SIGTTOU while doing it (as shells do).
-void hand_terminal(pid_t group) {
-  struct sigaction ignore {}, old {};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGTTOU, &ignore, &old);
-  tcsetpgrp(STDIN_FILENO, group);
-  sigaction(SIGTTOU, &old, nullptr);
-}
 
 // False when `fd` is gone for good (a reader closed it: EPIPE).
 bool write_all(int fd, const char* data, std::size_t size) {
@@ -54,72 +39,14 @@ void forward(int sig) {
 
 std::unique_ptr<Job> Job::start(const std::vector<std::string>& argv,
                                 const std::vector<std::pair<std::string, std::string>>& extra_env, int& error_number) {
-  error_number = 0;
-  if (argv.empty()) {
-    error_number = EINVAL;
-    return nullptr;
-  }
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return error_number = errno, nullptr;
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    error_number = errno;
-    close(out[0]), close(out[1]);
-    return nullptr;
-  }
-  std::vector<std::string> env_strings;
-  std::set<std::string> overridden;
-  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v), overridden.insert(k);
-  for (char** e = environ; *e; ++e) {
-    const std::string entry(*e);
-    if (!overridden.count(entry.substr(0, entry.find('=')))) env_strings.push_back(entry);
-  }
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : kForwarded) sigaddset(&defaults, s);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  close(out[1]), close(err[1]);
-  if (rc != 0) {
-    error_number = rc;
-    close(out[0]), close(err[0]);
-    return nullptr;
-  }
-  std::unique_ptr<Job> job(new Job());
-  job->pid_ = pid;
-  job->out_fd_ = out[0];
-  job->err_fd_ = err[0];
-  if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
-    hand_terminal(pid);
-    job->gave_terminal_ = true;
-  }
-  return job;
-}
-
-Job::~Job() {
-  if (out_fd_ >= 0) close(out_fd_);
-  if (err_fd_ >= 0) close(err_fd_);
-  if (gave_terminal_) hand_terminal(getpgrp());
+  LaunchOptions options;
+  options.extra_env = extra_env;
+  options.out = Stream::pipe();
+  options.err = Stream::pipe();
+  options.own_group = options.take_terminal = options.default_signals = true;
+  auto process = Process::start(argv, options, error_number);
+  if (!process) return nullptr;
+  return std::unique_ptr<Job>(new Job(std::move(process)));
 }
 
 void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
@@ -130,7 +57,7 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
   sigaction(SIGPIPE, &ignore, &old_pipe);
   constexpr std::size_t kMaxLine = 64 * 1024;  // longer lines are scanned in pieces
   std::string pending[2];
-  pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+  pollfd fds[2] = {{process_->out_fd(), POLLIN, 0}, {process_->err_fd(), POLLIN, 0}};
   const int targets[2] = {STDOUT_FILENO, STDERR_FILENO};
   char buf[65536];
   int open_fds = 2;
@@ -144,8 +71,7 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
     if (ready == 0) {
       // The job has ended but something it started in the background still holds the pipes:
       // give its output a second, then stop reading rather than wait for it.
-      if (exit_status_ < 0) reap(false);
-      if (exit_status_ >= 0 && (quiet_after_exit_ms += 100) >= 1000) break;
+      if (process_->poll() && (quiet_after_exit_ms += 100) >= 1000) break;
       continue;
     }
     quiet_after_exit_ms = 0;
@@ -161,8 +87,7 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
         continue;
       }
       if (!write_all(targets[i], buf, static_cast<std::size_t>(n))) {
-        close(fds[i].fd);
-        (i == 0 ? out_fd_ : err_fd_) = -1;
+        process_->close_pipe(fds[i].fd);
         fds[i].fd = -1;
         --open_fds;
         continue;
@@ -183,26 +108,6 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
     if (!pending[i].empty()) on_line(pending[i]);
   sigaction(SIGPIPE, &old_pipe, nullptr);
 }
-
-void Job::reap(bool block) {
-  int status = 0;
-  pid_t r;
-  while ((r = waitpid(pid_, &status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
-  }
-  if (r != pid_) {
-    if (r < 0) exit_status_ = 1;
-    return;
-  }
-  if (gave_terminal_) hand_terminal(getpgrp()), gave_terminal_ = false;
-  exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-}
-
-int Job::wait() {
-  if (exit_status_ < 0) reap(true);
-  return exit_status_;
-}
-
-void Job::signal(int sig) const { kill(-pid_, sig); }
 
 SignalForwarder::SignalForwarder(pid_t job_group) {
   g_job_group = job_group;

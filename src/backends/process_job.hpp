@@ -1,6 +1,6 @@
-// Running a job for `vramdoc run`: spawn it in its own process group with its output piped to
-// us, pass that output through unchanged while handing each line to a scanner, forward signals,
-// and report its exit status the way a shell does.
+// Running a job for `vramdoc run`: started (backends/launcher) in its own process group with its
+// output piped to us, that output passed through unchanged while each line goes to a scanner,
+// signals forwarded, its exit status reported the way a shell does.
 #pragma once
 #include <sys/types.h>
 
@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "backends/launcher.hpp"
 
 namespace vramdoc::backends {
 
@@ -20,28 +22,20 @@ class Job {
   static std::unique_ptr<Job> start(const std::vector<std::string>& argv,
                                     const std::vector<std::pair<std::string, std::string>>& extra_env,
                                     int& error_number);
-  ~Job();
-  Job(const Job&) = delete;
-  Job& operator=(const Job&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_->pid(); }
   // Copies the job's stdout and stderr to ours as the bytes come, and calls `on_line` with each
   // complete line ("\n" or "\r" ended, without it) of either stream. Returns when both close, or
   // a second after the job ended while a background process of it still holds them.
   void pump_output(const std::function<void(const std::string&)>& on_line);
   // Waits for the job to end: its exit code, or 128 + the signal that killed it.
-  int wait();
+  int wait() { return process_->wait(); }
   // Sends `sig` to the job's process group.
-  void signal(int sig) const;
+  void signal(int sig) const { process_->signal(sig); }
 
  private:
-  Job() = default;
-  // Collects the job's exit status into exit_status_ (waiting for it when `block`).
-  void reap(bool block);
-  pid_t pid_ = -1;
-  int exit_status_ = -1;
-  int out_fd_ = -1, err_fd_ = -1;
-  bool gave_terminal_ = false;
+  explicit Job(std::unique_ptr<Process> process) : process_(std::move(process)) {}
+  std::unique_ptr<Process> process_;
 };
 
 // While alive, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to vramdoc go to the job's process group

@@ -30,6 +30,23 @@ void note_other_processes(const GpuSample& sample, BenchReport& report) {
   }
 }
 
+using SuiteFn = void (*)(SuiteContext&, BenchReport&);
+
+// The function that runs `suite` (every Suite has a case: the compiler checks the switch).
+SuiteFn suite_function(Suite suite) {
+  switch (suite) {
+    case Suite::Device: return run_device_suite;
+    case Suite::L2: return run_l2_suite;
+    case Suite::L1: return run_l1_suite;
+    case Suite::Latency: return run_latency_suite;
+    case Suite::Host: return run_host_suite;
+    case Suite::UnifiedMemory: return run_um_suite;
+    case Suite::HostRam: return run_hostram_suite;
+    case Suite::Peer: return run_p2p_suite;
+  }
+  return run_device_suite;
+}
+
 }  // namespace
 
 Result<BenchReport> run_bench(const BenchOptions& options, const Progress& progress) {
@@ -51,7 +68,7 @@ Result<BenchReport> run_bench(const BenchOptions& options, const Progress& progr
     return make_error("too little free device memory: " + format_bytes(ctx.budget_bytes) +
                       " allowed (--memory-share of " + format_bytes(props->free_bytes) + " free), 256 MiB needed");
   }
-  if (options.wants("device")) {
+  if (options.wants(Suite::Device)) {
     auto bytes = plan_stream_bytes(props->free_bytes, options.memory_share, props->l2_bytes, options.quick);
     if (!bytes) return make_error(bytes.error());
     ctx.stream_bytes = *bytes;
@@ -81,12 +98,8 @@ Result<BenchReport> run_bench(const BenchOptions& options, const Progress& progr
     report.notes.push_back("NVML unavailable (" + nvml.error() + "): no clocks, temperature or link peak");
   }
 
-  using SuiteFn = void (*)(SuiteContext&, BenchReport&);
-  const std::pair<const char*, SuiteFn> suites[] = {
-      {"device", run_device_suite}, {"l2", run_l2_suite},   {"l1", run_l1_suite},           {"latency", run_latency_suite},
-      {"host", run_host_suite},     {"um", run_um_suite},   {"hostram", run_hostram_suite}, {"p2p", run_p2p_suite}};
-  for (const auto& [name, run] : suites) {
-    if (options.wants(name)) run(ctx, report);
+  for (Suite suite : kSuites) {
+    if (options.wants(suite)) suite_function(suite)(ctx, report);
   }
 
   if (nvml) {

@@ -20,7 +20,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   std::string only, svg_path, report_dir;
   bool json = false;
   app.add_flag("--quick", options.quick, "smaller sizes and sweeps: under 30 seconds");
-  app.add_option("--only", only, "comma-separated suites: device,l2,l1,latency,host,um,hostram,p2p");
+  app.add_option("--only", only, "comma-separated suites: " + bench::suite_list());
   app.add_flag("--json", json, "print the report as JSON instead of the table");
   app.add_option("--svg", svg_path, "write the latency curve and the bandwidth per level as SVG to FILE");
   app.add_option("--report", report_dir, "write bench.txt, bench.json and bench.svg into DIR");

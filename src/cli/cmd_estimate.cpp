@@ -23,15 +23,15 @@ namespace {
 
 namespace est = vramdoc::estimator;
 
-struct Args {
-  std::string config, model, mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
-  std::string batch = "1", seq = "1024", lora_rank = "16", lora_targets, kv_dtype, logits = "all";
+// The shared model and settings options (EstimatorArgs), and estimate's own.
+struct Args : EstimatorArgs {
+  std::string lora_rank = "16", lora_targets, kv_dtype, logits = "all";
   std::string gpu, gpu_memory;
   std::string quant = "none", new_tokens = "0";
   bool expandable_segments = false;
   ParallelArgs parallel;
   double lora_alpha = 32;
-  bool checkpointing = false, json = false, list_models = false, list_gpus = false;
+  bool json = false, list_models = false, list_gpus = false;
   bool max_batch = false, max_seq = false;
 };
 
@@ -76,9 +76,6 @@ Result<est::Options> to_options(const Args& a) {
   o.expandable_segments = a.expandable_segments;
   return o;
 }
-
-// The model the no-argument demo sizes, and any estimate given neither --config nor --model.
-constexpr const char* kDefaultModel = "llama-2-7b";
 
 std::string list_models(bool json) {
   TextTable t({"name", "what"});
@@ -149,15 +146,9 @@ void fit_local_gpu(est::FitReport& fit) {
 }
 
 void add_options(CLI::App& app, Args& a) {
-  app.add_option("--config", a.config, "Hugging Face config.json (- reads standard input), or a model directory (config.json + *.safetensors headers)");
-  app.add_option("--model", a.model, std::string("a built-in model (see --list-models), or a model id org/name from the local Hugging Face cache; "
-                                               "without --config or --model: ") + kDefaultModel);
+  add_estimator_options(app, a, EstimatorUse::Estimate);
   app.add_flag("--list-models", a.list_models, "list the built-in models (with --json: as JSON)");
   app.add_flag("--list-gpus", a.list_gpus, "list the GPU cards --gpu knows (with --json: as JSON)");
-  add_setting_options(app, a.mode, a.precision, a.optimizer, a.attention);
-  app.add_option("--batch", a.batch, "micro-batch per GPU")->capture_default_str();
-  app.add_option("--seq", a.seq, "sequence length in tokens")->capture_default_str();
-  app.add_flag("--grad-checkpointing", a.checkpointing, "gradient checkpointing (non-reentrant, per layer)");
   app.add_option("--lora-rank", a.lora_rank, "LoRA rank r")->capture_default_str();
   app.add_option("--lora-alpha", a.lora_alpha, "LoRA alpha (scales the update; no memory effect)");
   app.add_option("--lora-targets", a.lora_targets, "comma-separated module names (default: PEFT's for the model)");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <unistd.h>
 
 #include "backends/nvml.hpp"
@@ -34,7 +35,7 @@ struct ProbeOptions {
   std::string keep_dir;
   std::string html;
   bool json = false;
-  JobArgs job;  // --config/--model: the estimator's curve guides the first jumps
+  EstimatorArgs job;  // --config/--model: the estimator's curve guides the first jumps
 };
 
 void on_signal(int) { interrupt_trials(); }
@@ -63,7 +64,7 @@ std::optional<std::uint64_t> capacity(const ProbeOptions& o, std::string& why) {
 
 // With --config/--model: the estimator's process peak at a value of the probed parameter (the
 // other one from --batch / --seq). Errors (a bad config, the other value missing) are for exit 2.
-Result<std::function<std::optional<double>(std::uint64_t)>> probe_estimate(JobArgs job, const std::string& parameter) {
+Result<std::function<std::optional<double>(std::uint64_t)>> probe_estimate(EstimatorArgs job, const std::string& parameter) {
   using Estimate = std::function<std::optional<double>(std::uint64_t)>;
   if (job.config.empty() && job.model.empty()) return Estimate{};
   (parameter == "batch" ? job.batch : job.seq) = "1";  // the probed value replaces it in each trial
@@ -83,14 +84,14 @@ std::string html_page(const probe::ProbeReport& r) {
          "</b></p>\n" + probe::render_svg(r) + "<pre>" + xml_escape(probe::render_text(r)) + "</pre></body></html>\n";
 }
 
-}  // namespace
+// The checked options: which placeholder, the estimator's guide, the trial and overall time limits.
+struct ProbePlan {
+  std::string parameter;  // "batch" or "seq"
+  std::function<std::optional<double>(std::uint64_t)> estimate;  // with --config / --model
+  double trial_seconds = 0, budget_seconds = 0;
+};
 
-int cmd_probe(const std::vector<std::string>& args) {
-  ProbeOptions o;
-  CLI::App app{"Find the largest batch (or sequence length) that fits: run the job with {batch} (or {seq}) "
-               "replaced: from --start, jumping near the limit that the trials' peaks (or the estimator, with --config) predict, "
-               "then narrowing it down there; without peaks or the card's memory, doubling then bisecting.",
-               "probe"};
+void add_probe_options(CLI::App& app, ProbeOptions& o) {
   app.add_option("--cmd", o.command, "the job, with {batch} or {seq} where the value goes")->required();
   app.add_option("--start", o.start, "first value (default 1)")->check(CLI::Range(1ULL, 1ULL << 40));
   app.add_option("--max", o.max, "never try above this value (default 4096)")->check(CLI::Range(1ULL, 1ULL << 40));
@@ -105,71 +106,87 @@ int cmd_probe(const std::vector<std::string>& args) {
   app.add_option("--keep", o.keep_dir, "keep each trial's timeline and log in this folder");
   app.add_option("--html", o.html, "write an HTML report with the chart of peak memory");
   app.add_flag("--json", o.json, "print the result as JSON");
-  add_job_options(app, o.job);
-  if (int rc = parse_args(app, args); rc >= 0) return rc;
+  add_estimator_options(app, o.job, EstimatorUse::Job);
+}
 
+// Checks what CLI11 cannot: one placeholder, the model's options, --start <= --max, the durations and sizes.
+Result<ProbePlan> check_options(const ProbeOptions& o) {
   bool has_batch = o.command.find("{batch}") != std::string::npos;
   bool has_seq = o.command.find("{seq}") != std::string::npos;
   if (has_batch == has_seq)
-    return fail("probe", "--cmd needs exactly one of {batch} or {seq} where the value goes, e.g. "
-                         "--cmd 'python train.py --batch-size {batch}'");
-  std::string parameter = has_batch ? "batch" : "seq";
+    return make_error("--cmd needs exactly one of {batch} or {seq} where the value goes, e.g. "
+                      "--cmd 'python train.py --batch-size {batch}'");
+  const std::string parameter = has_batch ? "batch" : "seq";
   auto estimate = probe_estimate(o.job, parameter);
-  if (!estimate) return fail("probe", estimate.error());
-  if (o.start > o.max) return fail("probe", "--start is above --max");
+  if (!estimate) return make_error(estimate.error());
+  if (o.start > o.max) return make_error("--start is above --max");
   auto trial_seconds = o.trial_time.empty() ? Result<double>(0.0) : parse_duration(o.trial_time);
   auto budget_seconds = parse_duration(o.budget);
   auto interval = parse_duration(o.interval);
-  if (!trial_seconds) return fail("probe", "--trial-time: " + trial_seconds.error());
-  if (!budget_seconds) return fail("probe", "--budget: " + budget_seconds.error());
-  if (!interval || *interval <= 0) return fail("probe", "--interval: must be a positive duration");
-  if (!o.gpu_memory.empty() && !parse_memory_size(o.gpu_memory)) return fail("probe", "--gpu-memory: " + parse_memory_size(o.gpu_memory).error());
+  if (!trial_seconds) return make_error("--trial-time: " + trial_seconds.error());
+  if (!budget_seconds) return make_error("--budget: " + budget_seconds.error());
+  if (!interval || *interval <= 0) return make_error("--interval: must be a positive duration");
+  if (!o.gpu_memory.empty() && !parse_memory_size(o.gpu_memory)) return make_error("--gpu-memory: " + parse_memory_size(o.gpu_memory).error());
+  return ProbePlan{parameter, std::move(*estimate), *trial_seconds, *budget_seconds};
+}
+
+// Where the trials' files go: --keep DIR (created), else a temporary folder (`temporary` set).
+Result<std::string> trial_folder(const ProbeOptions& o, bool& temporary) {
+  temporary = o.keep_dir.empty();
+  if (temporary) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "vramdoc-probe-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) return make_error("cannot create a temporary folder");
+    return pattern;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.keep_dir, ec);
+  if (ec) return make_error("--keep " + o.keep_dir + ": " + ec.message());
+  return o.keep_dir;
+}
+
+// Runs trials as the search asks until it is done, the budget is spent or the user interrupts;
+// true when it stopped early (then the report says incomplete).
+bool search_trials(probe::Search& search, const TrialSettings& settings, const ProbeOptions& o, const ProbePlan& plan) {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const auto started = std::chrono::steady_clock::now();
+  while (auto value = search.next()) {
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (spent >= plan.budget_seconds || trials_interrupted()) return true;
+    std::fprintf(stderr, "vramdoc probe: trying %s %llu ...\n", plan.parameter.c_str(), static_cast<unsigned long long>(*value));
+    auto trial = run_trial(settings, substitute(o.command, plan.parameter, *value), *value);
+    if (trials_interrupted()) return true;
+    std::fprintf(stderr, "vramdoc probe: %s\n", probe::progress_line(plan.parameter, trial).c_str());
+    search.record(trial);
+  }
+  return false;
+}
+
+}  // namespace
+
+int cmd_probe(const std::vector<std::string>& args) {
+  ProbeOptions o;
+  CLI::App app{"Find the largest batch (or sequence length) that fits: run the job with {batch} (or {seq}) "
+               "replaced: from --start, jumping near the limit that the trials' peaks (or the estimator, with --config) predict, "
+               "then narrowing it down there; without peaks or the card's memory, doubling then bisecting.",
+               "probe"};
+  add_probe_options(app, o);
+  if (int rc = parse_args(app, args); rc >= 0) return rc;
+  auto plan = check_options(o);
+  if (!plan) return fail("probe", plan.error());
 
   std::string why;
   auto card = capacity(o, why);
   if (!card) std::fprintf(stderr, "vramdoc probe: card memory unknown (%s); recommendations step down by the margin\n", why.c_str());
+  bool temporary = false;
+  auto folder = trial_folder(o, temporary);
+  if (!folder) return fail("probe", folder.error());
+  const TrialSettings settings{self_exe(), *folder, o.interval, o.step_regex, o.steps, plan->trial_seconds};
+  probe::Search search({o.start, o.max, card, o.margin_percent / 100.0, plan->estimate});
+  const bool stopped_early = search_trials(search, settings, o, *plan);
+  if (temporary) std::filesystem::remove_all(*folder);
 
-  TrialSettings settings;
-  settings.self_exe = self_exe();
-  settings.interval = o.interval;
-  settings.step_regex = o.step_regex;
-  settings.steps = o.steps;
-  settings.trial_seconds = *trial_seconds;
-  std::string tmp;
-  if (o.keep_dir.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "vramdoc-probe-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) return fail("probe", "cannot create a temporary folder");
-    tmp = settings.work_dir = pattern;
-  } else {
-    std::error_code ec;
-    std::filesystem::create_directories(o.keep_dir, ec);
-    if (ec) return fail("probe", "--keep " + o.keep_dir + ": " + ec.message());
-    settings.work_dir = o.keep_dir;
-  }
-
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  probe::Search search({o.start, o.max, card, o.margin_percent / 100.0, *estimate});
-  auto started = std::chrono::steady_clock::now();
-  bool budget_exhausted = false;
-  while (auto value = search.next()) {
-    double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (spent >= *budget_seconds || trials_interrupted()) {
-      budget_exhausted = true;
-      break;
-    }
-    std::fprintf(stderr, "vramdoc probe: trying %s %llu ...\n", parameter.c_str(), static_cast<unsigned long long>(*value));
-    auto trial = run_trial(settings, substitute(o.command, parameter, *value), *value);
-    if (trials_interrupted()) {
-      budget_exhausted = true;
-      break;
-    }
-    std::fprintf(stderr, "vramdoc probe: %s\n", probe::progress_line(parameter, trial).c_str());
-    search.record(trial);
-  }
-  if (!tmp.empty()) std::filesystem::remove_all(tmp);
-
-  auto report = probe::conclude(search, parameter, card, o.margin_percent / 100.0, budget_exhausted);
+  auto report = probe::conclude(search, plan->parameter, card, o.margin_percent / 100.0, stopped_early);
   if (!o.html.empty()) {
     if (auto w = write_text_file(o.html, html_page(report)); !w) return fail("probe", w.error());
   }

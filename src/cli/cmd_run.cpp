@@ -1,4 +1,6 @@
-// vramdoc run [OPTIONS] -- COMMAND ARGS...: run a job, record its GPU memory, diagnose it.
+// vramdoc run [OPTIONS] -- COMMAND ARGS...: run a job, record its GPU memory, diagnose it. Three
+// phases: prepare (options checked, the timeline file and tracing set up), record (the job under
+// the recorder), report (the job report filled, printed and written).
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <regex>
 #include <unistd.h>
 
@@ -18,9 +21,9 @@
 #include "cli/style.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
+#include "core/report/job_report.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/oom_message.hpp"
-#include "core/timeline/render.hpp"
 #include "core/timeline/writer.hpp"
 #include "core/trace/overlay.hpp"
 #include "core/units.hpp"
@@ -31,8 +34,8 @@ namespace {
 
 struct RunOptions {
   std::string interval = "20ms", out, html, step_regex, trace_dir;
-  JobArgs job;
-  bool trace = false, trace_python = false;
+  EstimatorArgs job;
+  bool trace = false, trace_python = false, json = false, no_report = false;
   std::vector<std::string> command;
 };
 
@@ -53,16 +56,47 @@ std::string step_label(const std::smatch& m, long& counter) {
   return "step " + std::to_string(counter - 1);
 }
 
-}  // namespace
 
-int cmd_run(const std::vector<std::string>& args) {
-  RunOptions o;
-  auto dash = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> own(args.begin(), dash);
-  if (dash != args.end()) o.command.assign(dash + 1, args.end());
-  CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree), and diagnose it:\n"
-               "leak, insufficient, fragmentation, plateau or stable. The exit status is the job's.\n"
-               "The job may write \"step N\" lines to the file named by $VRAMDOC_MARK_FILE to mark steps.", "run"};
+// What prepare() checked and set up before the job starts.
+struct Prepared {
+  std::optional<JobInput> input;   // --config / --model: quantifies the remedies
+  double interval_seconds = 0;
+  std::optional<std::regex> step_re;
+  std::unique_ptr<TimelineFile> out;  // the timeline file (a failed write is said at once)
+  std::string trace_dir;           // --trace-dir, else the timeline's name + .trace
+  std::optional<TraceSetup> trace;  // --trace
+  std::vector<std::pair<std::string, std::string>> env;  // for the job: tracing, the Python hook
+};
+
+// What record() saw.
+struct Recorded {
+  timeline::Timeline timeline;
+  int status = 0;                    // the job's, as a shell reports it
+  bool sampled = false;              // GPU memory sampling was available
+  std::string unsampled_why;         // why not, when it was not
+  std::uint64_t start_unix_ns = 0;   // the wall clock at the timeline's t = 0
+};
+
+// The trace folder: --trace-dir, else the timeline's name without .jsonl, plus .trace.
+std::string default_trace_dir(const std::string& out) {
+  return (out.size() > 6 && out.ends_with(".jsonl") ? out.substr(0, out.size() - 6) : out) + ".trace";
+}
+
+// The marker file the job may write "step N" lines to; empty when none could be made.
+std::string make_mark_file() {
+  std::string path = (std::filesystem::temp_directory_path() / "vramdoc-marks-XXXXXX").string();
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return "";
+  close(fd);
+  return path;
+}
+
+std::uint64_t unix_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--interval", o.interval, "sampling interval (default 20ms)");
   app.add_option("--out", o.out, "the timeline file, written while the job runs (default vramdoc-COMMAND-TIME.jsonl)");
   app.add_option("--html", o.html, "write the HTML report here when the job ends");
@@ -70,147 +104,181 @@ int cmd_run(const std::vector<std::string>& args) {
   app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
   app.add_flag("--trace-python", o.trace_python,
                "name the Python lines holding PyTorch's memory at exit and at the first OOM error (docs/trace.md)");
+  auto* json = app.add_flag("--json", o.json, "print the report as one JSON object on stdout, after the job's own output, instead of the text on stderr");
+  app.add_flag("--no-report", o.no_report, "print no report when the job ends (the timeline keeps it all: vramdoc analyze FILE)")
+      ->excludes(json);
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
-  add_job_options(app, o.job);
+  add_estimator_options(app, o.job, EstimatorUse::Job);
+}
+
+// Parses run's options (before "--") and the command (after it). -1 to go on, else the exit code.
+int parse_run(const std::vector<std::string>& args, RunOptions& o) {
+  auto dash = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> own(args.begin(), dash);
+  if (dash != args.end()) o.command.assign(dash + 1, args.end());
+  CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree), and diagnose it:\n"
+               "leak, insufficient, fragmentation, plateau or stable. The exit status is the job's.\n"
+               "The job may write \"step N\" lines to the file named by $VRAMDOC_MARK_FILE to mark steps.", "run"};
+  add_run_options(app, o);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
   if (o.command.empty()) return fail("run", "no command: vramdoc run [OPTIONS] -- COMMAND ARGS...");
+  return -1;
+}
+
+// The environment of --trace and --trace-python; the error names the option.
+Result<bool> prepare_tracing(const RunOptions& o, Prepared& p) {
+  p.trace_dir = o.trace_dir.empty() ? default_trace_dir(o.out) : o.trace_dir;
+  if (o.trace || (!o.trace_dir.empty() && !o.trace_python)) {
+    auto setup = prepare_trace(p.trace_dir);
+    if (!setup) return make_error("--trace: " + setup.error());
+    p.trace = std::move(*setup);
+    p.env.insert(p.env.end(), p.trace->environment.begin(), p.trace->environment.end());
+  }
+  if (o.trace_python) {
+    auto hook = prepare_python_hook(p.trace_dir);
+    if (!hook) return make_error("--trace-python: " + hook.error());
+    p.env.insert(p.env.end(), hook->begin(), hook->end());
+  }
+  return true;
+}
+
+// Checks the options, opens the timeline file and sets up tracing; an error leaves no file behind.
+Result<Prepared> prepare(RunOptions& o) {
+  Prepared p;
   auto input = read_job(o.job);
-  if (!input) return fail("run", input.error());
+  if (!input) return make_error(input.error());
+  p.input = std::move(*input);
   auto interval = parse_duration(o.interval);
-  if (!interval) return fail("run", interval.error());
-  if (*interval < 0.001 || *interval > 60) return fail("run", "--interval must be between 1ms and 60s");
-  std::optional<std::regex> step_re;
+  if (!interval) return make_error(interval.error());
+  if (*interval < 0.001 || *interval > 60) return make_error("--interval must be between 1ms and 60s");
+  p.interval_seconds = *interval;
   if (!o.step_regex.empty()) {
     try {
-      step_re.emplace(o.step_regex);
+      p.step_re.emplace(o.step_regex);
     } catch (const std::regex_error& e) {
-      return fail("run", "--step-regex '" + o.step_regex + "' is not a valid regular expression: " + e.what());
+      return make_error("--step-regex '" + o.step_regex + "' is not a valid regular expression: " + e.what());
     }
   }
   if (o.out.empty()) o.out = default_out_name(o.command[0]);
   auto opened = TimelineFile::open(o.out);
-  if (!opened) return fail("run", opened.error());
-  TimelineFile& out = **opened;
-
-  std::optional<TraceSetup> trace;
-  std::string trace_dir = o.trace_dir;
-  if (trace_dir.empty()) {
-    trace_dir = (o.out.size() > 6 && o.out.ends_with(".jsonl") ? o.out.substr(0, o.out.size() - 6) : o.out) + ".trace";
+  if (!opened) return make_error(opened.error());
+  p.out = std::move(*opened);
+  if (auto traced = prepare_tracing(o, p); !traced) {
+    p.out->discard();
+    return make_error(traced.error());
   }
-  if (o.trace || (!o.trace_dir.empty() && !o.trace_python)) {
-    auto setup = prepare_trace(trace_dir);
-    if (!setup) {
-      out.discard();
-      return fail("run", "--trace: " + setup.error());
-    }
-    trace = std::move(setup.value());
-  }
-  std::vector<std::pair<std::string, std::string>> python_env;
-  if (o.trace_python) {
-    auto hook = prepare_python_hook(trace_dir);
-    if (!hook) {
-      out.discard();
-      return fail("run", "--trace-python: " + hook.error());
-    }
-    python_env = std::move(*hook);
-  }
+  return p;
+}
 
-  // The marker file the job may write "step N" lines to.
-  std::string mark_file = (std::filesystem::temp_directory_path() / "vramdoc-marks-XXXXXX").string();
-  const int mark_fd = mkstemp(mark_file.data());
-  if (mark_fd >= 0) close(mark_fd);
-  else mark_file.clear();
+// Passes the job's output through, turning --step-regex matches into marks and OOM lines into
+// messages, until the job ends; its exit status.
+int pump_job(backends::Job& job, backends::JobRecorder& recorder, const std::optional<std::regex>& step_re) {
+  backends::SignalForwarder forward(job.pid());
+  recorder.start(job.pid());
+  long steps = 0;
+  job.pump_output([&](const std::string& line) {
+    std::smatch m;
+    if (step_re && std::regex_search(line, m, *step_re)) recorder.mark(step_label(m, steps));
+    if (timeline::parse_oom_message(line)) recorder.oom_message(line);
+  });
+  const int status = job.wait();
+  recorder.stop();
+  return status;
+}
 
+// Runs the job under the recorder: the timeline file gets the header, every sample, mark and
+// message as it comes, and the end line. -1 when the job ran, else the exit code (it could not start).
+int record(const RunOptions& o, Prepared& p, Recorded& r) {
+  const std::string mark_file = make_mark_file();
   auto probe = backends::open_nvml_job_probe();
   if (!probe) std::fprintf(stderr, "vramdoc run: GPU memory sampling unavailable (%s); running the job without it\n", probe.error().c_str());
-  backends::JobMemoryProbe* p = probe ? probe->get() : nullptr;
+  backends::JobMemoryProbe* gpu = probe ? probe->get() : nullptr;
   timeline::Header header;
   header.name = std::filesystem::path(o.command[0]).filename().string();
   header.command = o.command;
-  header.interval_seconds = *interval;
-  if (p) header.device = p->device_name(), header.total_bytes = p->capacity_bytes({});
+  header.interval_seconds = p.interval_seconds;
+  if (gpu) header.device = gpu->device_name(), header.total_bytes = gpu->capacity_bytes({});
   for (const auto& name : timeline::allocator_settings())  // what the job inherits that changes what the driver sees
     if (const char* value = std::getenv(name.c_str())) header.environment[name] = value;
-  auto sink = [&out](const std::string& line) { out.write(line); };
+  auto sink = [out = p.out.get()](const std::string& line) { out->write(line); };
   sink(timeline::header_line(header));
-  // The wall clock at the timeline's t = 0, to align the traced bytes exactly (docs/trace.md).
-  const auto recording_start_unix_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::system_clock::now().time_since_epoch()).count());
-  backends::JobRecorder recorder(p, *interval, mark_file, sink);
+  r.start_unix_ns = unix_now_ns();  // aligns the traced bytes exactly (docs/trace.md)
+  backends::JobRecorder recorder(gpu, p.interval_seconds, mark_file, sink);
 
   // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
   std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file},
                                                           {"VRAMDOC_TIMELINE", std::filesystem::absolute(o.out).string()}};
   if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
-  if (trace) env.insert(env.end(), trace->environment.begin(), trace->environment.end());
-  env.insert(env.end(), python_env.begin(), python_env.end());
+  env.insert(env.end(), p.env.begin(), p.env.end());
   int error_number = 0;
   auto job = backends::Job::start(o.command, env, error_number);
   if (!job) {
-    out.discard();
     if (!mark_file.empty()) std::remove(mark_file.c_str());
-    return fail("run", "cannot run '" + o.command[0] + "': " + std::strerror(error_number),
-                error_number == ENOENT ? 127 : 126);
+    p.out->discard();
+    return fail("run", "cannot run '" + o.command[0] + "': " + std::strerror(error_number), error_number == ENOENT ? 127 : 126);
   }
-  int status = 0;
-  {
-    backends::SignalForwarder forward(job->pid());
-    recorder.start(job->pid());
-    long steps = 0;
-    job->pump_output([&](const std::string& line) {
-      std::smatch m;
-      if (step_re && std::regex_search(line, m, *step_re)) recorder.mark(step_label(m, steps));
-      if (timeline::parse_oom_message(line)) recorder.oom_message(line);
-    });
-    status = job->wait();
-    recorder.stop();
-  }
+  r.status = pump_job(*job, recorder, p.step_re);
   job.reset();
   if (!mark_file.empty()) std::remove(mark_file.c_str());
 
-  timeline::Timeline tl = recorder.timeline();
-  tl.name = header.name;
-  tl.device = header.device;
-  tl.command = header.command;
-  tl.environment = header.environment;
-  tl.total_bytes = p ? p->capacity_bytes(recorder.gpus()) : std::nullopt;
-  tl.exit_status = status;
-  tl.outcome = !tl.messages.empty() ? timeline::Outcome::Oom : status == 0 ? timeline::Outcome::Ok : timeline::Outcome::Failed;
-  sink(timeline::end_line(recorder.now(), tl.outcome, status, tl.total_bytes));
-  out.close();
+  r.timeline = recorder.timeline();
+  r.timeline.name = header.name;
+  r.timeline.device = header.device;
+  r.timeline.command = header.command;
+  r.timeline.environment = header.environment;
+  r.timeline.total_bytes = gpu ? gpu->capacity_bytes(recorder.gpus()) : std::nullopt;
+  r.timeline.exit_status = r.status;
+  r.timeline.outcome = !r.timeline.messages.empty() ? timeline::Outcome::Oom
+                       : r.status == 0            ? timeline::Outcome::Ok
+                                                  : timeline::Outcome::Failed;
+  sink(timeline::end_line(recorder.now(), r.timeline.outcome, r.status, r.timeline.total_bytes));
+  p.out->close();
+  r.sampled = gpu != nullptr;
+  if (!probe) r.unsampled_why = probe.error();
+  return -1;
+}
 
-  std::optional<timeline::TracedSeries> traced_bytes;
-  std::vector<std::string> warnings;  // render_trace_report below reports the same problems
-  if (trace) traced_bytes = overlay_from_dir(trace->directory, tl, recording_start_unix_ns, warnings);
-  auto diagnosis = timeline::classify(tl, traced_bytes ? std::optional(timeline::trace_evidence(*traced_bytes)) : std::nullopt);
-  if (!p) explain_unsampled(diagnosis, probe.error());
-  if (auto q = quantify_job(*input, tl, diagnosis); !q) fail("run", q.error(), 0);
-  std::string report = "\nvramdoc run: the job exited with status " + std::to_string(status) + "; timeline: " + (out.failed() ? "none (not written)" : o.out) + "\n";
-  report += timeline::render_text(tl, diagnosis);
-  std::vector<timeline::Appendix> appendices;
-  if (trace) {
-    if (traced_bytes) report += trace::render_overlay_text(*traced_bytes, tl);
-    auto traced = render_trace_report(trace->directory, false);
-    const std::string text = traced ? *traced : "vramdoc run: --trace: " + traced.error() + "\n";
-    report += "\n" + text;
-    appendices.push_back({"call-sites", "Call sites (allocation tracer)", text});
+// The job report: the trace folder's sections, the diagnosis of the recording (weighing what the
+// trace saw); printed (text on stderr, or --json on stdout) and written (--html). The job's exit status.
+int report(const RunOptions& o, const Prepared& p, Recorded& rec) {
+  report::JobReport r;
+  r.timeline = std::move(rec.timeline);
+  r.run = report::JobRun{rec.status, p.out->failed() ? "" : o.out, rec.sampled};
+  if (p.trace) {
+    auto traces = load_traces(p.trace->directory);
+    trace::TraceSet set = traces ? std::move(*traces) : trace::TraceSet{{}, {traces.error()}};
+    if (!set.processes.empty()) r.traced = trace::build_overlay(set.processes, r.timeline, rec.start_unix_ns);
+    r.call_sites = std::move(set);
   }
   if (o.trace_python) {
-    auto stacks = load_python_stacks(trace_dir);
-    const std::string text = stacks ? trace::render_python_stacks_text(stacks->processes, stacks->problems)
-                                    : "vramdoc run: --trace-python: " + stacks.error() + "\n";
-    report += "\n" + text;
-    appendices.push_back({"python-lines", "Python lines (--trace-python)", text});
+    auto stacks = load_python_stacks(p.trace_dir);
+    r.python = stacks ? std::move(*stacks) : trace::PythonStackSet{{}, {stacks.error()}};
   }
-  std::fputs(highlight(report, style_for(stderr)).c_str(), stderr);
+  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
+  r.diagnosis = timeline::classify(r.timeline, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  if (!rec.sampled) explain_unsampled(r.diagnosis, rec.unsampled_why);
+  if (auto q = quantify_job(p.input, r.timeline, r.diagnosis); !q) fail("run", q.error(), 0);
+  if (o.json) print(json_document("vramdoc.run/1", report::render_json(r)));
+  else if (!o.no_report) std::fputs(highlight(report::render_text(r), style_for(stderr)).c_str(), stderr);
   bool html_lost = false;
   if (!o.html.empty()) {
-    const auto html = timeline::render_html(tl, diagnosis, traced_bytes ? &*traced_bytes : nullptr, appendices);
-    if (auto w = write_text_file(o.html, html); !w) html_lost = true, fail("run", w.error(), 0);
+    if (auto w = write_text_file(o.html, report::render_html(r)); !w) html_lost = true, fail("run", w.error(), 0);
   }
   // Said when it happened; said again last, where it is seen. A job that succeeded ends with 2.
-  if (out.failed()) fail("run", "WARNING: " + out.error() + ": this run has no timeline", 0);
-  return status == 0 && (out.failed() || html_lost) ? kUsage : status;
+  if (p.out->failed()) fail("run", "WARNING: " + p.out->error() + ": this run has no timeline", 0);
+  return rec.status == 0 && (p.out->failed() || html_lost) ? kUsage : rec.status;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  RunOptions o;
+  if (int rc = parse_run(args, o); rc >= 0) return rc;
+  auto prepared = prepare(o);
+  if (!prepared) return fail("run", prepared.error());
+  Recorded recorded;
+  if (int rc = record(o, *prepared, recorded); rc >= 0) return rc;
+  return report(o, *prepared, recorded);
 }
 
 }  // namespace vramdoc::cli

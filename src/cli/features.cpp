@@ -8,7 +8,6 @@
 
 namespace vramdoc::cli {
 
-bool have_cuda_kernels() { return VRAMDOC_HAVE_CUDA; }
 bool have_cupti_tracer() { return VRAMDOC_HAVE_CUPTI; }
 
 std::string how_to_enable_cuda() {

@@ -7,8 +7,6 @@
 
 namespace vramdoc::cli {
 
-// True when the CUDA benchmark kernels were built in.
-bool have_cuda_kernels();
 // True when the CUPTI allocation tracer module was built.
 bool have_cupti_tracer();
 // How to get a missing feature, for error messages.

@@ -99,24 +99,29 @@ Result<std::uint64_t> positive_integer(const std::string& text, const std::strin
   return v;
 }
 
-void add_job_options(CLI::App& app, JobArgs& a) {
-  app.add_option("--config", a.config, "the job's model: Hugging Face config.json or model directory (quantifies the remedies)");
-  app.add_option("--model", a.model, "the job's model as a built-in preset (see vramdoc estimate --list-models)");
-  app.add_option("--batch", a.batch, "with --config/--model: the job's micro-batch per GPU");
-  app.add_option("--seq", a.seq, "with --config/--model: the job's sequence length in tokens");
-  add_setting_options(app, a.mode, a.precision, a.optimizer, a.attention);
-  app.add_flag("--grad-checkpointing", a.checkpointing, "the job uses gradient checkpointing");
+void add_estimator_options(CLI::App& app, EstimatorArgs& a, EstimatorUse use) {
+  const bool job = use == EstimatorUse::Job;
+  if (!job) {
+    if (a.batch.empty()) a.batch = "1";
+    if (a.seq.empty()) a.seq = "1024";
+  }
+  app.add_option("--config", a.config, job ? "the job's model: Hugging Face config.json or model directory (quantifies the remedies)"
+                                           : "Hugging Face config.json (- reads standard input), or a model directory (config.json + *.safetensors headers)");
+  app.add_option("--model", a.model, job ? "the job's model as a built-in preset (see vramdoc estimate --list-models)"
+                                         : std::string("a built-in model (see --list-models), or a model id org/name from the local Hugging Face cache; "
+                                                       "without --config or --model: ") + kDefaultModel);
+  auto* batch = app.add_option("--batch", a.batch, job ? "with --config/--model: the job's micro-batch per GPU" : "micro-batch per GPU");
+  auto* seq = app.add_option("--seq", a.seq, job ? "with --config/--model: the job's sequence length in tokens" : "sequence length in tokens");
+  if (!job) batch->capture_default_str(), seq->capture_default_str();
+  app.add_option("--mode", a.mode, "train | lora | qlora | infer")->capture_default_str();
+  app.add_option("--precision", a.precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
+  app.add_option("--optimizer", a.optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
+  app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
+  app.add_flag("--grad-checkpointing", a.checkpointing,
+               job ? "the job uses gradient checkpointing" : "gradient checkpointing (non-reentrant, per layer)");
 }
 
-void add_setting_options(CLI::App& app, std::string& mode, std::string& precision, std::string& optimizer,
-                         std::string& attention) {
-  app.add_option("--mode", mode, "train | lora | qlora | infer")->capture_default_str();
-  app.add_option("--precision", precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
-  app.add_option("--optimizer", optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
-  app.add_option("--attention", attention, "sdpa | eager | flash")->capture_default_str();
-}
-
-Result<std::optional<JobInput>> read_job(const JobArgs& a) {
+Result<std::optional<JobInput>> read_job(const EstimatorArgs& a) {
   if (a.config.empty() && a.model.empty()) return std::optional<JobInput>{};
   if (!a.config.empty() && !a.model.empty()) return make_error("give one of --config FILE and --model PRESET, not both");
   if (a.batch.empty() || a.seq.empty()) {

@@ -1,5 +1,5 @@
 // The model and job settings the estimator needs, shared by estimate, run and analyze: loading
-// a config.json / model directory / preset, and the job options that quantify a diagnosis.
+// a config.json / model directory / preset, and the options that name them (EstimatorArgs).
 #pragma once
 #include <optional>
 #include <string>
@@ -22,17 +22,26 @@ Result<estimator::ModelConfig> load_model(const std::string& config, const std::
 // A positive decimal integer below 10^19; the error names `option`.
 Result<std::uint64_t> positive_integer(const std::string& text, const std::string& option);
 
-// --config/--model and the job's settings, as run and analyze take them (estimate's names and defaults).
-struct JobArgs {
-  std::string config, model, batch, seq, mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
+// The model and the estimator's settings, with one set of names and defaults for every command
+// that sizes a model: estimate (the model to size), run and analyze (the job's model, which
+// quantifies the remedies), probe (the job's model, whose estimate guides the first trials).
+// The model estimate sizes when given neither --config nor --model (and the no-argument demo's).
+constexpr const char* kDefaultModel = "llama-2-7b";
+
+struct EstimatorArgs {
+  std::string config, model;  // a config.json / model directory, or a preset
+  std::string batch, seq;     // empty: not given (estimate's defaults: see add_estimator_options)
+  std::string mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
   bool checkpointing = false;
 };
 
-// Adds --config, --model, --batch, --seq, --mode, --precision, --optimizer, --grad-checkpointing, --attention.
-void add_job_options(CLI::App& app, JobArgs& a);
-// The four settings every model-sizing command takes: --mode, --precision, --optimizer, --attention.
-void add_setting_options(CLI::App& app, std::string& mode, std::string& precision, std::string& optimizer,
-                         std::string& attention);
+// Who asks: estimate sizes a model (--batch 1 and --seq 1024 unless given); run, analyze and
+// probe describe the job (then --batch and --seq are required with --config / --model).
+enum class EstimatorUse { Estimate, Job };
+
+// Adds --config, --model, --batch, --seq, --mode, --precision, --optimizer, --attention and
+// --grad-checkpointing, worded for `use`.
+void add_estimator_options(CLI::App& app, EstimatorArgs& a, EstimatorUse use);
 
 // The model and the estimator's options of a job described on the command line.
 struct JobInput {
@@ -42,7 +51,7 @@ struct JobInput {
 
 // The job of --config/--model, empty without them. Errors (a missing or malformed config, a
 // missing --batch / --seq, a bad name) are for exit 2; run checks them before starting the job.
-Result<std::optional<JobInput>> read_job(const JobArgs& a);
+Result<std::optional<JobInput>> read_job(const EstimatorArgs& a);
 
 // With a job: quantifies the remedies and sets d.quantified (true). Without one: false.
 Result<bool> quantify_job(const std::optional<JobInput>& job, const timeline::Timeline& tl, timeline::Diagnosis& d);

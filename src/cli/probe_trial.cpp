@@ -1,17 +1,14 @@
 #include "cli/probe_trial.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <fstream>
-#include <sstream>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "backends/launcher.hpp"
 #include "cli/timeline_io.hpp"
 #include "core/probe/growth.hpp"
 #include "core/timeline/classify.hpp"
@@ -23,6 +20,7 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 
 using Clock = std::chrono::steady_clock;
+constexpr auto kStopGrace = std::chrono::seconds(5);  // from SIGTERM to SIGKILL
 
 // Counts the step lines in the part of the log not read yet; `offset` advances.
 long count_new_steps(const std::string& log_path, std::streamoff& offset, const std::regex& step, std::string& partial) {
@@ -42,29 +40,89 @@ long count_new_steps(const std::string& log_path, std::streamoff& offset, const 
   return found;
 }
 
-// The job's last non-empty output line: what `vramdoc run` appends after the job (its diagnosis,
-// starting with "vramdoc run: the job exited") is not the job's.
-std::string last_job_line(const std::string& path) {
+// The last non-empty line of a trial's log: the job's output (run was told --no-report).
+std::string last_output_line(const std::string& path) {
   std::ifstream in(path);
   std::string line, last;
   while (std::getline(in, line)) {
-    if (line.rfind("vramdoc run: the job exited", 0) == 0) break;
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   }
   return last.substr(0, 300);
 }
 
-// Stops the trial's process group: SIGTERM, then SIGKILL after a grace period.
-int stop_group(pid_t pid) {
-  ::kill(-pid, SIGTERM);
-  int status = 0;
-  for (int i = 0; i < 100; ++i) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
+// Starts `vramdoc run` on the trial's command: its own process group (the whole job can be
+// stopped), stdin from /dev/null, stdout and stderr into the log.
+std::unique_ptr<backends::Process> start_trial(const TrialSettings& s, const std::string& command,
+                                               const std::string& timeline_path, const std::string& log_path,
+                                               int& error_number) {
+  std::vector<std::string> argv = {s.self_exe, "run", "--no-report", "--interval", s.interval, "--out", timeline_path};
+  if (!s.step_regex.empty()) argv.insert(argv.end(), {"--step-regex", s.step_regex});
+  argv.insert(argv.end(), {"--", "/bin/sh", "-c", command});
+  backends::LaunchOptions options;
+  options.in = backends::Stream::null();
+  options.out = options.err = backends::Stream::file(log_path);
+  options.own_group = true;
+  return backends::Process::start(argv, options, error_number);
+}
+
+// How the trial's process ended.
+struct Ending {
+  int status = 0;              // as a shell reports it
+  bool stopped_by_us = false;  // enough steps, or the trial time ran out
+};
+
+// Waits for the trial, counting step lines in its log; stops it (SIGTERM, then SIGKILL after a
+// grace period) once it has run enough steps or its time, or when the probe is interrupted.
+Ending watch_trial(backends::Process& trial, const TrialSettings& s, const std::string& log_path, Clock::time_point started) {
+  std::regex step_re(s.step_regex.empty() ? "$^" : s.step_regex, std::regex::icase);
+  std::streamoff offset = 0;
+  std::string partial;
+  long steps_seen = 0;
+  while (true) {
+    if (auto status = trial.poll()) return {*status, false};
+    if (s.steps > 0) steps_seen += count_new_steps(log_path, offset, step_re, partial);
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+    const bool enough_steps = s.steps > 0 && steps_seen >= s.steps;
+    const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
+    if (enough_steps || out_of_time || g_interrupted) {
+      const bool ours = !g_interrupted;
+      return {trial.stop(kStopGrace), ours};
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ::kill(-pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
-  return status;
+}
+
+// What the trial's timeline says: the outcome and exit status from the end record run wrote (the
+// process's own status when there is none), the peak, and whether memory grew.
+void judge_trial(probe::Trial& trial, const std::string& timeline_path, const std::string& log_path, const Ending& end) {
+  trial.exit_code = end.status;
+  auto timeline = load_timeline(timeline_path);
+  bool oom = false;
+  if (timeline) {
+    if (timeline->outcome != timeline::Outcome::Unknown && timeline->exit_status) trial.exit_code = *timeline->exit_status;
+    for (const auto& sample : timeline->samples)
+      trial.peak_bytes = std::max(trial.peak_bytes.value_or(0), sample.process_used_bytes);
+    oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
+    if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
+    // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
+    // by time), the timeline classifier's leak verdict.
+    const auto growth = probe::step_growth(*timeline);
+    if (growth.judged) {
+      trial.memory_grew = growth.grew;
+      trial.growth = growth.why;
+    } else {
+      trial.memory_grew = timeline::classify(*timeline).verdict == timeline::Verdict::Leak;
+      trial.growth = trial.memory_grew ? "the timeline classifier's leak verdict" : growth.why;
+    }
+  }
+  if (oom) {
+    trial.outcome = probe::Outcome::Oom;
+  } else if (trial.exit_code == 0 || end.stopped_by_us) {
+    trial.outcome = probe::Outcome::Ok;
+  } else {
+    trial.outcome = probe::Outcome::Failed;
+    trial.detail = last_output_line(log_path);
+  }
 }
 
 }  // namespace
@@ -82,85 +140,19 @@ std::string substitute(const std::string& command_template, const std::string& n
 probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::uint64_t value) {
   probe::Trial trial;
   trial.value = value;
-  std::string base = s.work_dir + "/trial-" + std::to_string(value);
-  std::string timeline_path = base + ".jsonl", log_path = base + ".log";
-  std::vector<std::string> argv = {s.self_exe, "run", "--interval", s.interval, "--out", timeline_path};
-  if (!s.step_regex.empty()) argv.insert(argv.end(), {"--step-regex", s.step_regex});
-  argv.insert(argv.end(), {"--", "/bin/sh", "-c", command});
-
-  auto started = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) {
+  const std::string base = s.work_dir + "/trial-" + std::to_string(value);
+  const std::string timeline_path = base + ".jsonl", log_path = base + ".log";
+  const auto started = Clock::now();
+  int error_number = 0;
+  auto process = start_trial(s, command, timeline_path, log_path, error_number);
+  if (!process) {
     trial.outcome = probe::Outcome::Failed;
-    trial.detail = "could not start the trial (fork failed)";
+    trial.detail = "could not start the trial: " + std::string(std::strerror(error_number));
     return trial;
   }
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group, so the whole job can be stopped
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    ::execv(cargv[0], cargv.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-
-  std::regex step_re(s.step_regex.empty() ? "$^" : s.step_regex, std::regex::icase);
-  std::streamoff offset = 0;
-  std::string partial;
-  long steps_seen = 0;
-  bool stopped_by_us = false;
-  int status = 0;
-  while (true) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) break;
-    if (s.steps > 0) steps_seen += count_new_steps(log_path, offset, step_re, partial);
-    double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    bool enough_steps = s.steps > 0 && steps_seen >= s.steps;
-    bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
-    if (enough_steps || out_of_time || g_interrupted) {
-      stopped_by_us = !g_interrupted;
-      status = stop_group(pid);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const Ending end = watch_trial(*process, s, log_path, started);
   trial.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  trial.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-
-  auto timeline = load_timeline(timeline_path);
-  bool oom = false;
-  if (timeline) {
-    for (const auto& sample : timeline->samples)
-      trial.peak_bytes = std::max(trial.peak_bytes.value_or(0), sample.process_used_bytes);
-    if (timeline->samples.empty()) trial.peak_bytes.reset();
-    oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
-    if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
-    // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
-    // by time), the timeline classifier's leak verdict.
-    const auto growth = probe::step_growth(*timeline);
-    if (growth.judged) {
-      trial.memory_grew = growth.grew;
-      trial.growth = growth.why;
-    } else {
-      trial.memory_grew = timeline::classify(*timeline).verdict == timeline::Verdict::Leak;
-      trial.growth = trial.memory_grew ? "the timeline classifier's leak verdict" : growth.why;
-    }
-  }
-  if (oom) {
-    trial.outcome = probe::Outcome::Oom;
-  } else if (trial.exit_code == 0 || stopped_by_us) {
-    trial.outcome = probe::Outcome::Ok;
-  } else {
-    trial.outcome = probe::Outcome::Failed;
-    trial.detail = last_job_line(log_path);
-  }
+  judge_trial(trial, timeline_path, log_path, end);
   return trial;
 }
 

@@ -30,7 +30,7 @@ Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(con
                                                           {"VRAMDOC_PYTHON_TRACE_DIR", hook_dir.parent_path().string()}};
 }
 
-Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
+Result<trace::PythonStackSet> load_python_stacks(const std::string& dir) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) return make_error("cannot read " + dir + ": " + ec.message());
@@ -40,7 +40,7 @@ Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
     if (name.starts_with("python.") && name.ends_with(".json") && entry.is_regular_file(ec)) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  LoadedPythonStacks out;
+  trace::PythonStackSet out;
   for (const auto& f : files) {
     auto text = read_input_file(f.string(), trace::kMaxPythonStacksFileBytes);
     if (!text) {
@@ -57,12 +57,6 @@ Result<LoadedPythonStacks> load_python_stacks(const std::string& dir) {
   }
   trace::sort_python_stacks(out.processes);
   return out;
-}
-
-std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks) {
-  auto out = nlohmann::json::parse(report_json);
-  out["python_stacks"] = {{"processes", trace::python_stacks_json(stacks.processes)}, {"problems", stacks.problems}};
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace vramdoc::cli

@@ -14,15 +14,7 @@ namespace vramdoc::cli {
 // job's Python load it: PYTHONPATH (the hook first, then the caller's) and VRAMDOC_PYTHON_TRACE_DIR.
 Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(const std::string& dir);
 
-struct LoadedPythonStacks {
-  std::vector<trace::PythonStacks> processes;
-  std::vector<std::string> problems;  // one line per DIR/python.*.json that could not be read
-};
-
 // Reads every DIR/python.*.json; bad files become `problems`, an unreadable DIR an error.
-Result<LoadedPythonStacks> load_python_stacks(const std::string& dir);
-
-// A timeline report's JSON with a "python_stacks" object (processes, problems) added.
-std::string with_python_json(const std::string& report_json, const LoadedPythonStacks& stacks);
+Result<trace::PythonStackSet> load_python_stacks(const std::string& dir);
 
 }  // namespace vramdoc::cli

@@ -1,20 +1,13 @@
 #include "cli/trace_support.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include "backends/launcher.hpp"
 #include "cli/features.hpp"
 #include "core/trace/elf_file.hpp"
-#include "core/trace/overlay.hpp"
 #include "core/trace/report.hpp"
-
-extern char** environ;
 
 namespace vramdoc::cli {
 namespace {
@@ -23,34 +16,6 @@ namespace fs = std::filesystem;
 using trace::SourceFrame;
 
 constexpr std::size_t kAddressesPerCall = 256;
-
-// Runs argv (found on PATH) and returns its standard output; empty when it cannot run.
-std::string capture_output(const std::vector<std::string>& args) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  std::string out;
-  if (spawned == 0) {
-    char buffer[65536];
-    ssize_t n;
-    while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
-    int status = 0;
-    waitpid(pid, &status, 0);
-  }
-  close(pipe_fds[0]);
-  return out;
-}
 
 // addr2line's answers for the file addresses of one module.
 std::unordered_map<std::uint64_t, SourceFrame> symbolize_module(const std::string& path,
@@ -64,7 +29,8 @@ std::unordered_map<std::uint64_t, SourceFrame> symbolize_module(const std::strin
       std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(addresses[j]));
       args.emplace_back(hex);
     }
-    answers.merge(trace::parse_addr2line(capture_output(args)));
+    // addr2line missing or failing leaves the frames as module+offset.
+    if (auto out = backends::capture_output(args)) answers.merge(trace::parse_addr2line(*out));
   }
   return answers;
 }
@@ -115,7 +81,7 @@ Result<TraceSetup> prepare_trace(const std::string& dir, const std::string& trac
   return setup;
 }
 
-Result<LoadedTraces> load_traces(const std::string& dir) {
+Result<trace::TraceSet> load_traces(const std::string& dir) {
   std::error_code ec;
   std::set<std::string> files;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -123,44 +89,13 @@ Result<LoadedTraces> load_traces(const std::string& dir) {
     if (name.starts_with("trace.") && name.ends_with(".vdt")) files.insert(entry.path().string());
   }
   if (ec) return make_error("cannot read the trace directory " + dir + ": " + ec.message());
-  LoadedTraces loaded;
+  trace::TraceSet loaded;
   for (const auto& file : files) {
     auto t = trace::read_trace_file(file);
     if (t) loaded.processes.push_back(load_process(file, *t));
     else loaded.problems.push_back(t.error());
   }
   return loaded;
-}
-
-std::optional<timeline::TracedSeries> overlay_from_dir(const std::string& dir, const timeline::Timeline& tl,
-                                                        std::optional<std::uint64_t> recording_start_unix_ns,
-                                                        std::vector<std::string>& warnings) {
-  auto loaded = load_traces(dir);
-  if (!loaded) {
-    warnings.push_back(loaded.error() + "; the report below is the driver's alone");
-    return std::nullopt;
-  }
-  for (const auto& problem : loaded->problems) warnings.push_back("skipped " + problem);
-  if (loaded->processes.empty()) {
-    warnings.push_back("no readable trace.*.vdt in " + dir + "; the report below is the driver's alone");
-    return std::nullopt;
-  }
-  return trace::build_overlay(loaded->processes, tl, recording_start_unix_ns);
-}
-
-std::string with_trace_json(const std::string& report_json, const std::optional<timeline::TracedSeries>& traced) {
-  if (!traced) return report_json;
-  auto out = nlohmann::json::parse(report_json);
-  out["trace"] = trace::overlay_json(*traced);
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-Result<std::string> render_trace_report(const std::string& dir, bool json) {
-  auto loaded = load_traces(dir);
-  if (!loaded) return make_error(loaded.error());
-  if (!loaded->problems.empty()) return make_error(loaded->problems.front());
-  if (json) return trace::trace_report_json(loaded->processes).dump(2) + "\n";
-  return trace::render_trace_text(loaded->processes);
 }
 
 }  // namespace vramdoc::cli

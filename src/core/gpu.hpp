@@ -84,8 +84,8 @@ struct GpuStatic {
   std::optional<double> pcie_bandwidth_current_bytes_per_s;  // per direction, at the current gen and width
   std::optional<std::string> memory_type_source;  // how memory_type was found: "pci device id" or "name"
   std::optional<std::uint64_t> memory_total_bytes;  // device memory capacity (NVML, else the CUDA driver)
-  std::optional<unsigned> clock_rate_khz;
-  std::optional<std::uint64_t> l1_shared_per_sm_bytes;  // unified L1 + shared per SM (by compute capability)  // SM clock the CUDA driver reports (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+  std::optional<unsigned> clock_rate_khz;  // SM clock the CUDA driver reports (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+  std::optional<std::uint64_t> l1_shared_per_sm_bytes;  // unified L1 + shared per SM (by compute capability)
 };
 
 // The host side of the hierarchy.

@@ -26,6 +26,14 @@ LIMIT=100 check "a bad flag is not an OOM" 1 "$VRAMDOC" probe --cmd "$job x{batc
 contains "says other failure" "$out" "failed for a reason other than memory at batch 1"
 contains "with the job's own error" "$err" "invalid int value"
 
+# The trial's outcome comes from the timeline's end record, its reason from the job's output,
+# even when the job prints what run's own report would say (regression: probe searched the log
+# for "vramdoc run: the job exited" and took the line before it).
+check "a job that prints run's words" 1 "$VRAMDOC" probe --keep "$keep" \
+  --cmd "echo 'vramdoc run: the job exited with status 0; timeline: x'; echo 'real error {batch}' >&2; exit 4"
+contains "its own last line is the reason" "$err" "real error 1"
+contains "counted as another failure" "$out" "failed for a reason other than memory at batch 1"
+
 LIMIT=1000 check "--max stops the doubling" 0 "$VRAMDOC" probe --cmd "$job {batch}" --max 20 --keep "$keep"
 contains "fits up to --max" "$out" "fits up to the --max batch 20"
 

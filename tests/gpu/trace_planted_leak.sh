@@ -2,14 +2,14 @@
 # The allocation tracer on a planted-leak program (CUDA runtime linked statically): its leaks
 # and call sites must match compute-sanitizer --leak-check full exactly, and a program killed
 # with SIGKILL must still leave its trace up to the last flush interval.
-# Env (ctest sets them): SRC (source tree), BUILD (holds libvramdoc-tracer.so, vramdoc-trace-report).
+# Env (ctest sets them): SRC (source tree), BUILD (holds libvramdoc-tracer.so), VRAMDOC (the binary).
 # OUT (optional): a folder that keeps the reports.
 set -u
 cuda=${CUDA_HOME:-/usr/local/cuda}
 nvcc=$(command -v nvcc || echo "$cuda/bin/nvcc")
 sanitizer=$(command -v compute-sanitizer || echo "$cuda/bin/compute-sanitizer")
 tracer=$BUILD/libvramdoc-tracer.so
-report=$BUILD/vramdoc-trace-report
+report() { "${VRAMDOC:-$BUILD/vramdoc}" trace "$@"; }
 if ! nvidia-smi -L >/dev/null 2>&1; then echo "no NVIDIA GPU here: skipped"; exit 77; fi
 if [[ ! -f $tracer ]]; then echo "vramdoc was built without CUPTI (no $tracer): skipped"; exit 77; fi
 if [[ ! -x $nvcc ]]; then echo "no nvcc: skipped"; exit 77; fi
@@ -25,8 +25,8 @@ rm -rf "$work/trace" && mkdir -p "$work/trace"
 start=$(date +%s%N)
 CUDA_INJECTION64_PATH=$tracer VRAMDOC_TRACE_DIR=$work/trace "$work/planted_leak" || fail "traced run"
 echo "traced run: $(( ($(date +%s%N) - start) / 1000000 )) ms"
-"$report" "$work/trace" >"$work/report.txt" || fail "report"
-"$report" --json "$work/trace" >"$work/report.json" || fail "json report"
+report "$work/trace" >"$work/report.txt" || fail "report"
+report --json "$work/trace" >"$work/report.json" || fail "json report"
 cat "$work/report.txt"
 python3 "$SRC/tests/gpu/trace_compare_leaks.py" "$work/report.json" --expect \
   leak_site_a=3x1048576 leak_site_b=1x5242880 leak_site_c_inner=1x3145728 || fail "leaks differ from the planted ones"
@@ -48,7 +48,7 @@ pid=$!
 for _ in $(seq 100); do grep -q planted_leak "$work/killed.out" && break; sleep 0.1; done
 sleep 0.5
 kill -9 $pid; wait $pid 2>/dev/null
-"$report" --json "$work/killed" >"$work/killed.json" || fail "report of the killed run"
+report --json "$work/killed" >"$work/killed.json" || fail "report of the killed run"
 python3 "$SRC/tests/gpu/trace_compare_leaks.py" "$work/killed.json" --expect \
   leak_site_a=3x1048576 leak_site_b=1x5242880 leak_site_c_inner=1x3145728 || fail "killed run lost events"
 

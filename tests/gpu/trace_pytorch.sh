@@ -6,10 +6,10 @@
 #  - expandable segments (cuMemCreate / cuMemMap) are seen;
 #  - a loop that keeps a 1 MiB tensor per step, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1, shows
 #    them as one accumulating group whose call site is torch.full (THPVariable_full).
-# Env (ctest sets them): SRC, BUILD. OUT (optional): a folder that keeps the results.
+# Env (ctest sets them): SRC, BUILD, VRAMDOC (default $BUILD/vramdoc). OUT (optional): a folder that keeps the results.
 set -u
 tracer=$BUILD/libvramdoc-tracer.so
-report=$BUILD/vramdoc-trace-report
+report() { "${VRAMDOC:-$BUILD/vramdoc}" trace "$@"; }
 loop=$SRC/tests/gpu/trace_pytorch_loop.py
 steps=${TRACE_STEPS:-300}
 if ! nvidia-smi -L >/dev/null 2>&1; then echo "no NVIDIA GPU here: skipped"; exit 77; fi
@@ -24,7 +24,7 @@ traced() {  # traced NAME [ENV=VALUE...] -- python args: runs the loop under the
   local envs=(); while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
   rm -rf "$work/$name" && mkdir -p "$work/$name"
   env "${envs[@]}" CUDA_INJECTION64_PATH="$tracer" VRAMDOC_TRACE_DIR="$work/$name" python3 "$loop" "$@" >"$work/$name.json"
-  "$report" --json "$work/$name" >"$work/$name.report.json"
+  report --json "$work/$name" >"$work/$name.report.json"
 }
 
 # 1. Slowdown: base, traced, base, traced; the best median of each.
@@ -74,6 +74,6 @@ print("leak call site:", top.get("call_site"))
 print("leak stack:", [f["function"] for f in top.get("stack", [])][:12])
 sys.exit(0 if ok else 1)
 PY
-"$report" "$work/leak" >"$work/leak.report.txt" && head -60 "$work/leak.report.txt"
+report "$work/leak" >"$work/leak.report.txt" && head -60 "$work/leak.report.txt"
 if ((fails)); then echo "$fails check(s) failed"; exit 1; fi
 echo "all checks passed"

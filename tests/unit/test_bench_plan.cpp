@@ -124,3 +124,10 @@ TEST(BenchPlan, AffineWordSumMatchesTheLoopModulo2To32) {
   // Past 2^32 words the word index wraps, as the kernels' 32-bit words do: 2^33 words of w sum to 0.
   EXPECT_EQ(affine_word_sum(std::uint64_t{1} << 33, 1, 0), 0u);
 }
+
+TEST(BenchPlan, EverySuiteNameParsesBackToItsSuite) {
+  auto all = parse_only(suite_list());
+  ASSERT_TRUE(all) << all.error();
+  EXPECT_EQ(all->size(), std::size(kSuites));
+  for (Suite s : kSuites) EXPECT_EQ(*parse_only(suite_name(s)), std::set<Suite>{s}) << suite_name(s);
+}

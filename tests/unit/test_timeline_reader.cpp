@@ -124,7 +124,7 @@ TEST(TimelineReader, MutationFuzz) {
     }
     ++accepted;
     const auto d = classify(*r);
-    EXPECT_FALSE(render_json(*r, d).empty());
+    EXPECT_FALSE(diagnosis_json(*r, d).dump().empty());
     EXPECT_FALSE(render_html(*r, d).empty());
   }
   EXPECT_GT(accepted, 0);

@@ -131,10 +131,12 @@ TEST(TraceRecorder, CapturedStacksSymboliseToTheCallingFunction) {
     ASSERT_TRUE(recorder.open(dir.c_str()));
     record_planted_allocation(recorder, 0xA000);
   }
-  auto report = cli::render_trace_report(dir, false);
-  ASSERT_TRUE(report.ok()) << report.error();
-  EXPECT_NE(report->find("record_planted_allocation"), std::string::npos) << *report;
-  EXPECT_NE(report->find("test_trace_recorder.cpp"), std::string::npos) << *report;
-  EXPECT_NE(report->find("still live 1"), std::string::npos) << *report;
+  auto traces = cli::load_traces(dir);
+  ASSERT_TRUE(traces.ok()) << traces.error();
+  ASSERT_TRUE(traces->problems.empty()) << traces->problems.front();
+  const std::string report = trace::render_trace_text(traces->processes);
+  EXPECT_NE(report.find("record_planted_allocation"), std::string::npos) << report;
+  EXPECT_NE(report.find("test_trace_recorder.cpp"), std::string::npos) << report;
+  EXPECT_NE(report.find("still live 1"), std::string::npos) << report;
   std::filesystem::remove_all(dir);
 }

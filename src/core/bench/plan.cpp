@@ -30,24 +30,35 @@ Stats rate_gbps(double bytes_per_sample, const std::vector<double>& seconds) {
 }
 
 
-const std::vector<std::string>& suite_names() {
-  static const std::vector<std::string> kNames = {"device", "l2", "l1", "latency", "host", "um", "hostram", "p2p"};
-  return kNames;
+const char* suite_name(Suite suite) {
+  switch (suite) {
+    case Suite::Device: return "device";
+    case Suite::L2: return "l2";
+    case Suite::L1: return "l1";
+    case Suite::Latency: return "latency";
+    case Suite::Host: return "host";
+    case Suite::UnifiedMemory: return "um";
+    case Suite::HostRam: return "hostram";
+    case Suite::Peer: return "p2p";
+  }
+  return "?";
 }
 
-Result<std::set<std::string>> parse_only(const std::string& text) {
-  std::set<std::string> out;
+std::string suite_list() {
+  std::string out;
+  for (Suite s : kSuites) out += (out.empty() ? "" : ",") + std::string(suite_name(s));
+  return out;
+}
+
+Result<std::set<Suite>> parse_only(const std::string& text) {
+  std::set<Suite> out;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     if (item.empty()) continue;
-    const auto& names = suite_names();
-    if (std::find(names.begin(), names.end(), item) == names.end()) {
-      std::string known;
-      for (const auto& n : names) known += (known.empty() ? "" : ",") + n;
-      return make_error("unknown suite '" + item + "' in --only (known: " + known + ")");
-    }
-    out.insert(item);
+    const auto* found = std::find_if(std::begin(kSuites), std::end(kSuites), [&](Suite s) { return item == suite_name(s); });
+    if (found == std::end(kSuites)) return make_error("unknown suite '" + item + "' in --only (known: " + suite_list() + ")");
+    out.insert(*found);
   }
   if (out.empty()) return make_error("--only needs at least one suite");
   return out;

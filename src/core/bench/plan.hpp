@@ -11,21 +11,28 @@
 
 namespace vramdoc::bench {
 
-// The suites, in the order they run: device,l2,l1,latency,host,um,hostram,p2p.
-const std::vector<std::string>& suite_names();
+// The suites, in the order they run. suite_name() is the one place their names are spelt
+// (--only, its help text and errors, the runner's table).
+enum class Suite { Device, L2, L1, Latency, Host, UnifiedMemory, HostRam, Peer };
+inline constexpr Suite kSuites[] = {Suite::Device, Suite::L2,          Suite::L1,      Suite::Latency,
+                                    Suite::Host,   Suite::UnifiedMemory, Suite::HostRam, Suite::Peer};
+// "device", "l2", "l1", "latency", "host", "um", "hostram", "p2p".
+const char* suite_name(Suite suite);
+// Every suite's name in order, comma-separated: "device,l2,...,p2p".
+std::string suite_list();
 
 // What the user asked for (plain options, filled by the CLI).
 struct BenchOptions {
   bool quick = false;
-  std::set<std::string> only;       // empty = every suite
+  std::set<Suite> only;             // empty = every suite
   double memory_share = 0.5;        // at most this share of the free device memory
   unsigned device_index = 0;
   int samples = 0;                  // 0 = the default (10 quick, 20 full)
-  bool wants(const std::string& suite) const { return only.empty() || only.count(suite) > 0; }
+  bool wants(Suite suite) const { return only.empty() || only.count(suite) > 0; }
 };
 
-// Parses "device,l2" into suite names; an unknown name is an error that lists the known ones.
-Result<std::set<std::string>> parse_only(const std::string& text);
+// Parses "device,l2" into suites; an unknown name is an error that lists the known ones.
+Result<std::set<Suite>> parse_only(const std::string& text);
 
 // Footprint of one stream test, all its arrays together (read and write use one array, copy two,
 // triad three): the budget share x free, capped at 6 GiB (3 GiB quick), rounded down to 1 MiB.

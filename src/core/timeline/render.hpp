@@ -1,9 +1,12 @@
 // Renderers of a diagnosis: text for the terminal, JSON (field "verdict"), a self-contained HTML
-// report with an inline SVG chart. They return strings; only the CLI writes.
+// report with an inline SVG chart. They return strings or JSON values; only the CLI writes.
+// A job's whole report (trace, Python lines) is core/report/job_report.hpp, built on these.
 #pragma once
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/timeline/diagnosis.hpp"
 #include "core/timeline/timeline.hpp"
@@ -16,7 +19,7 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
 // Verdict, evidence and remedies, for a terminal.
 std::string render_text(const Timeline& tl, const Diagnosis& d);
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
-std::string render_json(const Timeline& tl, const Diagnosis& d);
+nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d);
 // A report that rides along at the end of the HTML page as preformatted text (the trace's call
 // sites, --trace-python's Python lines); `id` is the section's HTML id.
 struct Appendix {

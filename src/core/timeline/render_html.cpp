@@ -178,7 +178,6 @@ std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeri
          "</pre></section>\n";
   }
   return h + "</body></html>\n";
-  return h;
 }
 
 }  // namespace vramdoc::timeline

@@ -107,7 +107,7 @@ std::string render_text(const Timeline& tl, const Diagnosis& d) {
   return out;
 }
 
-std::string render_json(const Timeline& tl, const Diagnosis& d) {
+nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d) {
   using nlohmann::json;
   const auto& ev = d.evidence;
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
@@ -150,7 +150,7 @@ std::string render_json(const Timeline& tl, const Diagnosis& d) {
               {"to_settle", d.to_settle.empty() ? json(nullptr) : json(d.to_settle)}, {"evidence", e}, {"remedies", d.remedies},
               {"outcome", outcome_name(tl.outcome)}, {"exit_status", opt(tl.exit_status)}};
   if (d.quantified) out["quantified"] = quantified_json(*d.quantified), out["remedies_quantified"] = remedies_quantified_json(*d.quantified);
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return out;
 }
 
 }  // namespace vramdoc::timeline

@@ -45,6 +45,13 @@ struct PythonStacks {
   std::uint64_t groups_left_out = 0;
 };
 
+// The records of one folder (DIR/python.*.json) and one line per file (or the folder itself)
+// that could not be read.
+struct PythonStackSet {
+  std::vector<PythonStacks> processes;
+  std::vector<std::string> problems;
+};
+
 // Limits on what a file may hold (larger files or lists are refused, not truncated silently).
 constexpr std::size_t kMaxPythonStacksFileBytes = 64u << 20;
 constexpr std::size_t kMaxPythonGroups = 10000;

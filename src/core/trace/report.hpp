@@ -25,6 +25,13 @@ struct ProcessTrace {
   std::vector<std::string> warnings;  // e.g. a module whose file changed since the trace
 };
 
+// The traces of one folder (DIR/trace.*.vdt): the readable ones, analysed and symbolised, and one
+// line per file (or the folder itself) that could not be read.
+struct TraceSet {
+  std::vector<ProcessTrace> processes;
+  std::vector<std::string> problems;
+};
+
 // True when the traced process had PyTorch's CUDA allocator loaded (libc10_cuda).
 bool uses_pytorch(const Trace& trace);
 // "device", "pitch", "managed", "async", "vmm", "vmm-map", "pool".

@@ -1,0 +1,37 @@
+// The job report as one JSON object: the diagnosis's object, one key per section present.
+#include "core/report/job_report.hpp"
+#include "core/timeline/render.hpp"
+#include "core/trace/overlay.hpp"
+
+namespace vramdoc::report {
+
+namespace {
+
+using nlohmann::json;
+
+json run_json(const JobRun& run) {
+  return {{"timeline_file", run.timeline_file.empty() ? json(nullptr) : json(run.timeline_file)}, {"sampled", run.sampled}};
+}
+
+json python_json(const trace::PythonStackSet& python) {
+  return {{"processes", trace::python_stacks_json(python.processes)}, {"problems", python.problems}};
+}
+
+}  // namespace
+
+json call_sites_json(const trace::TraceSet& traces) {
+  json out = trace::trace_report_json(traces.processes);
+  out["problems"] = traces.problems;
+  return out;
+}
+
+std::string render_json(const JobReport& r) {
+  json out = timeline::diagnosis_json(r.timeline, r.diagnosis);
+  if (r.run) out["run"] = run_json(*r.run);
+  if (r.traced) out["trace"] = trace::overlay_json(*r.traced);
+  if (r.call_sites) out["call_sites"] = call_sites_json(*r.call_sites);
+  if (r.python) out["python_stacks"] = python_json(*r.python);
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace vramdoc::report

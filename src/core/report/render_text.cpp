@@ -1,0 +1,39 @@
+// The job report for a terminal: one function per section, composed in report order.
+#include "core/report/job_report.hpp"
+#include "core/timeline/render.hpp"
+#include "core/trace/overlay.hpp"
+
+namespace vramdoc::report {
+
+namespace {
+
+// Without sampling, run said so when it started and the verdict says why it cannot tell: once each.
+std::string run_text(const JobRun& run) {
+  return "\nvramdoc run: the job exited with status " + std::to_string(run.exit_status) +
+         "; timeline: " + (run.timeline_file.empty() ? std::string("none (not written)") : run.timeline_file) + "\n";
+}
+
+std::string python_text(const trace::PythonStackSet& python) {
+  return "\n" + trace::render_python_stacks_text(python.processes, python.problems);
+}
+
+}  // namespace
+
+std::string render_call_sites_text(const trace::TraceSet& traces) {
+  // No readable trace but problems: the problems say why ("no trace files" would mislead).
+  std::string out = traces.processes.empty() && !traces.problems.empty() ? "" : trace::render_trace_text(traces.processes);
+  for (const auto& problem : traces.problems) out += "vramdoc trace: " + problem + "\n";
+  return out;
+}
+
+std::string render_text(const JobReport& r) {
+  std::string out;
+  if (r.run) out += run_text(*r.run);
+  out += timeline::render_text(r.timeline, r.diagnosis);
+  if (r.traced) out += trace::render_overlay_text(*r.traced, r.timeline);
+  if (r.call_sites) out += "\n" + render_call_sites_text(*r.call_sites);
+  if (r.python) out += python_text(*r.python);
+  return out;
+}
+
+}  // namespace vramdoc::report
