@@ -33,7 +33,7 @@ class NvmlJobProbe : public JobMemoryProbe {
       for (const auto& p : *procs) {
         if (!wanted.count(p.pid)) continue;
         on_this = true;
-        if (p.used_bytes) sum += *p.used_bytes;
+        if (p.used_bytes) sum += *p.used_bytes, out.processes.push_back({p.pid, i, *p.used_bytes});
         else all_known = false;
       }
       if (on_this) out.gpus.push_back(i);
@@ -42,12 +42,25 @@ class NvmlJobProbe : public JobMemoryProbe {
     std::uint64_t device = 0;
     bool device_known = true;
     for (unsigned i = 0; i < nvml_->device_count(); ++i) {
-      if (!out.gpus.empty() && std::find(out.gpus.begin(), out.gpus.end(), i) == out.gpus.end()) continue;
       auto m = nvml_->memory(i);
-      if (m.ok() && m->used_bytes) device += *m->used_bytes;
+      out.gpu_used_bytes.push_back(m.ok() ? m->used_bytes : std::nullopt);
+      if (!out.gpus.empty() && std::find(out.gpus.begin(), out.gpus.end(), i) == out.gpus.end()) continue;
+      if (out.gpu_used_bytes.back()) device += *out.gpu_used_bytes.back();
       else device_known = false;
     }
     if (device_known && nvml_->device_count() > 0) out.device_used_bytes = device;
+    return out;
+  }
+
+  std::vector<timeline::GpuInfo> gpu_infos() const override {
+    std::vector<timeline::GpuInfo> out;
+    for (unsigned i = 0; i < nvml_->device_count(); ++i) {
+      timeline::GpuInfo g;
+      g.index = i;
+      g.total_bytes = totals_[i];
+      if (auto s = nvml_->static_info(i); s.ok()) g.uuid = s->uuid, g.pci_bus_id = s->pci_bus_id, g.name = s->name;
+      out.push_back(std::move(g));
+    }
     return out;
   }
 

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backends/process_identity.hpp"
 #include "backends/process_job.hpp"
+#include "core/timeline/marker.hpp"
 #include "core/timeline/writer.hpp"
 
 namespace vramdoc::backends {
 
-JobRecorder::JobRecorder(JobMemoryProbe* probe, double interval_seconds, std::string mark_file, Sink sink)
-    : probe_(probe), interval_(interval_seconds), mark_file_(std::move(mark_file)), sink_(std::move(sink)),
-      start_(std::chrono::steady_clock::now()) {}
+JobRecorder::JobRecorder(JobMemoryProbe* probe, double interval_seconds, std::string mark_file, std::string host, Sink sink,
+                         double heartbeat_seconds)
+    : probe_(probe), interval_(interval_seconds), mark_file_(std::move(mark_file)), host_(std::move(host)),
+      sink_(std::move(sink)), start_(std::chrono::steady_clock::now()), ticks_(heartbeat_seconds) {}
 
 JobRecorder::~JobRecorder() { stop(); }
 
@@ -40,16 +43,18 @@ void JobRecorder::loop() {
 void JobRecorder::sample_once() {
   if (!probe_ || root_ <= 0) return;
   const JobMemory m = probe_->read(job_processes(root_));
-  timeline::Sample s;
-  s.t_seconds = now();
   if (!m.process_used_bytes) return;  // unknown this time: no sample rather than a false 0
-  s.process_used_bytes = *m.process_used_bytes;
-  s.device_used_bytes = m.device_used_bytes;
+  timeline::Tick tick;
+  tick.t_seconds = now();
+  tick.process_used_bytes = *m.process_used_bytes;
+  tick.device_used_bytes = m.device_used_bytes;
+  tick.processes = m.processes;
+  tick.gpu_used_bytes = m.gpu_used_bytes;
+  const std::string lines = ticks_.add(tick, [this](std::uint32_t pid, unsigned gpu) { return read_process_identity(pid, gpu, host_); });
   std::lock_guard lock(mutex_);
   for (unsigned g : m.gpus)
     if (std::find(gpus_.begin(), gpus_.end(), g) == gpus_.end()) gpus_.push_back(g);
-  tl_.samples.push_back(s);
-  sink_(timeline::sample_line(s));
+  if (!lines.empty()) sink_(lines);
 }
 
 void JobRecorder::read_mark_file() {
@@ -63,9 +68,9 @@ void JobRecorder::read_mark_file() {
       mark_offset_ += static_cast<long>(n);
       for (std::size_t i = 0; i < n; ++i) {
         if (buf[i] == '\n') {
-          if (!mark_pending_.empty()) mark(mark_pending_);
+          if (auto m = timeline::parse_marker_line(mark_pending_)) add_mark(std::move(*m));
           mark_pending_.clear();
-        } else if (mark_pending_.size() < 200 && buf[i] != '\r') {
+        } else if (mark_pending_.size() < 400 && buf[i] != '\r') {
           mark_pending_ += buf[i];
         }
       }
@@ -74,38 +79,44 @@ void JobRecorder::read_mark_file() {
   std::fclose(f);
 }
 
-void JobRecorder::mark(const std::string& label) {
-  timeline::Mark m;
+void JobRecorder::mark(const std::string& label) { add_mark({0, label.substr(0, 200), std::nullopt, std::nullopt, std::nullopt}); }
+
+void JobRecorder::add_mark(timeline::Mark m) {
   m.t_seconds = now();
-  m.label = label.substr(0, 200);
   std::lock_guard lock(mutex_);
-  tl_.marks.push_back(m);
   sink_(timeline::mark_line(m));
 }
 
 void JobRecorder::oom_message(const std::string& text) {
   const double t = now();
   std::lock_guard lock(mutex_);
-  if (tl_.messages.size() >= 5) return;
-  tl_.messages.push_back(text);
+  if (messages_ >= 5) return;
+  ++messages_;
   sink_(timeline::oom_message_line(t, text));
-  if (tl_.messages.size() == 1) {
-    timeline::Mark m{t, "oom", std::nullopt, std::nullopt};
-    tl_.marks.push_back(m);
-    sink_(timeline::mark_line(m));
-  }
+  if (messages_ == 1) sink_(timeline::mark_line({t, "oom", std::nullopt, std::nullopt, std::nullopt}));
 }
 
 void JobRecorder::stop() {
   if (!running_.exchange(false)) return;
   if (thread_.joinable()) thread_.join();
   read_mark_file();
-  if (!mark_pending_.empty()) mark(mark_pending_), mark_pending_.clear();
+  if (!mark_pending_.empty()) {
+    if (auto m = timeline::parse_marker_line(mark_pending_)) add_mark(std::move(*m));
+    mark_pending_.clear();
+  }
+  const std::string last = ticks_.finish();
+  std::lock_guard lock(mutex_);
+  if (!last.empty()) sink_(last);
 }
 
 std::vector<unsigned> JobRecorder::gpus() const {
   std::lock_guard lock(mutex_);
   return gpus_;
+}
+
+std::size_t JobRecorder::oom_messages() const {
+  std::lock_guard lock(mutex_);
+  return messages_;
 }
 
 }  // namespace vramdoc::backends

@@ -1,6 +1,7 @@
 // `vramdoc run`'s recorder: a thread that samples the job's GPU memory every interval (its whole
-// process tree), reads step marks the job writes to the marker file, and collects the marks and
-// OOM messages found in its output; each event becomes a line of our timeline format at once.
+// process tree, per process and GPU), reads step marks the job (or vramdoc's step hook) writes
+// to the marker file, and collects the marks and OOM messages found in its output; each event
+// becomes a line of our timeline format at once (version 2, docs/timeline-format.md).
 #pragma once
 #include <sys/types.h>
 
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "backends/process_memory.hpp"
+#include "core/timeline/ticks.hpp"
 #include "core/timeline/timeline.hpp"
 
 namespace vramdoc::backends {
@@ -20,8 +22,10 @@ class JobRecorder {
  public:
   using Sink = std::function<void(const std::string& line)>;
   // `probe` may be null (no driver): then only marks and messages are recorded. `mark_file` is
-  // read for new "step N" (or any) lines each interval; empty for none. `sink` gets each line.
-  JobRecorder(JobMemoryProbe* probe, double interval_seconds, std::string mark_file, Sink sink);
+  // read for new marker lines each interval; empty for none. `host` names this machine in the
+  // series. `sink` gets each line. Unchanged samples are written every `heartbeat_seconds`.
+  JobRecorder(JobMemoryProbe* probe, double interval_seconds, std::string mark_file, std::string host, Sink sink,
+              double heartbeat_seconds = 1.0);
   ~JobRecorder();
   JobRecorder(const JobRecorder&) = delete;
   JobRecorder& operator=(const JobRecorder&) = delete;
@@ -32,33 +36,36 @@ class JobRecorder {
   void mark(const std::string& label);
   // Records an out-of-memory message seen in the job's output (the first few are kept).
   void oom_message(const std::string& text);
-  // Takes a last sample and stops the thread.
+  // Takes a last sample, writes the last unchanged one, and stops the thread.
   void stop();
   // Seconds since the recorder was made.
   double now() const;
   // The GPUs the job used, as seen so far.
   std::vector<unsigned> gpus() const;
-  // Everything recorded (call after stop()).
-  const timeline::Timeline& timeline() const { return tl_; }
+  // Out-of-memory messages recorded so far.
+  std::size_t oom_messages() const;
 
  private:
   void loop();
   void sample_once();
   void read_mark_file();
+  void add_mark(timeline::Mark m);
 
   JobMemoryProbe* probe_;
   double interval_;
   std::string mark_file_;
   long mark_offset_ = 0;
   std::string mark_pending_;
+  std::string host_;
   Sink sink_;
   pid_t root_ = -1;
   std::chrono::steady_clock::time_point start_;
   std::atomic<bool> running_{false};
   std::thread thread_;
-  mutable std::mutex mutex_;  // guards tl_, gpus_ and sink_ calls
-  timeline::Timeline tl_;
+  timeline::TickWriter ticks_;  // the sampler thread's (and stop()'s, after it ended)
+  mutable std::mutex mutex_;    // guards gpus_, messages_ and sink_ calls
   std::vector<unsigned> gpus_;
+  std::size_t messages_ = 0;
 };
 
 }  // namespace vramdoc::backends

@@ -1,5 +1,5 @@
-// vramdoc analyze FILE [--json] [--html FILE] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
-// diagnose a recorded timeline.
+// vramdoc analyze FILE... [--json] [--html FILE] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
+// diagnose recorded timelines; several files (one per node) are one job.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -10,7 +10,7 @@
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/report/job_report.hpp"
-#include "core/timeline/classify.hpp"
+#include "core/timeline/job.hpp"
 #include "core/trace/overlay.hpp"
 
 namespace vramdoc::cli {
@@ -45,29 +45,39 @@ void add_trace_dir(report::JobReport& r, const std::string& dir) {
 }  // namespace
 
 int cmd_analyze(const std::vector<std::string>& args) {
-  CLI::App app{"Diagnose a recorded GPU-memory timeline: leak, insufficient, fragmentation, plateau, stable.\n"
-               "Reads timelines written by 'vramdoc run --out' and the shared timeline JSON.", "analyze"};
-  std::string file, html, trace_dir;
+  CLI::App app{"Diagnose recorded GPU-memory timelines: leak, insufficient, fragmentation, plateau, stable, per process\n"
+               "and for the job. Reads timelines written by 'vramdoc run --out' (versions 1 and 2) and the shared timeline\n"
+               "JSON; several files (one per node of a job) are diagnosed as one job.", "analyze"};
+  std::vector<std::string> files;
+  std::string html, trace_dir;
   EstimatorArgs job;
   bool json = false;
-  app.add_option("FILE", file, "the timeline file (- reads standard input)")->required();
+  app.add_option("FILE", files, "the timeline file(s): one per node of a multi-node job (- reads standard input)")->required();
   app.add_flag("--json", json, "print one JSON object (field \"verdict\") instead of text");
   app.add_option("--html", html, "also write a self-contained HTML report to this file");
   add_estimator_options(app, job, EstimatorUse::Job);
   app.add_option("--trace-dir", trace_dir,
                  "also show the allocation traces in DIR (vramdoc run --trace: traced bytes, call sites) and the "
-                 "Python lines (--trace-python)");
+                 "Python lines (--trace-python); one timeline file only");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
 
   auto input = read_job(job);
   if (!input) return fail("analyze", input.error());
-  auto tl = load_timeline(file);
-  if (!tl) return fail("analyze", tl.error());
+  if (!trace_dir.empty() && files.size() > 1) return fail("analyze", "--trace-dir goes with one timeline file, not " + std::to_string(files.size()));
+  std::vector<timeline::Timeline> timelines;
+  for (const auto& f : files) {
+    auto tl = load_timeline(f);
+    if (!tl) return fail("analyze", tl.error());
+    timelines.push_back(std::move(*tl));
+  }
   report::JobReport r;
-  r.timeline = std::move(*tl);
+  r.timeline = timelines.front();  // the traces' clock: the recording's own
   if (!trace_dir.empty()) add_trace_dir(r, trace_dir);
   // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
-  r.diagnosis = timeline::classify(r.timeline, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  auto judged = timeline::judge_job(timelines, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  r.timeline = std::move(judged.headline);
+  r.diagnosis = std::move(judged.diagnosis);
+  r.processes = std::move(judged.processes);
   if (auto q = quantify_job(*input, r.timeline, r.diagnosis); !q) return fail("analyze", q.error());
   if (!html.empty()) {
     if (auto w = write_text_file(html, report::render_html(r)); !w) return fail("analyze", w.error());

@@ -13,6 +13,7 @@
 #include <regex>
 #include <unistd.h>
 
+#include "backends/process_identity.hpp"
 #include "backends/process_job.hpp"
 #include "backends/process_sampler.hpp"
 #include "cli/command.hpp"
@@ -22,8 +23,9 @@
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/report/job_report.hpp"
-#include "core/timeline/classify.hpp"
+#include "core/timeline/job.hpp"
 #include "core/timeline/oom_message.hpp"
+#include "core/timeline/preallocation.hpp"
 #include "core/timeline/writer.hpp"
 #include "core/trace/overlay.hpp"
 #include "core/units.hpp"
@@ -35,7 +37,7 @@ namespace {
 struct RunOptions {
   std::string interval = "20ms", out, html, step_regex, trace_dir;
   EstimatorArgs job;
-  bool trace = false, trace_python = false, json = false, no_report = false;
+  bool trace = false, trace_python = false, json = false, no_report = false, no_step_hook = false;
   std::vector<std::string> command;
 };
 
@@ -66,6 +68,7 @@ struct Prepared {
   std::string trace_dir;           // --trace-dir, else the timeline's name + .trace
   std::optional<TraceSetup> trace;  // --trace
   std::vector<std::pair<std::string, std::string>> env;  // for the job: tracing, the Python hook
+  std::string hook_folder;         // the step hook's own folder (without --trace-python), removed after the job
 };
 
 // What record() saw.
@@ -84,7 +87,10 @@ std::string default_trace_dir(const std::string& out) {
 
 // The marker file the job may write "step N" lines to; empty when none could be made.
 std::string make_mark_file() {
-  std::string path = (std::filesystem::temp_directory_path() / "vramdoc-marks-XXXXXX").string();
+  std::error_code ec;  // no folder for temporary files: the job runs without a marker file
+  const auto tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) return "";
+  std::string path = (tmp / "vramdoc-marks-XXXXXX").string();
   const int fd = mkstemp(path.data());
   if (fd < 0) return "";
   close(fd);
@@ -101,6 +107,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--out", o.out, "the timeline file, written while the job runs (default vramdoc-COMMAND-TIME.jsonl)");
   app.add_option("--html", o.html, "write the HTML report here when the job ends");
   app.add_option("--step-regex", o.step_regex, "a line of the job's output matching this ends a step (group 1: its number)");
+  app.add_flag("--no-step-hook", o.no_step_hook,
+               "do not inject the step hook into the job's Python (by default each PyTorch process marks every "
+               "optimizer step with torch's allocated and reserved bytes; docs/run-analyze.md)");
   app.add_flag("--trace", o.trace, "record every device allocation with its call stack (CUPTI tracer, docs/trace.md)");
   app.add_flag("--trace-python", o.trace_python,
                "name the Python lines holding PyTorch's memory at exit and at the first OOM error (docs/trace.md)");
@@ -116,8 +125,9 @@ int parse_run(const std::vector<std::string>& args, RunOptions& o) {
   auto dash = std::find(args.begin(), args.end(), "--");
   std::vector<std::string> own(args.begin(), dash);
   if (dash != args.end()) o.command.assign(dash + 1, args.end());
-  CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree), and diagnose it:\n"
-               "leak, insufficient, fragmentation, plateau or stable. The exit status is the job's.\n"
+  CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree, per process and GPU), and\n"
+               "diagnose it: leak, insufficient, fragmentation, plateau or stable, per process and for the job.\n"
+               "The exit status is the job's.\n"
                "The job may write \"step N\" lines to the file named by $VRAMDOC_MARK_FILE to mark steps.", "run"};
   add_run_options(app, o);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
@@ -125,7 +135,7 @@ int parse_run(const std::vector<std::string>& args, RunOptions& o) {
   return -1;
 }
 
-// The environment of --trace and --trace-python; the error names the option.
+// The environment of --trace, --trace-python and the step hook; the error names the option.
 Result<bool> prepare_tracing(const RunOptions& o, Prepared& p) {
   p.trace_dir = o.trace_dir.empty() ? default_trace_dir(o.out) : o.trace_dir;
   if (o.trace || (!o.trace_dir.empty() && !o.trace_python)) {
@@ -138,8 +148,28 @@ Result<bool> prepare_tracing(const RunOptions& o, Prepared& p) {
     auto hook = prepare_python_hook(p.trace_dir);
     if (!hook) return make_error("--trace-python: " + hook.error());
     p.env.insert(p.env.end(), hook->begin(), hook->end());
+    if (!o.no_step_hook) p.env.emplace_back("VRAMDOC_STEP_HOOK", "1");
+  } else if (!o.no_step_hook) {
+    auto hook = prepare_step_hook();  // on by default: without it the job still runs, with a line saying so
+    if (!hook) std::fprintf(stderr, "vramdoc run: running without the step hook: %s\n", hook.error().c_str());
+    if (hook) p.hook_folder = hook->folder, p.env.insert(p.env.end(), hook->environment.begin(), hook->environment.end());
   }
   return true;
+}
+
+// The timeline file read back, as `analyze` reads it: one story for run and analyze. When it was
+// not written (said already) or cannot be read (not a regular file, said here), what run knows without it.
+timeline::Timeline read_back(const std::string& path, bool written, int status, timeline::Outcome outcome) {
+  if (written) {
+    auto back = load_timeline(path);
+    if (back) return *back;
+    std::fprintf(stderr, "vramdoc run: cannot read the timeline back for a diagnosis: %s\n", back.error().c_str());
+  }
+  timeline::Timeline tl;
+  tl.name = path;
+  tl.exit_status = status;
+  tl.outcome = outcome;
+  return tl;
 }
 
 // Checks the options, opens the timeline file and sets up tracing; an error leaves no file behind.
@@ -197,13 +227,19 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   header.name = std::filesystem::path(o.command[0]).filename().string();
   header.command = o.command;
   header.interval_seconds = p.interval_seconds;
-  if (gpu) header.device = gpu->device_name(), header.total_bytes = gpu->capacity_bytes({});
+  header.host = backends::host_name();
+  if (gpu) {
+    header.device = gpu->device_name();
+    header.gpus = gpu->gpu_infos();
+    if (header.gpus.size() == 1) header.total_bytes = gpu->capacity_bytes({});  // several: each GPU's, in `gpus`
+  }
   for (const auto& name : timeline::allocator_settings())  // what the job inherits that changes what the driver sees
     if (const char* value = std::getenv(name.c_str())) header.environment[name] = value;
   auto sink = [out = p.out.get()](const std::string& line) { out->write(line); };
+  r.start_unix_ns = unix_now_ns();  // aligns the traced bytes (docs/trace.md) and several files exactly
+  header.start_unix_seconds = static_cast<double>(r.start_unix_ns) / 1e9;
   sink(timeline::header_line(header));
-  r.start_unix_ns = unix_now_ns();  // aligns the traced bytes exactly (docs/trace.md)
-  backends::JobRecorder recorder(gpu, p.interval_seconds, mark_file, sink);
+  backends::JobRecorder recorder(gpu, p.interval_seconds, mark_file, header.host, sink, header.heartbeat_seconds);
 
   // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
   std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file},
@@ -212,27 +248,24 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   env.insert(env.end(), p.env.begin(), p.env.end());
   int error_number = 0;
   auto job = backends::Job::start(o.command, env, error_number);
+  std::error_code ignored;
   if (!job) {
     if (!mark_file.empty()) std::remove(mark_file.c_str());
+    if (!p.hook_folder.empty()) std::filesystem::remove_all(p.hook_folder, ignored);
     p.out->discard();
     return fail("run", "cannot run '" + o.command[0] + "': " + std::strerror(error_number), error_number == ENOENT ? 127 : 126);
   }
   r.status = pump_job(*job, recorder, p.step_re);
   job.reset();
   if (!mark_file.empty()) std::remove(mark_file.c_str());
+  if (!p.hook_folder.empty()) std::filesystem::remove_all(p.hook_folder, ignored);
 
-  r.timeline = recorder.timeline();
-  r.timeline.name = header.name;
-  r.timeline.device = header.device;
-  r.timeline.command = header.command;
-  r.timeline.environment = header.environment;
-  r.timeline.total_bytes = gpu ? gpu->capacity_bytes(recorder.gpus()) : std::nullopt;
-  r.timeline.exit_status = r.status;
-  r.timeline.outcome = !r.timeline.messages.empty() ? timeline::Outcome::Oom
-                       : r.status == 0            ? timeline::Outcome::Ok
-                                                  : timeline::Outcome::Failed;
-  sink(timeline::end_line(recorder.now(), r.timeline.outcome, r.status, r.timeline.total_bytes));
+  const auto outcome = recorder.oom_messages() ? timeline::Outcome::Oom
+                       : r.status == 0         ? timeline::Outcome::Ok
+                                               : timeline::Outcome::Failed;
+  sink(timeline::end_line(recorder.now(), outcome, r.status, gpu ? gpu->capacity_bytes(recorder.gpus()) : std::nullopt));
   p.out->close();
+  r.timeline = read_back(o.out, !p.out->failed(), r.status, outcome);
   r.sampled = gpu != nullptr;
   if (!probe) r.unsampled_why = probe.error();
   return -1;
@@ -254,8 +287,12 @@ int report(const RunOptions& o, const Prepared& p, Recorded& rec) {
     auto stacks = load_python_stacks(p.trace_dir);
     r.python = stacks ? std::move(*stacks) : trace::PythonStackSet{{}, {stacks.error()}};
   }
-  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace").
-  r.diagnosis = timeline::classify(r.timeline, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace");
+  // a job of several processes is judged process by process (core/timeline/job.hpp).
+  auto judged = timeline::judge_job({r.timeline}, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  r.timeline = std::move(judged.headline);
+  r.diagnosis = std::move(judged.diagnosis);
+  r.processes = std::move(judged.processes);
   if (!rec.sampled) explain_unsampled(r.diagnosis, rec.unsampled_why);
   if (auto q = quantify_job(p.input, r.timeline, r.diagnosis); !q) fail("run", q.error(), 0);
   if (o.json) print(json_document("vramdoc.run/1", report::render_json(r)));

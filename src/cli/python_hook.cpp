@@ -30,6 +30,26 @@ Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(con
                                                           {"VRAMDOC_PYTHON_TRACE_DIR", hook_dir.parent_path().string()}};
 }
 
+Result<StepHook> prepare_step_hook() {
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) return make_error("no folder for temporary files ($TMPDIR): " + ec.message());
+  std::string folder = (tmp / "vramdoc-hook-XXXXXX").string();
+  if (!mkdtemp(folder.data())) return make_error("cannot create a folder for the step hook in " + tmp.string());
+  const fs::path file = fs::path(folder) / "sitecustomize.py";
+  std::ofstream out(file, std::ios::trunc);
+  out << kPythonHookText;
+  if (!out.flush()) {
+    std::error_code ignored;
+    fs::remove_all(folder, ignored);
+    return make_error("cannot write " + file.string());
+  }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, ec);  // the job's user alone
+  std::string python_path = folder;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) python_path += std::string(":") + old;
+  return StepHook{folder, {{"PYTHONPATH", python_path}, {"VRAMDOC_STEP_HOOK", "1"}}};
+}
+
 Result<trace::PythonStackSet> load_python_stacks(const std::string& dir) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);

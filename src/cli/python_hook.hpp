@@ -14,6 +14,15 @@ namespace vramdoc::cli {
 // job's Python load it: PYTHONPATH (the hook first, then the caller's) and VRAMDOC_PYTHON_TRACE_DIR.
 Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(const std::string& dir);
 
+// The step hook alone (run's default, without --trace-python): the hook written into a new
+// private folder (mode 0700, under $TMPDIR) and the variables that load it with its step marks
+// on: PYTHONPATH (the hook first) and VRAMDOC_STEP_HOOK=1. The caller removes `folder` after the job.
+struct StepHook {
+  std::string folder;
+  std::vector<std::pair<std::string, std::string>> environment;
+};
+Result<StepHook> prepare_step_hook();
+
 // Reads every DIR/python.*.json; bad files become `problems`, an unreadable DIR an error.
 Result<trace::PythonStackSet> load_python_stacks(const std::string& dir);
 

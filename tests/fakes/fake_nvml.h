@@ -21,7 +21,7 @@ typedef struct nvmlDevice_st* nvmlDevice_t;
 #define VERSION_MISMATCH 25
 #define MAX_PROCS 256
 
-typedef struct { unsigned pid; unsigned long long used; unsigned sm, mem; int has_util; } fake_proc;
+typedef struct { unsigned pid; unsigned long long used; unsigned sm, mem; int has_util; int gpu; /* -1: every GPU */ } fake_proc;
 
 static struct {
   unsigned devices;
@@ -37,6 +37,7 @@ static struct {
   char fail[1024];  /* "name:rc,name:rc" */
   int fail_device;  /* device calls fail only on this index (-1: every device) */
   char fail_when_exists[512];  /* when set, device calls fail only while this file exists (mid-run) */
+  char processes_file[512];  /* when set, the process lists are read from it at every call: "GPU PID BYTES" lines */
   int initialised;
 } cfg;
 
@@ -59,6 +60,7 @@ static void set_defaults(void) {
 static void parse_processes(const char* v) {  /* pid:bytes[:sm:mem],...  bytes "na" = not available */
   while (*v && cfg.nprocs < MAX_PROCS) {
     fake_proc* p = &cfg.procs[cfg.nprocs++];
+    p->gpu = -1;
     p->pid = (unsigned)strtoul(v, (char**)&v, 10);
     if (*v == ':') ++v;
     if (strncmp(v, "na", 2) == 0) { p->used = ~0ULL; v += 2; } else p->used = strtoull(v, (char**)&v, 10);
@@ -87,7 +89,7 @@ static void load_config(void) {
     if (0) {}
     NUM("devices", devices) NUM("total", total) NUM("used", used) NUM("reserved", reserved)
     STR("name", name) STR("uuid_prefix", uuid_prefix) STR("driver", driver) STR("nvml", nvml) STR("fail", fail)
-    STR("fail_when_exists", fail_when_exists)
+    STR("fail_when_exists", fail_when_exists) STR("processes_file", processes_file)
     NUM("bus", bus) NUM("pci_device_id", pci_device_id) NUM("bus_width", bus_width)
     NUM("max_mem_clock", max_mem_clock) NUM("max_sm_clock", max_sm_clock) NUM("sm_clock", sm_clock)
     NUM("mem_clock", mem_clock) NUM("cc_major", cc_major) NUM("cc_minor", cc_minor)
@@ -100,6 +102,27 @@ static void load_config(void) {
     else if (!strcmp(k, "processes")) parse_processes(v);
 #undef NUM
 #undef STR
+  }
+  fclose(f);
+}
+
+/* processes_file: what a test job says it holds now, "GPU PID BYTES" per line (the last line of a
+ * (GPU, PID) wins, so a job appends its new size every step). */
+static void reload_processes(void) {
+  FILE* f = fopen(cfg.processes_file, "r");
+  cfg.nprocs = 0;
+  if (!f) return;
+  int gpu;
+  unsigned pid;
+  unsigned long long used;
+  while (fscanf(f, "%d %u %llu", &gpu, &pid, &used) == 3) {
+    unsigned i = 0;
+    while (i < cfg.nprocs && !(cfg.procs[i].gpu == gpu && cfg.procs[i].pid == pid)) ++i;
+    if (i == cfg.nprocs) {
+      if (cfg.nprocs == MAX_PROCS) break;
+      ++cfg.nprocs;
+    }
+    cfg.procs[i] = (fake_proc){pid, used, 0, 0, 0, gpu};
   }
   fclose(f);
 }

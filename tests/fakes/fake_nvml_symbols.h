@@ -48,20 +48,26 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, mem_v1* m) {
   return 0;
 }
 
-static nvmlReturn_t fill_processes(unsigned* count, void* infos, int layout) {
-  if (*count < cfg.nprocs) { *count = cfg.nprocs; return INSUFFICIENT_SIZE; }
+static nvmlReturn_t fill_processes(int idx, unsigned* count, void* infos, int layout) {
+  if (cfg.processes_file[0]) reload_processes();
+  unsigned n = 0;
+  for (unsigned i = 0; i < cfg.nprocs; ++i) n += cfg.procs[i].gpu < 0 || cfg.procs[i].gpu == idx;
+  if (*count < n) { *count = n; return INSUFFICIENT_SIZE; }
+  unsigned k = 0;
   for (unsigned i = 0; i < cfg.nprocs; ++i) {
     const fake_proc* p = &cfg.procs[i];
-    if (layout == 1) { proc_v1* o = (proc_v1*)infos + i; o->pid = p->pid; o->used = p->used; }
-    if (layout == 2) { proc_v2* o = (proc_v2*)infos + i; o->pid = p->pid; o->used = p->used; o->gi = o->ci = 0xFFFFFFFFu; }
-    if (layout == 3) { proc_v3cc* o = (proc_v3cc*)infos + i; o->pid = p->pid; o->used = p->used; o->gi = o->ci = 0xFFFFFFFFu; o->cc = 0; }
+    if (p->gpu >= 0 && p->gpu != idx) continue;
+    if (layout == 1) { proc_v1* o = (proc_v1*)infos + k; o->pid = p->pid; o->used = p->used; }
+    if (layout == 2) { proc_v2* o = (proc_v2*)infos + k; o->pid = p->pid; o->used = p->used; o->gi = o->ci = 0xFFFFFFFFu; }
+    if (layout == 3) { proc_v3cc* o = (proc_v3cc*)infos + k; o->pid = p->pid; o->used = p->used; o->gi = o->ci = 0xFFFFFFFFu; o->cc = 0; }
+    ++k;
   }
-  *count = cfg.nprocs;
+  *count = n;
   return 0;
 }
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned* n, void* infos) {
   DEVICE("nvmlDeviceGetComputeRunningProcesses");
-  return fill_processes(n, infos, 1);
+  return fill_processes(idx, n, infos, 1);
 }
 EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, pci_v1* p) {
   DEVICE("nvmlDeviceGetPciInfo");
@@ -116,14 +122,14 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, mem_v2* m) {
   return 0;
 }
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned* n, void* infos) {
-  DEVICE("nvmlDeviceGetComputeRunningProcesses_v2"); return fill_processes(n, infos, 2);
+  DEVICE("nvmlDeviceGetComputeRunningProcesses_v2"); return fill_processes(idx, n, infos, 2);
 }
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* n, void* infos) {
   DEVICE("nvmlDeviceGetComputeRunningProcesses_v3");
 #ifdef FAKE_NVML_535
-  return fill_processes(n, infos, 3);
+  return fill_processes(idx, n, infos, 3);
 #else
-  return fill_processes(n, infos, 2);
+  return fill_processes(idx, n, infos, 2);
 #endif
 }
 #ifdef FAKE_NVML_535

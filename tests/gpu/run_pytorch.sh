@@ -16,8 +16,11 @@ run_case() {  # run_case NAME WANT_EXIT WANTED_VERDICTS RUN_OPTIONS... -- ARGS
   "$VRAMDOC" analyze "$tmp/$name.jsonl" --json > "$tmp/$name.json"
   local got; got=$(verdict_of "$tmp/$name.json")
   [[ " $wanted " == *" $got "* ]] || { echo "FAIL: $name: verdict $got, wanted one of: $wanted"; fails=$((fails + 1)); }
-  n=$(grep -c '^\[' "$tmp/$name.jsonl"); echo "== $name: $n samples, verdict $got"
-  [[ $n -ge 20 ]] || { echo "FAIL: $name: only $n samples"; fails=$((fails + 1)); }
+  # Unchanged samples are left out of the file (docs/timeline-format.md): judge the span recorded.
+  local span; span=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["evidence"]; print(e["samples"], e["duration_s"])' "$tmp/$name.json")
+  echo "== $name: samples and seconds $span, verdict $got"
+  python3 -c 'import sys; n, s = sys.argv[1].split(); sys.exit(0 if int(n) >= 3 and float(s) >= 0.5 else 1)' "$span" ||
+    { echo "FAIL: $name: only $span (samples, seconds) recorded"; fails=$((fails + 1)); }
 }
 
 run_case leak 0 "leak" -- python3 "$loop" leak 32

@@ -41,7 +41,7 @@ TEST(TimelineReader, OnlyTimeAndProcessUsed) {
 TEST(TimelineReader, OurFormatRoundTripAndTruncatedLastLine) {
   Timeline tl;
   tl.samples = {{0, 100, 300, {}, {}}, {0.02, 200, std::nullopt, {}, {}}};
-  tl.marks = {{0.01, "step 0", {}, {}}};
+  tl.marks = {{0.01, "step 0", {}, {}, {}}};
   tl.messages = {"CUDA out of memory. Tried to allocate 2.00 GiB."};
   tl.outcome = Outcome::Oom;
   tl.exit_status = 1;
@@ -80,7 +80,7 @@ TEST(TimelineReader, BadInputGivesErrorsNamingTheInput) {
       {R"({"columns": ["t", "process_used"], "samples": [[1, 1], [0.5, 1]]})", "goes back in time"},
       {R"({"columns": ["time", "used"], "samples": []})", "must name"},
       {R"({"columns": ["t", "process_used"], "samples": [], "total": "big"})", "total"},
-      {"{\"vramdoc_timeline\": 2, \"columns\": [\"t\", \"process_used\"]}\n", "version 2"},
+      {"{\"vramdoc_timeline\": 3, \"columns\": [\"t\", \"process_used\"]}\n", "version 3"},
       {"{\"vramdoc_timeline\": 1, \"columns\": [\"t\", \"process_used\"]}\n[0, 1]\nnonsense\n[1, 2]\n", "line 3"},
   };
   for (const auto& [text, want] : cases) {
@@ -105,7 +105,7 @@ TEST(TimelineReader, AbsurdButValidValuesAreJudgedNotCrashed) {
 TEST(TimelineReader, MutationFuzz) {
   Timeline tl;
   for (int i = 0; i < 40; ++i) tl.samples.push_back({i * 0.02, 1000000u + 4096u * i, 2000000u, {}, {}});
-  tl.marks = {{0.1, "step 0", {}, {}}, {0.3, "step 1", {}, {}}};
+  tl.marks = {{0.1, "step 0", {}, {}, {}}, {0.3, "step 1", {}, {}, {}}};
   tl.messages = {"CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 1.00 GiB of which 1.00 MiB is free."};
   Header with_env;  // the header's command and optional env (issue 15)
   with_env.command = {"python3", "train_jax.py"};

@@ -77,7 +77,7 @@ Timeline synthesize(const SynthParams& p) {
       const double requested = frag ? 2 * GiB : p.kind == Kind::LeakToOom ? free + p.leak_mib_per_step * MiB : free + 2 * GiB;
       tl.messages.push_back(pytorch_oom(requested, capacity, free, reserved, retained, frag ? 9 * GiB : 0.1 * GiB));
       tl.outcome = timeline::Outcome::Oom;
-      tl.marks.push_back({t, "oom", static_cast<std::uint64_t>(retained), static_cast<std::uint64_t>(reserved)});
+      tl.marks.push_back({t, "oom", static_cast<std::uint64_t>(retained), static_cast<std::uint64_t>(reserved), std::nullopt});
       return tl;
     }
     if (k == 0) {  // optimizer state appears at the first step's end
@@ -88,7 +88,7 @@ Timeline synthesize(const SynthParams& p) {
     if (p.kind == Kind::Fragmentation) reserved += 0.5 * segment;
     sample_until(t + step_time, reserved);
     t += step_time;
-    tl.marks.push_back({t, "step " + std::to_string(k), static_cast<std::uint64_t>(retained), static_cast<std::uint64_t>(reserved)});
+    tl.marks.push_back({t, "step " + std::to_string(k), static_cast<std::uint64_t>(retained), static_cast<std::uint64_t>(reserved), std::nullopt});
   }
   tl.outcome = timeline::Outcome::Ok;
   return tl;

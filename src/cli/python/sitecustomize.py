@@ -1,7 +1,13 @@
-# vramdoc's Python hook for `vramdoc run --trace-python` (docs/trace.md, "Python lines").
+# vramdoc's Python hook for `vramdoc run`: the step hook (on by default, docs/run-analyze.md) and
+# --trace-python (docs/trace.md, "Python lines").
 #
-# vramdoc writes this file into the trace folder and puts that folder first on the job's
-# PYTHONPATH, so every Python process of the job loads it at start-up. It then:
+# vramdoc writes this file into a folder of its own and puts that folder first on the job's
+# PYTHONPATH, so every Python process of the job loads it at start-up. With VRAMDOC_STEP_HOOK=1,
+# once torch is imported, a global optimizer step post-hook appends, after each step of the first
+# optimizer that steps in a process that has initialised CUDA, one line to $VRAMDOC_MARK_FILE:
+#   step N allocated=BYTES reserved=BYTES pid=PID [rank=R]
+# (torch.cuda.memory_allocated() / memory_reserved(): host-side counters, no CUDA sync).
+# With VRAMDOC_PYTHON_TRACE_DIR (--trace-python) it also:
 #   1. runs the sitecustomize module it shadows, if the environment has one;
 #   2. waits for `import torch` (a finder on sys.meta_path; nothing else is imported early);
 #   3. once CUDA is initialised in the process (torch.cuda._lazy_call: a process that never uses
@@ -18,6 +24,7 @@ import os
 import sys
 
 _VRAMDOC_DIR = os.environ.get("VRAMDOC_PYTHON_TRACE_DIR", "")
+_VRAMDOC_STEP_HOOK = os.environ.get("VRAMDOC_STEP_HOOK", "") == "1" and os.environ.get("VRAMDOC_MARK_FILE", "")
 _VRAMDOC_MAX_FRAMES = 24
 _VRAMDOC_MAX_GROUPS = 200
 
@@ -26,11 +33,22 @@ def _vramdoc_run_shadowed_sitecustomize():
     import importlib.machinery
     import importlib.util
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
-    if spec is None or spec.loader is None:
-        return
+    # Other copies of this hook further down the path (vramdoc run inside vramdoc run) are skipped:
+    # only the first one, with the innermost run's settings, hooks this process.
+    skip = {os.path.dirname(os.path.abspath(__file__))}
+    while True:
+        path = [p for p in sys.path if os.path.abspath(p or os.curdir) not in skip]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+        if spec is None or spec.loader is None or not spec.origin:
+            return
+        try:
+            with open(spec.origin) as f:
+                ours = f.readline().startswith("# vramdoc's Python hook")
+        except OSError:
+            ours = False
+        if not ours:
+            break
+        skip.add(os.path.dirname(os.path.abspath(spec.origin)))
     module = importlib.util.module_from_spec(spec)
     sys.modules["_vramdoc_shadowed_sitecustomize"] = module
     try:
@@ -116,7 +134,62 @@ def _vramdoc_snapshot(torch, when, extra=None):
         _vramdoc_write({"when": when, "error": "%s: %s" % (type(e).__name__, e)}, ".oom" if when == "oom" else "")
 
 
+def _vramdoc_rank():
+    """The process's rank from the launcher's environment (torchrun, Slurm, Open MPI), or None."""
+    for key in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        value = os.environ.get(key, "")
+        if value.isdigit():
+            return value
+    return None
+
+
+def _vramdoc_step_hook(torch):
+    """Registers the global optimizer step post-hook that writes one marker line per step."""
+    state = {"fd": -1, "first": None, "step": 0, "tag": "", "off": False}
+
+    def after_step(optimizer, args, kwargs):
+        if state["off"]:
+            return
+        marks = sys.modules.get("vramdoc._marks")  # the job marks its steps itself (vramdoc.mark_step, a callback)
+        if marks is not None and getattr(marks, "manual_steps", False):
+            return
+        try:
+            first = state["first"] and state["first"]()
+            if first is None:  # the first optimizer of the process, or a new one after it was dropped
+                if not torch.cuda.is_initialized():
+                    return  # a process without CUDA (CPU training, a worker): nothing to mark
+                import weakref
+
+                state["first"] = weakref.ref(optimizer)
+                if state["fd"] < 0:
+                    state["fd"] = os.open(_VRAMDOC_STEP_HOOK, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                rank = _vramdoc_rank()
+                state["tag"] = " pid=%d" % os.getpid() + (" rank=%s" % rank if rank is not None else "")
+            elif first is not optimizer:
+                return  # a second optimizer (a GAN's): the first one's steps are the steps
+            # memory_allocated() and memory_reserved() each flatten and sort all the allocator's
+            # statistics; the nested dict holds the same two counters for one call.
+            stats = torch.cuda.memory_stats_as_nested_dict()
+            line = "step %d allocated=%d reserved=%d%s\n" % (state["step"], stats["allocated_bytes"]["all"]["current"],
+                                                             stats["reserved_bytes"]["all"]["current"], state["tag"])
+            state["step"] += 1
+            os.write(state["fd"], line.encode())  # one write: lines of several processes stay whole
+        except Exception:  # never into the job (a KeyboardInterrupt still reaches it), and never again
+            state["off"] = True
+
+    try:
+        import torch.optim.optimizer as optimizer_module
+
+        optimizer_module.register_optimizer_step_post_hook(after_step)
+    except BaseException:
+        pass  # a torch without global step hooks (before 2.0): no step marks
+
+
 def _vramdoc_start(torch):
+    if _VRAMDOC_STEP_HOOK:
+        _vramdoc_step_hook(torch)
+    if not _VRAMDOC_DIR:
+        return
     oom_seen, failed = [], []
 
     def on_oom(device, requested, device_allocated, device_free):
@@ -180,5 +253,5 @@ try:
     _vramdoc_run_shadowed_sitecustomize()
 except BaseException:
     pass
-if _VRAMDOC_DIR and "torch" not in sys.modules:
+if (_VRAMDOC_DIR or _VRAMDOC_STEP_HOOK) and "torch" not in sys.modules:
     sys.meta_path.insert(0, _VramdocTorchFinder())

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/timeline/diagnosis.hpp"
+#include "core/timeline/job.hpp"
 #include "core/timeline/timeline.hpp"
 #include "core/timeline/traced.hpp"
 #include "core/trace/python_stacks.hpp"
@@ -30,15 +31,19 @@ struct JobReport {
   timeline::Timeline timeline;
   timeline::Diagnosis diagnosis;
   std::optional<JobRun> run;                     // set by `run`, empty for `analyze`
+  // A job of several processes or files: each one's verdict; `timeline` and `diagnosis` are then
+  // the worst process's, with the job's verdict as the summary (core/timeline/job.hpp).
+  std::optional<timeline::JobVerdicts> processes;
   std::optional<timeline::TracedSeries> traced;  // the tracer's bytes on the timeline's clock
   std::optional<trace::TraceSet> call_sites;     // the tracer's call sites (run --trace, analyze --trace-dir)
   std::optional<trace::PythonStackSet> python;   // the Python lines (run --trace-python)
 };
 
-// The terminal report: run's exit line, the diagnosis, then each section present.
+// The terminal report: run's exit line, the diagnosis (the processes' table after its verdict),
+// then each section present.
 std::string render_text(const JobReport& r);
-// One JSON object: the diagnosis's fields, plus "run", "trace" (traced bytes), "call_sites" and
-// "python_stacks" when present.
+// One JSON object: the diagnosis's fields, plus "run", "processes", "trace" (traced bytes),
+// "call_sites" and "python_stacks" when present.
 std::string render_json(const JobReport& r);
 // A self-contained HTML page: the diagnosis's chart (with the traced bytes), then the sections.
 std::string render_html(const JobReport& r);

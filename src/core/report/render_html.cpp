@@ -60,7 +60,8 @@ std::string render_html(const JobReport& r) {
   std::vector<timeline::Appendix> appendices;
   if (r.call_sites) appendices.push_back(call_sites_html(*r.call_sites));
   if (r.python) appendices.push_back(python_html(*r.python));
-  return timeline::render_html(r.timeline, r.diagnosis, r.traced ? &*r.traced : nullptr, appendices);
+  return timeline::render_html(r.timeline, r.diagnosis, r.traced ? &*r.traced : nullptr, appendices,
+                               r.processes ? &*r.processes : nullptr);
 }
 
 std::string render_trace_page(const trace::TraceSet& traces, const std::string& title) {

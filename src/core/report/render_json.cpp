@@ -1,5 +1,6 @@
 // The job report as one JSON object: the diagnosis's object, one key per section present.
 #include "core/report/job_report.hpp"
+#include "core/timeline/render_job.hpp"
 #include "core/timeline/render.hpp"
 #include "core/trace/overlay.hpp"
 
@@ -28,6 +29,7 @@ json call_sites_json(const trace::TraceSet& traces) {
 std::string render_json(const JobReport& r) {
   json out = timeline::diagnosis_json(r.timeline, r.diagnosis);
   if (r.run) out["run"] = run_json(*r.run);
+  if (r.processes) out["processes"] = timeline::processes_json(*r.processes);
   if (r.traced) out["trace"] = trace::overlay_json(*r.traced);
   if (r.call_sites) out["call_sites"] = call_sites_json(*r.call_sites);
   if (r.python) out["python_stacks"] = python_json(*r.python);

@@ -29,7 +29,7 @@ std::string render_call_sites_text(const trace::TraceSet& traces) {
 std::string render_text(const JobReport& r) {
   std::string out;
   if (r.run) out += run_text(*r.run);
-  out += timeline::render_text(r.timeline, r.diagnosis);
+  out += timeline::render_text(r.timeline, r.diagnosis, r.processes ? &*r.processes : nullptr);
   if (r.traced) out += trace::render_overlay_text(*r.traced, r.timeline);
   if (r.call_sites) out += "\n" + render_call_sites_text(*r.call_sites);
   if (r.python) out += python_text(*r.python);

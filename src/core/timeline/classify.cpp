@@ -6,6 +6,7 @@
 
 #include "core/timeline/features.hpp"
 #include "core/timeline/rules.hpp"
+#include "core/timeline/series.hpp"
 
 namespace vramdoc::timeline {
 
@@ -70,7 +71,10 @@ void project_oom(Diagnosis& d) {
 
 }  // namespace
 
-Diagnosis classify(const Timeline& recorded, const std::optional<TraceEvidence>& trace) {
+Diagnosis classify(const Timeline& given, const std::optional<TraceEvidence>& trace) {
+  Timeline regular;  // a version 2 recording leaves out unchanged ticks: the rules read every tick
+  if (has_left_out_ticks(given)) regular = given, regular.samples = regular_samples(given);
+  const Timeline& recorded = regular.samples.empty() ? given : regular;
   Timeline on_device;
   const bool use_device = job_never_listed(recorded);
   if (use_device) {  // judge the device's number instead, and say so

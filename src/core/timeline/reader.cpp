@@ -80,6 +80,12 @@ std::string non_number_error(std::string_view word) {
   return std::string(word) + " is not a number of bytes (JSON has no NaN or Infinity: write null for a value not measured)";
 }
 
+std::uint32_t pid_number(const json& v, const std::string& where) {
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 || v.get<std::uint64_t>() > 0xFFFFFFFFu)
+    throw BadInput{where + " = " + v.dump() + " is not a process id"};
+  return static_cast<std::uint32_t>(v.get<std::uint64_t>());
+}
+
 Outcome parse_outcome(const json& v) {
   if (!v.is_string()) return Outcome::Unknown;
   const auto s = v.get<std::string>();
@@ -90,6 +96,7 @@ Outcome parse_outcome(const json& v) {
 struct Columns {
   int t = -1, process_used = -1, device_used = -1, allocated = -1, reserved = -1;
   std::size_t count = 0;
+  int series = -1, gpu_used = -1;  // version 2: per-process and per-GPU arrays
 };
 
 Columns parse_columns(const json& v) {
@@ -105,7 +112,10 @@ Columns parse_columns(const json& v) {
     else if (name == "device_used") c.device_used = k;
     else if (name == "torch_allocated" || name == "allocated") c.allocated = k;
     else if (name == "torch_reserved" || name == "reserved") c.reserved = k;
+    else if (name == "series") c.series = k;
+    else if (name == "gpu_used") c.gpu_used = k;
   }
+  if ((c.series < 0) != (c.gpu_used < 0)) throw BadInput{"\"columns\" must name both \"series\" and \"gpu_used\", or neither"};
   if (c.t < 0 || c.process_used < 0) throw BadInput{"\"columns\" must name \"t\" and \"process_used\""};
   return c;
 }
@@ -134,6 +144,9 @@ Mark parse_mark(const json& v, const std::string& where) {
   } else if (v.is_object() && v.contains("mark") && v["mark"].is_string()) {  // ours
     m.t_seconds = number(v.value("t", json()), where + " t");
     m.label = v["mark"].get<std::string>();
+    if (v.contains("allocated")) m.allocated_bytes = optional_bytes(v["allocated"], where + " allocated");
+    if (v.contains("reserved")) m.reserved_bytes = optional_bytes(v["reserved"], where + " reserved");
+    if (v.contains("pid") && !v["pid"].is_null()) m.pid = pid_number(v["pid"], where + " pid");
   } else {
     throw BadInput{where + " is not a mark [t, label, ...]"};
   }
@@ -166,6 +179,90 @@ Timeline read_shared(const json& doc) {
   return tl;
 }
 
+// The most series (a process on a GPU) a file may declare: far more than a job has.
+constexpr std::size_t kMaxSeries = 4096;
+
+std::optional<std::string> optional_string(const json& o, const char* key) {
+  if (o.contains(key) && o[key].is_string()) return o[key].get<std::string>();
+  return std::nullopt;
+}
+
+std::optional<long> optional_rank(const json& o, const char* key, const std::string& where) {
+  if (!o.contains(key) || o[key].is_null()) return std::nullopt;
+  if (!o[key].is_number_integer() || o[key].get<long>() < 0) throw BadInput{where + " \"" + key + "\" is not a rank"};
+  return o[key].get<long>();
+}
+
+// Version 2's header fields: host, wall-clock start, the machine's GPUs.
+void read_header_v2(const json& header, Timeline& tl) {
+  tl.host = optional_string(header, "host").value_or("");
+  if (header.contains("start_unix_s") && !header["start_unix_s"].is_null()) {
+    tl.start_unix_seconds = number(header["start_unix_s"], "header \"start_unix_s\"");
+    if (*tl.start_unix_seconds < 0 || *tl.start_unix_seconds > 1e11) throw BadInput{"header \"start_unix_s\" is out of range"};
+  }
+  const json gpus = header.value("gpus", json::array());
+  if (!gpus.is_array() || gpus.size() > 1024) throw BadInput{"header \"gpus\" is not a list of GPUs"};
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const std::string where = "header GPU " + std::to_string(i);
+    if (!gpus[i].is_object() || !gpus[i].contains("index") || !gpus[i]["index"].is_number_unsigned())
+      throw BadInput{where + " has no \"index\""};
+    GpuInfo g;
+    g.index = gpus[i]["index"].get<unsigned>();
+    g.uuid = optional_string(gpus[i], "uuid");
+    g.pci_bus_id = optional_string(gpus[i], "pci_bus_id");
+    g.name = optional_string(gpus[i], "name");
+    if (gpus[i].contains("total")) g.total_bytes = optional_bytes(gpus[i]["total"], where + " total");
+    tl.gpus.push_back(std::move(g));
+  }
+}
+
+// {"series": {"id", "pid", "gpu", "rank", "local_rank", "command"}}: ids count up from 0.
+void read_series(const json& v, Timeline& tl, const std::string& where) {
+  const json& s = v["series"];
+  if (!s.is_object()) throw BadInput{where + " is not a series"};
+  if (tl.processes.size() >= kMaxSeries) throw BadInput{where + ": more than " + std::to_string(kMaxSeries) + " series"};
+  if (!s.contains("id") || s["id"] != tl.processes.size())
+    throw BadInput{where + ": series id " + s.value("id", json()).dump() + " where " + std::to_string(tl.processes.size()) + " was next"};
+  ProcessSeries p;
+  p.who.host = tl.host;
+  p.who.pid = pid_number(s.value("pid", json()), where + " pid");
+  if (s.contains("gpu") && !s["gpu"].is_null()) {
+    if (!s["gpu"].is_number_unsigned()) throw BadInput{where + " gpu is not a GPU index"};
+    p.who.gpu = s["gpu"].get<unsigned>();
+  }
+  p.who.rank = optional_rank(s, "rank", where);
+  p.who.local_rank = optional_rank(s, "local_rank", where);
+  p.who.command = optional_string(s, "command").value_or("");
+  if (p.who.command.size() > 200) p.who.command.resize(200);
+  tl.processes.push_back(std::move(p));
+}
+
+// A version 2 sample's arrays: one value per series declared so far, one per header GPU.
+void read_series_values(const json& row, const Columns& c, const Sample& total, Timeline& tl, const std::string& where) {
+  const json &values = row[c.series], &gpu_used = row[c.gpu_used];
+  if (!values.is_array() || values.size() != tl.processes.size())
+    throw BadInput{where + " series is not a list of " + std::to_string(tl.processes.size()) + " values"};
+  if (!gpu_used.is_array() || gpu_used.size() != tl.gpus.size())
+    throw BadInput{where + " gpu_used is not a list of " + std::to_string(tl.gpus.size()) + " values"};
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (values[k].is_null()) continue;  // unknown at this tick
+    Sample s;
+    s.t_seconds = total.t_seconds;
+    s.process_used_bytes = bytes(values[k], where + " series " + std::to_string(k));
+    auto& series = tl.processes[k];
+    for (std::size_t g = 0; g < tl.gpus.size(); ++g)
+      if (series.who.gpu && tl.gpus[g].index == *series.who.gpu)
+        s.device_used_bytes = optional_bytes(gpu_used[g], where + " gpu_used " + std::to_string(g));
+    series.samples.push_back(s);
+  }
+}
+
+void read_end(const json& end, Timeline& tl, const std::string& where) {
+  tl.outcome = parse_outcome(end.value("outcome", json()));
+  if (end.contains("exit_status") && end["exit_status"].is_number_integer()) tl.exit_status = end["exit_status"].get<int>();
+  if (end.contains("total") && !end["total"].is_null()) tl.total_bytes = bytes(end["total"], where + " end total");
+}
+
 // The header's "command" (strings) and optional "env" ({name: value}, allocator settings): bounded.
 void read_command_and_env(const json& header, Timeline& tl) {
   if (header.contains("command") && header["command"].is_array())
@@ -181,10 +278,16 @@ void read_command_and_env(const json& header, Timeline& tl) {
 
 Timeline read_lines(std::string_view text, const json& header) {
   Timeline tl;
-  if (header["vramdoc_timeline"] != 1) throw BadInput{"timeline format version " + header["vramdoc_timeline"].dump() + " is not supported (this vramdoc reads version 1)"};
+  const json version = header["vramdoc_timeline"];
+  if (version != 1 && version != 2) throw BadInput{"timeline format version " + version.dump() + " is not supported (this vramdoc reads versions 1 and 2)"};
   tl.name = header.value("name", "");
   if (header.contains("device") && header["device"].is_string()) tl.device = header["device"].get<std::string>();
   if (header.contains("total") && !header["total"].is_null()) tl.total_bytes = bytes(header["total"], "header \"total\"");
+  if (header.contains("interval_s") && header["interval_s"].is_number()) {
+    const double interval = header["interval_s"].get<double>();
+    if (interval > 0 && interval <= 3600) tl.interval_seconds = interval;  // else unknown: no regular grid
+  }
+  if (version == 2) read_header_v2(header, tl);
   const Columns c = parse_columns(header.value("columns", json()));
   read_command_and_env(header, tl);
   std::size_t pos = text.find('\n');
@@ -200,14 +303,14 @@ Timeline read_lines(std::string_view text, const json& header) {
       if (auto [at, word] = non_number(line); at != std::string_view::npos) throw BadInput{where + ": " + non_number_error(word)};
       throw BadInput{where + " is not JSON"};
     }
-    if (v.is_array()) tl.samples.push_back(parse_sample(v, c, where));
-    else if (v.is_object() && v.contains("mark")) tl.marks.push_back(parse_mark(v, where));
+    if (v.is_array()) {
+      tl.samples.push_back(parse_sample(v, c, where));
+      if (c.series >= 0) read_series_values(v, c, tl.samples.back(), tl, where);
+    } else if (v.is_object() && v.contains("mark")) tl.marks.push_back(parse_mark(v, where));
+    else if (v.is_object() && v.contains("series") && version == 2) read_series(v, tl, where);
     else if (v.is_object() && v.contains("oom_message") && v["oom_message"].is_string()) tl.messages.push_back(v["oom_message"].get<std::string>());
-    else if (v.is_object() && v.contains("end") && v["end"].is_object()) {
-      tl.outcome = parse_outcome(v["end"].value("outcome", json()));
-      if (v["end"].contains("exit_status") && v["end"]["exit_status"].is_number_integer()) tl.exit_status = v["end"]["exit_status"].get<int>();
-      if (v["end"].contains("total") && !v["end"]["total"].is_null()) tl.total_bytes = bytes(v["end"]["total"], where + " end total");
-    } else throw BadInput{where + " is neither a sample, a mark, an oom_message nor the end"};
+    else if (v.is_object() && v.contains("end") && v["end"].is_object()) read_end(v["end"], tl, where);
+    else throw BadInput{where + " is neither a sample, a series, a mark, an oom_message nor the end"};
   }
   return tl;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/timeline/diagnosis.hpp"
+#include "core/timeline/job.hpp"
 #include "core/timeline/timeline.hpp"
 #include "core/timeline/traced.hpp"
 
@@ -16,8 +17,9 @@ namespace vramdoc::timeline {
 
 // The evidence as (name, value) rows, shared by the text and HTML renderers; unknown is "n/a".
 std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& d);
-// Verdict, evidence and remedies, for a terminal.
-std::string render_text(const Timeline& tl, const Diagnosis& d);
+// Verdict, evidence and remedies, for a terminal. With `processes` (a job of several processes:
+// `tl` and `d` are then the worst one's), their table follows the verdict.
+std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes = nullptr);
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
 nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d);
 // A report that rides along at the end of the HTML page as preformatted text (the trace's call
@@ -27,8 +29,9 @@ struct Appendix {
 };
 
 // A single HTML page, no network: the chart (timeline, steps, warm-up, trend, OOM), verdict, evidence.
-// With `traced`, the chart also draws the traced bytes (docs/trace.md) as a second line.
+// With `traced`, the chart also draws the traced bytes (docs/trace.md) as a second line; with
+// `processes`, their table follows the verdict.
 std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced = nullptr,
-                        const std::vector<Appendix>& appendices = {});
+                        const std::vector<Appendix>& appendices = {}, const JobVerdicts* processes = nullptr);
 
 }  // namespace vramdoc::timeline

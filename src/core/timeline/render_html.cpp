@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/timeline/render.hpp"
+#include "core/timeline/render_job.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::timeline {
@@ -144,7 +145,7 @@ const char* colour(Verdict v) {
 }  // namespace
 
 std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeries* traced,
-                        const std::vector<Appendix>& appendices) {
+                        const std::vector<Appendix>& appendices, const JobVerdicts* processes) {
   std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc: " + xml_escape(tl.name) + "</title>\n<style>"
       "body{font-family:sans-serif;margin:24px;color:#222;max-width:960px}"
       ".verdict{font-size:20px;padding:10px 14px;color:white;border-radius:6px;background:" + std::string(colour(d.verdict)) + "}"
@@ -152,6 +153,7 @@ std::string render_html(const Timeline& tl, const Diagnosis& d, const TracedSeri
       ".legend span{margin-right:16px}</style></head><body>\n";
   h += "<h1>vramdoc report: " + xml_escape(tl.name) + "</h1>\n";
   h += "<p class='verdict' id='verdict' data-verdict='" + std::string(verdict_name(d.verdict)) + "'>" + xml_escape(d.summary) + "</p>\n";
+  if (processes) h += render_processes_html(*processes);
   h += legend(tl, d, traced);
   h += chart(tl, d, traced);
   if (traced) {

@@ -5,6 +5,7 @@
 #include "core/table.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/timeline/render.hpp"
+#include "core/timeline/render_job.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -92,8 +93,9 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
   return rows;
 }
 
-std::string render_text(const Timeline& tl, const Diagnosis& d) {
+std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes) {
   std::string out = "diagnosis of " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
+  if (processes) out += render_processes_text(*processes) + "\n";
   TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
   for (auto& [k, v] : evidence_rows(d)) t.add_row({k, v});
   out += t.render("  ") + "\n";

@@ -7,6 +7,27 @@
 
 namespace vramdoc::timeline {
 
+bool has_left_out_ticks(const Timeline& tl) {
+  if (!tl.interval_seconds || tl.samples.size() < 2) return false;
+  const double ticks = (tl.samples.back().t_seconds - tl.samples.front().t_seconds) / *tl.interval_seconds + 1;
+  return ticks > 1.5 * static_cast<double>(tl.samples.size());
+}
+
+std::vector<Sample> regular_samples(const Timeline& tl, std::size_t max_points) {
+  std::vector<Sample> out;
+  if (tl.samples.empty() || !tl.interval_seconds || max_points < 2) return tl.samples;
+  const double t0 = tl.samples.front().t_seconds, t1 = tl.samples.back().t_seconds;
+  const double step = std::max(*tl.interval_seconds, (t1 - t0) / static_cast<double>(max_points - 1));
+  std::size_t i = 0;
+  for (double t = t0; t <= t1 + 1e-9 && out.size() < max_points; t = t0 + step * static_cast<double>(out.size())) {
+    while (i + 1 < tl.samples.size() && tl.samples[i + 1].t_seconds <= t + 1e-9) ++i;
+    out.push_back(tl.samples[i]);
+    out.back().t_seconds = t;
+  }
+  if (out.back().t_seconds < t1) out.push_back(tl.samples.back());  // the last reading, as it was
+  return out;
+}
+
 std::vector<double> step_end_times(const Timeline& tl) {
   std::vector<double> ends;
   for (const auto& m : tl.marks)

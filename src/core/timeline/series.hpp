@@ -17,6 +17,15 @@ struct Series {
   std::vector<double> x, t, y;
 };
 
+// Whether the recording left out ticks that changed nothing (version 2, docs/timeline-format.md):
+// its sampling interval is known and its samples are well under its ticks.
+bool has_left_out_ticks(const Timeline& tl);
+
+// The samples on a regular grid, the recording's interval (coarser when that would give more than
+// `max_points`), each the last reading at or before its time: what every tick showed. The rules
+// that count samples or bins, or look for a period, read this instead of the lines of the file.
+std::vector<Sample> regular_samples(const Timeline& tl, std::size_t max_points = 100000);
+
 // Step ends, in time order, from "step N" marks (our run writes these from --step-regex and the
 // marker file). Empty when the timeline has none.
 std::vector<double> step_end_times(const Timeline& tl);

@@ -24,6 +24,33 @@ struct Mark {
   std::string label;
   std::optional<std::uint64_t> allocated_bytes;  // framework figures at the mark, when recorded
   std::optional<std::uint64_t> reserved_bytes;
+  std::optional<std::uint32_t> pid;              // the process that marked it (the step hook); empty: the job
+};
+
+// One GPU of the machine that recorded (version 2 header).
+struct GpuInfo {
+  unsigned index = 0;                      // NVML's index on that machine
+  std::optional<std::string> uuid;
+  std::optional<std::string> pci_bus_id;
+  std::optional<std::string> name;
+  std::optional<std::uint64_t> total_bytes;  // its capacity
+};
+
+// Who a process series belongs to: one process on one GPU.
+struct ProcessInfo {
+  std::string host;                  // the machine (empty when the file does not say)
+  std::uint32_t pid = 0;
+  std::optional<long> rank;          // RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK in its environment
+  std::optional<long> local_rank;    // LOCAL_RANK, SLURM_LOCALID or OMPI_COMM_WORLD_LOCAL_RANK
+  std::optional<unsigned> gpu;       // GPU index on its host; empty for a whole-job series (version 1)
+  std::string command;               // its command name (/proc/PID/comm)
+};
+
+// The driver's number for one process on one GPU: process_used is that process's bytes there,
+// device_used that GPU's used memory.
+struct ProcessSeries {
+  ProcessInfo who;
+  std::vector<Sample> samples;  // in time order
 };
 
 // How the job ended, when known.
@@ -42,6 +69,11 @@ struct Timeline {
   std::vector<std::string> messages;         // out-of-memory messages seen in the job's output
   std::vector<Sample> samples;               // in time order
   std::vector<Mark> marks;                   // in time order
+  std::optional<double> interval_seconds;    // the sampling interval, when the file says (interval_s)
+  std::string host;                          // version 2: the machine that recorded
+  std::optional<double> start_unix_seconds;  // version 2: the wall clock at t = 0
+  std::vector<GpuInfo> gpus;                 // version 2: the machine's GPUs
+  std::vector<ProcessSeries> processes;      // version 2: per process and GPU; `samples` sum them
 };
 
 // The step number of a "step N" mark (also "iter N", "iteration N"); empty for other labels.

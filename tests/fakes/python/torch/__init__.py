@@ -1,5 +1,5 @@
-"""A stand-in for PyTorch, for tests only (tests/cli/run_trace_python.sh): the few names the
---trace-python hook uses, with PyTorch's behaviour: CUDA initialises lazily on the first
+"""A stand-in for PyTorch, for tests only (tests/cli/run_trace_python.sh): the few names
+vramdoc's hook uses (--trace-python, the step hook), with PyTorch's behaviour: CUDA initialises lazily on the first
 allocation and runs the calls queued by torch.cuda._lazy_call; while _record_memory_history is
 on, each allocation keeps its Python stack (innermost first); _snapshot() lists live blocks; past
 $FAKE_TORCH_CAPACITY bytes an allocation calls the OOM observers, then raises OutOfMemoryError."""
@@ -10,7 +10,7 @@ class OutOfMemoryError(RuntimeError):
     pass
 
 
-from . import _C, cuda  # noqa: E402
+from . import _C, cuda, optim  # noqa: E402
 
 
 def empty_cuda(nbytes):

@@ -8,6 +8,7 @@ _initialized = False
 _queued = []
 _live = {}
 _peak = 0
+_reserved = 0
 
 
 class _Block:
@@ -33,8 +34,18 @@ def max_memory_allocated():
     return _peak
 
 
+def memory_reserved():
+    """The stand-in's cache: every block rounded up to 2 MiB, never given back before exit."""
+    return _reserved
+
+
+def memory_stats_as_nested_dict():
+    return {"allocated_bytes": {"all": {"current": memory_allocated()}},
+            "reserved_bytes": {"all": {"current": memory_reserved()}}}
+
+
 def _allocate(nbytes):
-    global _initialized, _peak
+    global _initialized, _peak, _reserved
     if not _initialized:
         _initialized = True
         for fn in _queued:
@@ -55,4 +66,5 @@ def _allocate(nbytes):
     _live[key] = (nbytes, frames)
     weakref.finalize(block, _live.pop, key, None).atexit = False  # alive at exit, as tensors are
     _peak = max(_peak, memory_allocated())
+    _reserved = max(_reserved, (memory_allocated() + (2 << 20) - 1) // (2 << 20) * (2 << 20))
     return block

@@ -1,0 +1,2 @@
+from .optimizer import Optimizer  # noqa: F401
+from .sgd import SGD  # noqa: F401
