@@ -162,8 +162,11 @@ int parse_args(CLI::App& app, const std::vector<std::string>& args) {
                  extras_message(app).c_str(), name.c_str());
     return kUsage;
   } catch (const CLI::ParseError& e) {
+    // A misspelt option is said first, even when it also left a required argument missing.
+    const auto left = app.remaining();
+    const bool misspelt = dynamic_cast<const CLI::RequiredError*>(&e) && !left.empty() && left.front().starts_with("-");
     std::fprintf(stderr, "vramdoc %s: %s\nRun 'vramdoc %s --help' for the options.\n", name.c_str(),
-                 parse_error_message(e).c_str(), name.c_str());
+                 (misspelt ? extras_message(app) : parse_error_message(e)).c_str(), name.c_str());
     return kUsage;
   }
   if (!set_color_mode(color)) return fail(name, "--color must be auto, always or never, got '" + color + "'");

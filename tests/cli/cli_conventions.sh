@@ -8,7 +8,7 @@ trap 'rm -rf "$tmp" "$out" "$err"' EXIT
 timelines=$SRC/tests/data/timelines
 
 # Help: one "Usage: vramdoc COMMAND" line per command; values labelled by kind, no parser internals.
-for c in info estimate bench watch run analyze probe; do
+for c in info estimate bench watch run analyze probe trace; do
   check "$c --help" 0 "$VRAMDOC" $c --help
   [[ $(grep -c "^Usage:" $out) == 1 ]] || { echo "FAIL: $c: not one Usage line"; cat $out; fails=$((fails + 1)); }
   contains "$c: usage names vramdoc" $out "^Usage: vramdoc $c "
@@ -33,6 +33,8 @@ check "misspelt option" 2 "$VRAMDOC" estimate --bach 4
 [[ $(head -1 $err) == "vramdoc estimate: unknown option '--bach'; did you mean '--batch'?" ]] || { echo "FAIL: misspelt option"; cat $err; fails=$((fails + 1)); }
 check "misspelt option=value" 2 "$VRAMDOC" watch --intervall=1s
 contains "with a value" $err "unknown option '--intervall'; did you mean '--interval'?"
+check "misspelt option, no file given" 2 "$VRAMDOC" analyze --jsn
+[[ $(head -1 $err) == "vramdoc analyze: unknown option '--jsn'; did you mean '--json'?" ]] || { echo "FAIL: the misspelt option is not said first"; cat $err; fails=$((fails + 1)); }
 check "misspelt command" 2 "$VRAMDOC" estimte
 contains "command guessed" $err "^vramdoc: unknown command 'estimte'; did you mean 'estimate'?"
 check "help of a misspelt command" 2 "$VRAMDOC" help anlyze

@@ -14,7 +14,7 @@
 #include "cli/timeline_io.hpp"
 #include "core/estimator/cards.hpp"
 #include "core/input_file.hpp"
-#include "core/timeline/classify.hpp"
+#include "core/timeline/job.hpp"
 #include "core/timeline/reader.hpp"
 #include "core/timeline/render.hpp"
 #include "core/timeline/writer.hpp"
@@ -205,27 +205,35 @@ TEST(HostileInput, ConfigFilesMutationFuzz) {
   EXPECT_GT(refused, 0);
 }
 
-// The timeline reader again, through files, with NaN and Infinity among the mutations.
+// The timeline reader again, through files, with NaN and Infinity among the mutations: a version 1
+// recording and the head of a version 2 one (two ranks on an H200 pair, tests/data/README.md),
+// each judged process by process as `analyze` does.
 TEST(HostileInput, TimelineFilesMutationFuzz) {
   TempDir dir;
   timeline::Timeline tl;
   for (int i = 0; i < 30; ++i) tl.samples.push_back({i * 0.02, 1000000u + 4096u * i, 2000000u, {}, {}});
-  const std::string seed = timeline::write_timeline(tl, timeline::Header{});
+  std::string v2;
+  std::ifstream in(std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/h200_two_ranks_leak.jsonl");
+  for (std::string line; v2.size() < 6000 && std::getline(in, line);) v2 += line + "\n";
+  ASSERT_NE(v2.find("\"series\""), std::string::npos);
   std::mt19937 rng(1314);
-  int accepted = 0, refused = 0;
-  for (int round = 0; round < 600; ++round) {
-    const std::string path = dir.file("t.jsonl", fuzz::mutate_text(seed, rng, "0123456789-.,:[]{}\"e\n NaNInfinitynull"));
-    auto r = cli::load_timeline(path);
-    if (!r) {
-      ++refused;
-      EXPECT_TRUE(mentions(r.error(), path)) << r.error();
-      continue;
+  for (const std::string& seed : {timeline::write_timeline(tl, timeline::Header{}), v2}) {
+    int accepted = 0, refused = 0;
+    for (int round = 0; round < 600; ++round) {
+      const std::string path = dir.file("t.jsonl", fuzz::mutate_text(seed, rng, "0123456789-.,:[]{}\"e\n NaNInfinitynull"));
+      auto r = cli::load_timeline(path);
+      if (!r) {
+        ++refused;
+        EXPECT_TRUE(mentions(r.error(), path)) << r.error();
+        continue;
+      }
+      ++accepted;
+      auto judged = timeline::judge_job({*r});
+      EXPECT_FALSE(timeline::diagnosis_json(judged.headline, judged.diagnosis).empty());
     }
-    ++accepted;
-    EXPECT_FALSE(timeline::diagnosis_json(*r, timeline::classify(*r)).empty());
+    EXPECT_GT(accepted, 0);
+    EXPECT_GT(refused, 0);
   }
-  EXPECT_GT(accepted, 0);
-  EXPECT_GT(refused, 0);
 }
 
 }  // namespace
