@@ -66,6 +66,8 @@ check "estimate --json" 0 "$VRAMDOC" estimate --model gpt2 --json
 cp $out "$tmp/estimate.json"
 check "analyze --json" 1 "$VRAMDOC" analyze "$timelines/leak_tensor.json" --json
 cp $out "$tmp/analyze.json"
+check "analyze --json, two ranks" 1 "$VRAMDOC" analyze "$timelines/h200_two_ranks_leak.jsonl" --json
+cp $out "$tmp/analyze-ranks.json"
 check "info --json" 0 "$VRAMDOC" info --json
 cp $out "$tmp/info.json"
 python3 - "$tmp" <<'PY' || { echo "FAIL: JSON schemas / integer bytes"; fails=$((fails + 1)); }
@@ -78,7 +80,8 @@ def walk(v, path=""):
             walk(x, f"{path}.{k}")
     elif isinstance(v, list):
         for x in v: walk(x, path)
-for name, schema in [("estimate", "vramdoc.estimate/1"), ("analyze", "vramdoc.analyze/1"), ("info", "vramdoc.info/1")]:
+for name, schema in [("estimate", "vramdoc.estimate/1"), ("analyze", "vramdoc.analyze/1"), ("analyze-ranks", "vramdoc.analyze/1"),
+                     ("info", "vramdoc.info/1")]:
     j = json.load(open(f"{sys.argv[1]}/{name}.json"))
     assert list(j)[0] == "schema" and j["schema"] == schema, (name, list(j)[:3])
     walk(j, name)
