@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/redact.hpp"
+
 namespace vramdoc::backends {
 
 namespace {
@@ -46,6 +48,19 @@ bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
 }  // namespace
 
+std::vector<std::string> split_cmdline(const std::string& cmdline) {
+  std::vector<std::string> argv;
+  std::size_t start = 0;
+  while (start < cmdline.size()) {
+    std::size_t end = cmdline.find('\0', start);
+    if (end == std::string::npos) end = cmdline.size();
+    argv.push_back(cmdline.substr(start, end - start));
+    start = end + 1;
+  }
+  while (!argv.empty() && argv.back().empty()) argv.pop_back();
+  return argv;
+}
+
 std::optional<std::string> container_id_from_cgroup(const std::string& cgroup_text) {
   // Runtimes name the cgroup after the container: docker-<64 hex>.scope, /docker/<64 hex>,
   // cri-containerd-<64 hex>.scope, libpod-<64 hex>.scope, kubepods/.../<64 hex>.
@@ -81,13 +96,16 @@ watch::ProcessDetails read_process_details(std::uint32_t pid, const std::string&
     details.container_pid = container_pid_from_status(*status);
   }
   if (auto cmdline = slurp(dir + "/cmdline", 4096); cmdline && !cmdline->empty()) {
-    while (!cmdline->empty() && cmdline->back() == '\0') cmdline->pop_back();
-    for (char& c : *cmdline)
-      if (c == '\0') c = ' ';
-    details.command = *cmdline;
+    // Redacted argument by argument, before the arguments are joined: a secret never leaves here.
+    const auto argv = redact_argv(split_cmdline(*cmdline));
+    std::string joined;
+    for (const auto& arg : argv) joined += (joined.empty() ? "" : " ") + arg;
+    details.command = joined;
+    details.executable = argv.empty() ? std::string() : executable_name(argv.front());
   } else if (auto comm = slurp(dir + "/comm", 256); comm && !comm->empty()) {
     if (comm->back() == '\n') comm->pop_back();
-    details.command = "[" + *comm + "]";  // kernel threads and zombies have no cmdline
+    details.executable = redact_text(*comm);
+    details.command = "[" + *details.executable + "]";  // kernel threads and zombies have no cmdline
   }
   if (auto cgroup = slurp(dir + "/cgroup")) details.container_id = container_id_from_cgroup(*cgroup);
   return details;

@@ -42,7 +42,7 @@ std::string usage() {
 std::string value_label(const CLI::Option& opt) {
   static constexpr std::pair<std::string_view, std::string_view> kLabels[] = {
       {"config", "FILE"},      {"html", "FILE"},       {"out", "FILE"},         {"log", "FILE"},
-      {"svg", "FILE"},         {"keep", "DIR"},        {"report", "DIR"},       {"trace-dir", "DIR"},
+      {"svg", "FILE"},         {"web-config", "FILE"}, {"keep", "DIR"},        {"report", "DIR"},       {"trace-dir", "DIR"},
       {"interval", "DURATION"}, {"duration", "DURATION"}, {"budget", "DURATION"}, {"trial-time", "DURATION"},
       {"gpu-memory", "SIZE"},  {"model", "NAME"},      {"gpu", "NAME"},         {"serve", "ADDRESS"},
       {"color", "WHEN"},       {"cmd", "COMMAND"},     {"step-regex", "REGEX"}, {"only", "LIST"},

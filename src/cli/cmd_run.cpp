@@ -22,6 +22,7 @@
 #include "cli/style.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
+#include "core/redact.hpp"
 #include "core/report/job_report.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/oom_message.hpp"
@@ -189,8 +190,9 @@ Result<Prepared> prepare(RunOptions& o) {
       return make_error("--step-regex '" + o.step_regex + "' is not a valid regular expression: " + e.what());
     }
   }
-  if (o.out.empty()) o.out = default_out_name(o.command[0]);
-  auto opened = TimelineFile::open(o.out);
+  const bool default_out = o.out.empty();
+  if (default_out) o.out = default_out_name(o.command[0]);
+  auto opened = TimelineFile::open(o.out, default_out);  // a default name: new, private (docs/security.md)
   if (!opened) return make_error(opened.error());
   p.out = std::move(*opened);
   if (auto traced = prepare_tracing(o, p); !traced) {
@@ -209,7 +211,7 @@ int pump_job(backends::Job& job, backends::JobRecorder& recorder, const std::opt
   job.pump_output([&](const std::string& line) {
     std::smatch m;
     if (step_re && std::regex_search(line, m, *step_re)) recorder.mark(step_label(m, steps));
-    if (timeline::parse_oom_message(line)) recorder.oom_message(line);
+    if (timeline::parse_oom_message(line)) recorder.oom_message(redact_text(line));
   });
   const int status = job.wait();
   recorder.stop();
@@ -224,8 +226,8 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   if (!probe) std::fprintf(stderr, "vramdoc run: GPU memory sampling unavailable (%s); running the job without it\n", probe.error().c_str());
   backends::JobMemoryProbe* gpu = probe ? probe->get() : nullptr;
   timeline::Header header;
-  header.name = std::filesystem::path(o.command[0]).filename().string();
-  header.command = o.command;
+  header.command = redact_argv(o.command);  // the timeline is shared: no secrets (docs/security.md)
+  header.name = executable_name(header.command[0]);
   header.interval_seconds = p.interval_seconds;
   header.host = backends::host_name();
   if (gpu) {

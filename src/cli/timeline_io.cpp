@@ -4,13 +4,41 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <unistd.h>
 
+#include "backends/private_files.hpp"
 #include "core/input_file.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/reader.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::cli {
+
+namespace {
+
+// The default name: a new private file (docs/security.md); a name the user gave: opened as given.
+Result<std::FILE*> open_timeline_file(std::string& path, bool chosen_by_vramdoc) {
+  if (!chosen_by_vramdoc) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) return make_error("cannot write " + path + ": " + std::strerror(errno));
+    return f;
+  }
+  const std::string stem = path.ends_with(".jsonl") ? path.substr(0, path.size() - 6) : path;
+  for (int n = 1; n <= 100; ++n) {
+    const std::string name = n == 1 ? path : stem + "-" + std::to_string(n) + ".jsonl";
+    auto fd = backends::open_private_file(name, true);
+    if (!fd && errno == EEXIST) continue;
+    if (!fd) return make_error(fd.error());
+    path = name;
+    std::FILE* f = fdopen(*fd, "w");
+    if (!f) close(*fd);
+    if (!f) return make_error("cannot write " + path + ": " + std::strerror(errno));
+    return f;
+  }
+  return make_error("cannot write " + path + ": 100 files of that name exist; give --out");
+}
+
+}  // namespace
 
 Result<timeline::Timeline> load_timeline(const std::string& path) {
   auto text = read_input_file(path, GiB);
@@ -27,10 +55,10 @@ Result<bool> write_text_file(const std::string& path, const std::string& text) {
   return true;
 }
 
-Result<std::unique_ptr<TimelineFile>> TimelineFile::open(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "w");
-  if (!file) return make_error("cannot write " + path + ": " + std::strerror(errno));
-  return std::unique_ptr<TimelineFile>(new TimelineFile(path, file));
+Result<std::unique_ptr<TimelineFile>> TimelineFile::open(std::string& path, bool chosen_by_vramdoc) {
+  auto file = open_timeline_file(path, chosen_by_vramdoc);
+  if (!file) return make_error(file.error());
+  return std::unique_ptr<TimelineFile>(new TimelineFile(path, *file));
 }
 
 TimelineFile::~TimelineFile() { close(); }

@@ -20,7 +20,10 @@ Result<bool> write_text_file(const std::string& path, const std::string& text);
 // is said on stderr at once, loudly; later lines are dropped; failed() tells the end of the run.
 class TimelineFile {
  public:
-  static Result<std::unique_ptr<TimelineFile>> open(const std::string& path);
+  // Opens the timeline. A name vramdoc chose (`chosen_by_vramdoc`: the default
+  // vramdoc-PROGRAM-TIME.jsonl) is a new private file, never an existing file or link: `path` gets
+  // a -2, -3, ... suffix while the name is taken. A name the user gave is opened as given.
+  static Result<std::unique_ptr<TimelineFile>> open(std::string& path, bool chosen_by_vramdoc);
   ~TimelineFile();
   // Appends one line and flushes it (thread-safe: the recorder thread writes samples).
   void write(const std::string& line);

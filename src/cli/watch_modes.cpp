@@ -5,12 +5,12 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <mutex>
 #include <thread>
 
 #include "backends/http_server.hpp"
 #include "cli/command.hpp"
 #include "cli/style.hpp"
+#include "cli/watch_exporter.hpp"
 #include "cli/watch_sampler.hpp"
 #include "cli/watch_terminal.hpp"
 #include "core/watch/prometheus.hpp"
@@ -39,13 +39,6 @@ int run_once(WatchSampler& sampler, bool json) {
   return kOk;
 }
 
-// The page `/` answers with: where the metrics are.
-backends::HttpResponse index_page() {
-  return {200, "text/html; charset=utf-8",
-          "<!doctype html><title>vramdoc watch</title><h1>vramdoc watch</h1>"
-          "<p>GPU and per-process memory metrics: <a href=\"/metrics\">/metrics</a></p>\n"};
-}
-
 // Samples every interval until --duration, Ctrl-C or SIGTERM; logs and/or serves each sample.
 int run_headless(WatchSampler& sampler, const WatchOptions& o) {
   std::FILE* log = nullptr;
@@ -56,37 +49,19 @@ int run_headless(WatchSampler& sampler, const WatchOptions& o) {
     if (!log) return fail("watch", "cannot write the log " + o.log_path + ": " + std::strerror(errno), kFailure);
     if (fresh && o.log_format == WatchOptions::LogFormat::Csv) std::fputs(watch::csv_header().c_str(), log);
   }
-  std::mutex latest_mutex;
+  // The first sample is taken before serving, so that /metrics never answers empty.
   auto latest = std::make_shared<const watch::Snapshot>(sampler.sample());
+  ExporterFeed feed(o.export_options.max_processes);
+  feed.publish(latest);
   std::unique_ptr<backends::HttpServer> server;
   if (!o.serve.empty()) {
-    auto address = backends::parse_listen_address(o.serve);
-    if (!address) return fail("watch", "--serve: " + address.error());
-    auto handler = [&](const backends::HttpRequest& r) -> backends::HttpResponse {
-      if (r.path == "/") return index_page();
-      if (r.path != "/metrics") return {404, "text/plain; charset=utf-8", "Not found: try /metrics\n"};
-      auto format = r.accept.find("application/openmetrics-text") != std::string::npos
-                        ? watch::ExpositionFormat::OpenMetrics
-                        : watch::ExpositionFormat::Prometheus;
-      std::shared_ptr<const watch::Snapshot> snapshot;
-      {
-        std::lock_guard lock(latest_mutex);
-        snapshot = latest;  // render outside the lock: the sampler never waits for a client
-      }
-      return {200, watch::metrics_content_type(format), watch::render_metrics(*snapshot, format)};
-    };
-    auto started = backends::HttpServer::start(*address, handler);
-    if (!started) return fail("watch", started.error(), kFailure);
-    server = std::move(*started);
-    if (!address->loopback) {
-      std::fprintf(stderr,
-                   "vramdoc watch: warning: serving on %s, reachable from other machines: anyone who can reach "
-                   "this port sees the GPUs' processes and command lines\n",
-                   o.serve.c_str());
+    int code = kUsage;
+    auto started = start_exporter(o, feed, code);
+    if (!started) {
+      if (log) std::fclose(log);
+      return fail("watch", started.error(), code);
     }
-    std::string host = address->ipv6 ? "[" + address->host + "]" : address->host;
-    std::fprintf(stderr, "vramdoc watch: serving http://%s:%u/metrics (Ctrl-C stops)\n", host.c_str(),
-                 static_cast<unsigned>(server->port()));
+    server = std::move(*started);
   }
   auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.interval_s));
   auto start = Clock::now();
@@ -97,8 +72,7 @@ int run_headless(WatchSampler& sampler, const WatchOptions& o) {
     std::shared_ptr<const watch::Snapshot> snapshot = latest;
     if (!first) {
       snapshot = std::make_shared<const watch::Snapshot>(sampler.sample());
-      std::lock_guard lock(latest_mutex);
-      latest = snapshot;
+      if (server) feed.publish(snapshot);
     }
     first = false;
     if (log) {

@@ -41,8 +41,8 @@ inline GpuSample busy_sample() {
 
 inline Snapshot two_gpus(bool second_fails = true) {
   std::map<std::uint32_t, ProcessDetails> details;
-  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab"};
-  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt};
+  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab", "python"};
+  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt, "infer"};
   Snapshot snap;
   snap.t_unix_seconds = 1700000000.25;
   snap.gpus.push_back(make_gpu_view(h200_static(0), busy_sample(), std::nullopt, details));
