@@ -1,6 +1,7 @@
 // vramdoc analyze FILE... [--json] [--html FILE] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
 // diagnose recorded timelines; several files (one per node) are one job.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/command.hpp"
@@ -60,6 +61,8 @@ int cmd_analyze(const std::vector<std::string>& args) {
                  "also show the allocation traces in DIR (vramdoc run --trace: traced bytes, call sites) and the "
                  "Python lines (--trace-python); one timeline file only");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  if (std::count(files.begin(), files.end(), "-") + (job.config == "-") > 1)
+    return fail("analyze", "standard input (-) is read once: give - for one file or for --config, not both");
 
   auto input = read_job(job);
   if (!input) return fail("analyze", input.error());

@@ -110,6 +110,9 @@ contains "Infinity explained" $err "inf.json: line 2: Infinity is not a number o
 # "-" reads standard input where a file is read.
 check "analyze -" 0 sh -c "'$VRAMDOC' analyze - --json < '$timeline'"
 contains "stdin analysed" $out '"verdict": "stable"'
+check "analyze - -: standard input once" 2 sh -c "'$VRAMDOC' analyze - - < '$timeline'"
+contains "said, not 'the file is empty'" $err "standard input (-) is read once"
+check "analyze - --config -" 2 sh -c "'$VRAMDOC' analyze - --config - --batch 1 --seq 8 < '$timeline'"
 check "estimate --config -" 0 sh -c "'$VRAMDOC' estimate --config - --json < '$cfg'"
 contains "stdin config" $out '"schema":"vramdoc.estimate/1"'
 finish
