@@ -2,12 +2,14 @@
 // diagnose recorded timelines (several files, one per node, are one job) and a PyTorch memory
 // snapshot (a pickle, told by its first bytes) as one report.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/python_hook.hpp"
 #include "cli/snapshot_io.hpp"
+#include "cli/style.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/report/job_report.hpp"
@@ -95,7 +97,7 @@ int cmd_analyze(const std::vector<std::string>& args) {
   std::string html, trace_dir;
   EstimatorArgs job;
   bool json = false;
-  app.add_option("FILE", files, "the timeline file(s), one per node of a multi-node job, and/or one PyTorch memory snapshot (.pickle)")->required();
+  app.add_option("FILE", files, "the timeline file(s), one per node of a multi-node job (- reads standard input), and/or one PyTorch memory snapshot (.pickle)")->required();
   app.add_flag("--json", json, "print one JSON object (field \"verdict\") instead of text");
   app.add_option("--html", html, "also write a self-contained HTML report to this file");
   add_estimator_options(app, job, EstimatorUse::Job);
@@ -103,6 +105,8 @@ int cmd_analyze(const std::vector<std::string>& args) {
                  "also show the allocation traces in DIR (vramdoc run --trace: traced bytes, call sites) and the "
                  "Python lines (--trace-python); one timeline file only");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  if (std::count(files.begin(), files.end(), "-") + (job.config == "-") > 1)
+    return fail("analyze", "standard input (-) is read once: give - for one file or for --config, not both");
 
   auto input = read_job(job);
   if (!input) return fail("analyze", input.error());
@@ -129,8 +133,9 @@ int cmd_analyze(const std::vector<std::string>& args) {
   if (!html.empty()) {
     if (auto w = write_text_file(html, report::render_html(r)); !w) return fail("analyze", w.error());
   }
-  print(json ? report::render_json(r) : report::render_text(r));
-  return kOk;
+  if (json) print(json_document("vramdoc.analyze/1", report::render_json(r)));
+  else print(highlight(report::render_text(r), style_for(stdout)));
+  return is_problem(r.diagnosis.verdict) ? kFailure : kOk;  // "no": a leak, insufficient or fragmentation
 }
 
 }  // namespace vramdoc::cli

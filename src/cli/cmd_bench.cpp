@@ -3,23 +3,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
+#include "backends/cuda_driver.hpp"
 #include "cli/command.hpp"
 #include "cli/features.hpp"
+#include "cli/timeline_io.hpp"
 #include "core/bench/render.hpp"
 
 namespace vramdoc::cli {
-
-namespace {
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
-
-}  // namespace
 
 int cmd_bench(const std::vector<std::string>& args) {
   CLI::App app("Measure bandwidth and latency at every level of the GPU memory hierarchy: device memory, L2, L1 "
@@ -47,6 +38,8 @@ int cmd_bench(const std::vector<std::string>& args) {
   }
   const auto runner = bench_runner();
   if (!runner) return fail("bench", how_to_enable_cuda());
+  // Without a driver the CUDA runtime only says its "driver version is insufficient": say what is missing.
+  if (auto driver = backends::CudaDriver::open(); !driver) return fail("bench", "cannot use a GPU: " + driver.error());
 
   const auto t0 = std::chrono::steady_clock::now();
   auto progress = [&](const std::string& step) {
@@ -57,20 +50,21 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (!report) return fail("bench", report.error());
 
   const std::string text = bench::render_text(*report);
-  print(json ? bench::render_json(*report) : text);
-  if (!svg_path.empty() && !write_file(svg_path, bench::render_svg(*report))) {
-    return fail("bench", "cannot write the SVG to '" + svg_path + "'", kFailure);
+  const std::string json_text = bench::render_json(*report);  // carries its schema, vramdoc.bench/1
+  print(json ? json_text : text);
+  if (!svg_path.empty()) {
+    if (auto w = write_text_file(svg_path, bench::render_svg(*report)); !w) return fail("bench", w.error());
   }
   if (!report_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(report_dir, ec);
-    const bool ok = write_file(report_dir + "/bench.txt", text) &&
-                    write_file(report_dir + "/bench.json", bench::render_json(*report)) &&
-                    write_file(report_dir + "/bench.svg", bench::render_svg(*report));
-    if (!ok) return fail("bench", "cannot write the report into '" + report_dir + "'", kFailure);
+    for (const auto& [name, content] : {std::pair{"/bench.txt", &text}, std::pair{"/bench.json", &json_text}}) {
+      if (auto w = write_text_file(report_dir + name, *content); !w) return fail("bench", w.error());
+    }
+    if (auto w = write_text_file(report_dir + "/bench.svg", bench::render_svg(*report)); !w) return fail("bench", w.error());
   }
   for (const auto& m : report->measures) {
-    if (!m.error.empty()) return fail("bench", m.level + " " + m.name + " failed: " + m.error, kFailure);
+    if (!m.error.empty()) return fail("bench", m.level + " " + m.name + " failed: " + m.error);
   }
   return kOk;
 }

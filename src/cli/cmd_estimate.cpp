@@ -3,12 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/parallel_args.hpp"
+#include "cli/style.hpp"
 #include "core/estimator/fit.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/estimator/render.hpp"
@@ -75,21 +77,42 @@ Result<est::Options> to_options(const Args& a) {
   return o;
 }
 
-std::string list_models() {
+std::string list_models(bool json) {
   TextTable t({"name", "what"});
-  for (const auto& p : est::presets()) t.add_row({std::string(p.name), std::string(p.description)});
-  return t.render();
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const auto& p : est::presets()) {
+    t.add_row({std::string(p.name), std::string(p.description)});
+    models.push_back({{"name", p.name}, {"description", p.description}});
+  }
+  if (!json) return t.render();
+  return json_document("vramdoc.models/1", nlohmann::ordered_json{{"models", models}}.dump(2) + "\n");
 }
 
-std::string list_gpus() {
-  TextTable t({"card", "usable GiB"});
-  for (const auto& c : est::gpu_cards()) t.add_row({std::string(c.name), format_gib(c.usable_bytes)});
-  return t.render();
+std::string list_gpus(bool json) {
+  TextTable t({"card", "nvidia-smi name", "total", "note"}, {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Left});
+  nlohmann::ordered_json cards = nlohmann::ordered_json::array();
+  for (const auto& c : est::gpu_cards()) {
+    const bool amd = c.vendor == est::Vendor::Amd;
+    const std::string note = std::string(amd ? "AMD: estimate only" : "") + (c.derived ? "derived (docs/cli.md)" : "");
+    t.add_row({std::string(c.name), std::string(c.smi_name), format_bytes(c.usable_bytes), note});
+    cards.push_back({{"name", c.name}, {"smi_name", c.smi_name}, {"vendor", amd ? "amd" : "nvidia"},
+                     {"total_bytes", c.usable_bytes}, {"derived", c.derived}});
+  }
+  if (!json) return t.render();
+  return json_document("vramdoc.gpus/1", nlohmann::ordered_json{{"gpus", cards}}.dump(2) + "\n");
+}
+
+// An AMD card: the estimate holds (PyTorch's caching allocator is the same on ROCm), the rest of vramdoc does not run there.
+void note_vendor(const est::GpuCard& card) {
+  if (card.vendor != est::Vendor::Amd) return;
+  std::fprintf(stderr, "vramdoc estimate: note: %.*s is an AMD GPU: this estimate holds for PyTorch on ROCm, but "
+               "vramdoc's CUDA tools (info, bench, watch, run, probe) do not run there\n",
+               static_cast<int>(card.name.size()), card.name.data());
 }
 
 // The no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card.
 int run_default() {
-  auto model = est::preset_config("llama-2-7b");
+  auto model = est::preset_config(kDefaultModel);
   std::vector<est::Scenario> scenarios;
   est::Options full;
   full.precision = est::Precision::AmpBf16;
@@ -104,10 +127,10 @@ int run_default() {
   scenarios.push_back({"inference (bf16)", infer});
   std::vector<est::GpuCard> cards = {*est::find_gpu("RTX 3060 12GB"), *est::find_gpu("RTX 4090"),
                                      *est::find_gpu("A100 80GB")};
-  print("vramdoc estimate: will a 7B model fit? (" + model->name + ", batch 1; try --help for your own model)\n\n" +
-        est::render_comparison(*model, scenarios, cards) +
-        "\n'fits' keeps a safety margin of " + std::to_string(est::kFitMarginPercent) +
-        " %. Details: vramdoc estimate --model llama-2-7b --mode lora --gpu 'RTX 4090'\n");
+  print(highlight("vramdoc estimate: will a 7B model fit? (" + model->name + ", batch 1; try --help for your own model)\n\n" +
+                  est::render_comparison(*model, scenarios, cards) + "\n'fits' keeps a safety margin of " +
+                  std::to_string(est::kFitMarginPercent) + " %. Details: vramdoc estimate --model " + kDefaultModel +
+                  " --mode lora --gpu 'RTX 4090'\n", style_for(stdout)));
   return kOk;
 }
 
@@ -122,23 +145,18 @@ void fit_local_gpu(est::FitReport& fit) {
   fit.usable_bytes = memory->total_bytes;
 }
 
-}  // namespace
-
-int cmd_estimate(const std::vector<std::string>& args) {
-  if (args.empty()) return run_default();
-  Args a;
-  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
+void add_options(CLI::App& app, Args& a) {
   add_estimator_options(app, a, EstimatorUse::Estimate);
-  app.add_flag("--list-models", a.list_models, "list the built-in models");
-  app.add_flag("--list-gpus", a.list_gpus, "list the GPU cards --gpu knows");
+  app.add_flag("--list-models", a.list_models, "list the built-in models (with --json: as JSON)");
+  app.add_flag("--list-gpus", a.list_gpus, "list the GPU cards --gpu knows (with --json: as JSON)");
   app.add_option("--lora-rank", a.lora_rank, "LoRA rank r")->capture_default_str();
   app.add_option("--lora-alpha", a.lora_alpha, "LoRA alpha (scales the update; no memory effect)");
   app.add_option("--lora-targets", a.lora_targets, "comma-separated module names (default: PEFT's for the model)");
   app.add_option("--kv-dtype", a.kv_dtype, "KV cache dtype for inference: fp32 | bf16 | fp16 | fp8 | int8");
   app.add_option("--logits", a.logits, "all (transformers' default) | last")->capture_default_str();
   add_parallel_options(app, a.parallel);
-  app.add_option("--gpu", a.gpu, "a card to fit on, e.g. 'RTX 4090', H100 (see --list-gpus); default: the local GPU 0 when present");
-  app.add_option("--gpu-memory", a.gpu_memory, "memory to fit in, e.g. 24GiB");
+  app.add_option("--gpu", a.gpu, "a card to fit on, e.g. 'RTX 4090', H100, or the name nvidia-smi prints (see --list-gpus); default: the local GPU 0 when present");
+  app.add_option("--gpu-memory", a.gpu_memory, "memory to fit in, with its unit: 24GiB, 80GB");
   app.add_flag("--max-batch", a.max_batch, "find the largest batch that fits (needs --gpu or --gpu-memory)");
   app.add_flag("--max-seq", a.max_seq, "find the largest sequence length that fits");
   app.add_option("--quant", a.quant, "inference with weights quantised on load: none | int8 | int4 (bitsandbytes) | fp8")
@@ -146,10 +164,57 @@ int cmd_estimate(const std::vector<std::string>& args) {
   app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
   app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
+}
+
+// The card to fit on: --gpu-memory, else --gpu, else the local GPU 0 (none: fit.usable_bytes stays empty).
+Result<bool> choose_target(const Args& a, est::FitReport& fit) {
+  if (!a.gpu.empty()) {
+    auto card = est::find_gpu(a.gpu);
+    if (!card) return make_error("unknown --gpu '" + a.gpu + "' (see --list-gpus, or give --gpu-memory)");
+    fit.target_name = std::string(card->name), fit.usable_bytes = card->usable_bytes;
+    note_vendor(*card);
+  }
+  if (!a.gpu_memory.empty()) {
+    auto bytes = parse_memory_size(a.gpu_memory);
+    if (!bytes) return make_error("--gpu-memory: " + bytes.error());
+    fit.target_name = format_bytes(*bytes), fit.usable_bytes = *bytes;
+  }
+  if (!fit.usable_bytes) fit_local_gpu(fit);
+  if ((a.max_batch || a.max_seq) && !fit.usable_bytes)
+    return make_error("--max-batch / --max-seq need --gpu or --gpu-memory (no local GPU was found)");
+  return true;
+}
+
+// --max-batch and --max-seq on the chosen target.
+Result<bool> search_limits(const Args& a, const est::ModelConfig& model, const est::Options& options, est::FitReport& fit) {
+  if (a.max_batch) {
+    auto r = est::max_batch(model, options, *fit.usable_bytes);
+    if (!r) return make_error(r.error());
+    fit.max_batch = *r;
+  }
+  if (a.max_seq) {
+    auto r = est::max_seq(model, options, *fit.usable_bytes);
+    if (!r) return make_error(r.error());
+    fit.max_seq = *r;
+  }
+  return true;
+}
+
+}  // namespace
+
+int cmd_estimate(const std::vector<std::string>& args) {
+  if (args.empty()) return run_default();
+  Args a;
+  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
+  add_options(app, a);
   if (int rc = parse_args(app, args); rc >= 0) return rc;
-  if (a.list_models) return print(list_models()), kOk;
-  if (a.list_gpus) return print(list_gpus()), kOk;
-  if (a.config.empty() == a.model.empty()) return fail("estimate", "give exactly one of --config FILE and --model NAME");
+  if (a.list_models) return print(list_models(a.json)), kOk;
+  if (a.list_gpus) return print(list_gpus(a.json)), kOk;
+  if (!a.config.empty() && !a.model.empty()) return fail("estimate", "give one of --config FILE and --model NAME, not both");
+  if (a.config.empty() && a.model.empty()) {
+    a.model = kDefaultModel;
+    std::fprintf(stderr, "vramdoc estimate: no --config or --model: estimating the built-in %s (see --list-models)\n", kDefaultModel);
+  }
   auto model = load_model(a.config, a.model);
   if (!model) return fail("estimate", model.error());
   auto options = to_options(a);
@@ -158,34 +223,14 @@ int cmd_estimate(const std::vector<std::string>& args) {
   if (!e) return fail("estimate", e.error() + (a.config.empty() ? "" : " (" + a.config + ")"));
   est::FitReport fit;
   fit.fits_on = est::cards_that_fit(*e);
-  if (!a.gpu.empty()) {
-    auto card = est::find_gpu(a.gpu);
-    if (!card) return fail("estimate", "unknown --gpu '" + a.gpu + "' (see --list-gpus, or give --gpu-memory)");
-    fit.target_name = std::string(card->name), fit.usable_bytes = card->usable_bytes;
-  }
-  if (!a.gpu_memory.empty()) {
-    auto bytes = parse_size(a.gpu_memory);
-    if (!bytes) return fail("estimate", "--gpu-memory: " + bytes.error());
-    fit.target_name = format_gib(*bytes) + " GiB", fit.usable_bytes = *bytes;
-  }
-  if (!fit.usable_bytes) fit_local_gpu(fit);
-  if ((a.max_batch || a.max_seq) && !fit.usable_bytes)
-    return fail("estimate", "--max-batch / --max-seq need --gpu or --gpu-memory (no local GPU was found)");
-  if (a.max_batch) {
-    auto r = est::max_batch(*model, *options, *fit.usable_bytes);
-    if (!r) return fail("estimate", r.error());
-    fit.max_batch = *r;
-  }
-  if (a.max_seq) {
-    auto r = est::max_seq(*model, *options, *fit.usable_bytes);
-    if (!r) return fail("estimate", r.error());
-    fit.max_seq = *r;
-  }
+  if (auto t = choose_target(a, fit); !t) return fail("estimate", t.error());
+  if (auto s = search_limits(a, *model, *options, fit); !s) return fail("estimate", s.error());
   if (!a.json) {
     for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", w.c_str());
   }
-  print(a.json ? est::render_json(*model, *options, *e, fit) : est::render_text(*model, *options, *e, fit));
-  return kOk;
+  if (a.json) print(json_document("vramdoc.estimate/1", est::render_json(*model, *options, *e, fit)));
+  else print(highlight(est::render_text(*model, *options, *e, fit), style_for(stdout)));
+  return fit.usable_bytes && !est::fits(*e, *fit.usable_bytes) ? kFailure : kOk;  // "no": does not fit
 }
 
 }  // namespace vramdoc::cli

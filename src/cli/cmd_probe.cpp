@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/probe_trial.hpp"
+#include "cli/timeline_io.hpp"
 #include "core/probe/report.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -48,7 +48,7 @@ std::string self_exe() {
 
 // The card's capacity: --gpu-memory, else the device's total memory from the driver.
 std::optional<std::uint64_t> capacity(const ProbeOptions& o, std::string& why) {
-  if (!o.gpu_memory.empty()) return *parse_size(o.gpu_memory);
+  if (!o.gpu_memory.empty()) return *parse_memory_size(o.gpu_memory);
   auto nvml = backends::Nvml::open();
   if (!nvml) {
     why = nvml.error();
@@ -126,7 +126,7 @@ Result<ProbePlan> check_options(const ProbeOptions& o) {
   if (!trial_seconds) return make_error("--trial-time: " + trial_seconds.error());
   if (!budget_seconds) return make_error("--budget: " + budget_seconds.error());
   if (!interval || *interval <= 0) return make_error("--interval: must be a positive duration");
-  if (!o.gpu_memory.empty() && !parse_size(o.gpu_memory)) return make_error("--gpu-memory: " + parse_size(o.gpu_memory).error());
+  if (!o.gpu_memory.empty() && !parse_memory_size(o.gpu_memory)) return make_error("--gpu-memory: " + parse_memory_size(o.gpu_memory).error());
   return ProbePlan{parameter, std::move(*estimate), *trial_seconds, *budget_seconds};
 }
 
@@ -180,7 +180,7 @@ int cmd_probe(const std::vector<std::string>& args) {
   if (!card) std::fprintf(stderr, "vramdoc probe: card memory unknown (%s); recommendations step down by the margin\n", why.c_str());
   bool temporary = false;
   auto folder = trial_folder(o, temporary);
-  if (!folder) return fail("probe", folder.error(), temporary ? kFailure : kUsage);
+  if (!folder) return fail("probe", folder.error());
   const TrialSettings settings{self_exe(), *folder, o.interval, o.step_regex, o.steps, plan->trial_seconds};
   probe::Search search({o.start, o.max, card, o.margin_percent / 100.0, plan->estimate});
   const bool stopped_early = search_trials(search, settings, o, *plan);
@@ -188,11 +188,9 @@ int cmd_probe(const std::vector<std::string>& args) {
 
   auto report = probe::conclude(search, plan->parameter, card, o.margin_percent / 100.0, stopped_early);
   if (!o.html.empty()) {
-    std::ofstream out(o.html);
-    out << html_page(report);
-    if (!out) return fail("probe", "cannot write " + o.html, kFailure);
+    if (auto w = write_text_file(o.html, html_page(report)); !w) return fail("probe", w.error());
   }
-  print(o.json ? probe::to_json(report).dump(2) + "\n" : probe::render_text(report));
+  print(o.json ? json_document("vramdoc.probe/1", probe::to_json(report).dump(2) + "\n") : probe::render_text(report));
   return report.reason == probe::StopReason::Bracketed || report.reason == probe::StopReason::ReachedMax ? kOk : kFailure;
 }
 

@@ -19,6 +19,7 @@
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/python_hook.hpp"
+#include "cli/style.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/redact.hpp"
@@ -64,7 +65,7 @@ struct Prepared {
   std::optional<JobInput> input;   // --config / --model: quantifies the remedies
   double interval_seconds = 0;
   std::optional<std::regex> step_re;
-  std::unique_ptr<FILE, int (*)(FILE*)> out{nullptr, std::fclose};  // the timeline file
+  std::unique_ptr<TimelineFile> out;  // the timeline file (a failed write is said at once)
   std::string trace_dir;           // --trace-dir, else the timeline's name + .trace
   std::optional<TraceSetup> trace;  // --trace
   std::vector<std::pair<std::string, std::string>> env;  // for the job: tracing, the Python hook
@@ -76,6 +77,7 @@ struct Recorded {
   timeline::Timeline timeline;
   int status = 0;                    // the job's, as a shell reports it
   bool sampled = false;              // GPU memory sampling was available
+  std::string unsampled_why;         // why not, when it was not
   std::uint64_t start_unix_ns = 0;   // the wall clock at the timeline's t = 0
 };
 
@@ -126,7 +128,7 @@ int parse_run(const std::vector<std::string>& args, RunOptions& o) {
   if (dash != args.end()) o.command.assign(dash + 1, args.end());
   CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree, per process and GPU), and\n"
                "diagnose it: leak, insufficient, fragmentation, plateau or stable, per process and for the job.\n"
-               "Usage: vramdoc run [OPTIONS] -- COMMAND ARGS...\n"
+               "The exit status is the job's.\n"
                "The job may write \"step N\" lines to the file named by $VRAMDOC_MARK_FILE to mark steps.", "run"};
   add_run_options(app, o);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
@@ -156,12 +158,14 @@ Result<bool> prepare_tracing(const RunOptions& o, Prepared& p) {
   return true;
 }
 
-// The timeline file read back, as `analyze` reads it: one story for run and analyze. When it
-// cannot be read (not a regular file), what run knows without it, and a line saying why.
-timeline::Timeline read_back(const std::string& path, int status, timeline::Outcome outcome) {
-  auto back = load_timeline(path);
-  if (back) return *back;
-  std::fprintf(stderr, "vramdoc run: cannot read the timeline back for a diagnosis: %s\n", back.error().c_str());
+// The timeline file read back, as `analyze` reads it: one story for run and analyze. When it was
+// not written (said already) or cannot be read (not a regular file, said here), what run knows without it.
+timeline::Timeline read_back(const std::string& path, bool written, int status, timeline::Outcome outcome) {
+  if (written) {
+    auto back = load_timeline(path);
+    if (back) return *back;
+    std::fprintf(stderr, "vramdoc run: cannot read the timeline back for a diagnosis: %s\n", back.error().c_str());
+  }
   timeline::Timeline tl;
   tl.name = path;
   tl.exit_status = status;
@@ -188,12 +192,11 @@ Result<Prepared> prepare(RunOptions& o) {
   }
   const bool default_out = o.out.empty();
   if (default_out) o.out = default_out_name(o.command[0]);
-  auto opened = open_timeline_file(o.out, default_out);  // a default name: new, private (docs/security.md)
+  auto opened = TimelineFile::open(o.out, default_out);  // a default name: new, private (docs/security.md)
   if (!opened) return make_error(opened.error());
-  p.out.reset(*opened);
+  p.out = std::move(*opened);
   if (auto traced = prepare_tracing(o, p); !traced) {
-    p.out.reset();
-    std::remove(o.out.c_str());
+    p.out->discard();
     return make_error(traced.error());
   }
   return p;
@@ -234,7 +237,7 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   }
   for (const auto& name : timeline::allocator_settings())  // what the job inherits that changes what the driver sees
     if (const char* value = std::getenv(name.c_str())) header.environment[name] = value;
-  auto sink = [out = p.out.get()](const std::string& line) { std::fputs(line.c_str(), out), std::fflush(out); };
+  auto sink = [out = p.out.get()](const std::string& line) { out->write(line); };
   r.start_unix_ns = unix_now_ns();  // aligns the traced bytes (docs/trace.md) and several files exactly
   header.start_unix_seconds = static_cast<double>(r.start_unix_ns) / 1e9;
   sink(timeline::header_line(header));
@@ -251,8 +254,7 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   if (!job) {
     if (!mark_file.empty()) std::remove(mark_file.c_str());
     if (!p.hook_folder.empty()) std::filesystem::remove_all(p.hook_folder, ignored);
-    p.out.reset();
-    std::remove(o.out.c_str());
+    p.out->discard();
     return fail("run", "cannot run '" + o.command[0] + "': " + std::strerror(error_number), error_number == ENOENT ? 127 : 126);
   }
   r.status = pump_job(*job, recorder, p.step_re);
@@ -264,9 +266,10 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
                        : r.status == 0         ? timeline::Outcome::Ok
                                                : timeline::Outcome::Failed;
   sink(timeline::end_line(recorder.now(), outcome, r.status, gpu ? gpu->capacity_bytes(recorder.gpus()) : std::nullopt));
-  p.out.reset();
-  r.timeline = read_back(o.out, r.status, outcome);
+  p.out->close();
+  r.timeline = read_back(o.out, !p.out->failed(), r.status, outcome);
   r.sampled = gpu != nullptr;
+  if (!probe) r.unsampled_why = probe.error();
   return -1;
 }
 
@@ -275,7 +278,7 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
 int report(const RunOptions& o, const Prepared& p, Recorded& rec) {
   report::JobReport r;
   r.timeline = std::move(rec.timeline);
-  r.run = report::JobRun{rec.status, o.out, rec.sampled};
+  r.run = report::JobRun{rec.status, p.out->failed() ? "" : o.out, rec.sampled};
   if (p.trace) {
     auto traces = load_traces(p.trace->directory);
     trace::TraceSet set = traces ? std::move(*traces) : trace::TraceSet{{}, {traces.error()}};
@@ -293,13 +296,17 @@ int report(const RunOptions& o, const Prepared& p, Recorded& rec) {
   r.timeline = std::move(judged.headline);
   r.diagnosis = std::move(judged.diagnosis);
   r.processes = std::move(judged.processes);
+  if (!rec.sampled) explain_unsampled(r.diagnosis, rec.unsampled_why);
   if (auto q = quantify_job(p.input, r.timeline, r.diagnosis); !q) fail("run", q.error(), 0);
-  if (o.json) print(report::render_json(r));
-  else if (!o.no_report) std::fputs(report::render_text(r).c_str(), stderr);
+  if (o.json) print(json_document("vramdoc.run/1", report::render_json(r)));
+  else if (!o.no_report) std::fputs(highlight(report::render_text(r), style_for(stderr)).c_str(), stderr);
+  bool html_lost = false;
   if (!o.html.empty()) {
-    if (auto w = write_text_file(o.html, report::render_html(r)); !w) fail("run", w.error(), 0);
+    if (auto w = write_text_file(o.html, report::render_html(r)); !w) html_lost = true, fail("run", w.error(), 0);
   }
-  return rec.status;
+  // Said when it happened; said again last, where it is seen. A job that succeeded ends with 2.
+  if (p.out->failed()) fail("run", "WARNING: " + p.out->error() + ": this run has no timeline", 0);
+  return rec.status == 0 && (p.out->failed() || html_lost) ? kUsage : rec.status;
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ int cmd_trace(const std::vector<std::string>& args) {
   if (!html.empty()) {
     if (auto w = write_text_file(html, report::render_trace_page(*traces, dir)); !w) return fail("trace", w.error());
   }
-  const auto out = json ? report::call_sites_json(*traces).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+  const auto out = json ? json_document("vramdoc.trace/1", report::call_sites_json(*traces).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")
                         : trace::render_trace_text(traces->processes);
   print(out);
   return traces->problems.empty() ? kOk : kUsage;  // a file that could not be read is bad input

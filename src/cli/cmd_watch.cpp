@@ -15,15 +15,19 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The longest --interval: a day. A monitor that samples less often than that is a typo.
+constexpr double kMaxIntervalSeconds = 24 * 3600;
+
 // Checks the combination of options and fills the parsed durations; an error is a usage error.
 std::optional<std::string> validate(WatchOptions& o, const std::string& interval, const std::string& duration) {
   auto seconds = parse_duration(interval);
-  if (!seconds) return seconds.error();
+  if (!seconds) return "--interval: " + seconds.error();
   if (*seconds < 0.01) return "--interval " + interval + " is too short: 10ms is the minimum";
+  if (*seconds > kMaxIntervalSeconds) return "--interval " + interval + " is too long: 24h is the maximum";
   o.interval_s = *seconds;
   if (!duration.empty()) {
     auto d = parse_duration(duration);
-    if (!d) return d.error();
+    if (!d) return "--duration: " + d.error();
     if (*d <= 0) return "--duration must be positive";
     o.duration_s = *d;
   }
@@ -49,12 +53,12 @@ int cmd_watch(const std::vector<std::string>& args) {
   WatchOptions o;
   std::string interval = "1s";
   std::string duration;
-  int device = -1;
+  std::optional<unsigned> device;
   app.add_flag("--once", o.once, "print one sample and exit");
   app.add_flag("--json", o.json, "with --once: JSON instead of a table");
   app.add_option("--log", o.log_path, "record every GPU and process to FILE.csv or FILE.jsonl (headless)");
-  app.add_option("--interval", interval, "time between samples, e.g. 100ms, 1s (default 1s)");
-  app.add_option("--duration", duration, "stop after this long, e.g. 10m (default: until Ctrl-C)");
+  app.add_option("--interval", interval, "time between samples, 10ms to 24h, e.g. 100ms, 1s (default 1s)");
+  app.add_option("--duration", duration, "stop after this long, at most 100 days, e.g. 10m (default: until Ctrl-C)");
   app.add_option("--serve", o.serve,
                  "serve Prometheus metrics on ADDRESS (e.g. 127.0.0.1:9400; a non-loopback address such as "
                  "0.0.0.0:9400 must be given explicitly and is warned about)")
@@ -70,11 +74,11 @@ int cmd_watch(const std::vector<std::string>& args) {
   app.add_option("--web-config", o.web_config,
                  "with --serve: TLS and basic auth from FILE (the Prometheus exporter-toolkit format, "
                  "docs/security.md)");
-  app.add_option("--device", device, "watch only GPU N (NVML index)")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", device, "watch only GPU N (NVML index)");
   if (int code = parse_args(app, args); code >= 0) return code;
   if (app.count("--serve") && o.serve.empty()) o.serve = "127.0.0.1:9400";
   if (auto problem = validate(o, interval, duration)) return fail("watch", *problem);
-  if (device >= 0) o.device = static_cast<unsigned>(device);
+  o.device = device;
   if (!o.once && o.log_path.empty() && o.serve.empty() && !isatty(STDOUT_FILENO)) o.once = true;
   return run_watch(o);
 }

@@ -11,11 +11,12 @@ class App;
 
 namespace vramdoc::cli {
 
-// Exit codes, the same for every command.
+// Exit codes, the same for every command (docs/cli.md; `vramdoc --help` shows the table).
+// `run` is the exception: it passes the job's own status through (see docs/cli.md).
 enum Exit : int {
-  kOk = 0,
-  kFailure = 1,   // the command ran and the answer is "no" / a runtime error (message printed)
-  kUsage = 2,     // bad arguments, bad input file, or a feature this build or machine lacks
+  kOk = 0,       // success: the command did what was asked and the answer is "yes" / nothing wrong
+  kFailure = 1,  // the answer is "no": does not fit, a leak (or another problem) found, probe found nothing
+  kUsage = 2,    // an error: bad usage or input, a missing driver or feature, a failed write; no answer
 };
 
 struct Command {
@@ -30,14 +31,20 @@ std::span<const Command> commands();
 // Entry point: dispatches argv to a command; returns the process exit code.
 int run_cli(int argc, char** argv);
 
-// Parses `args` into `app`. Returns -1 when the command should go on, otherwise the exit code
-// (0 after --help, kUsage after a parse error, with the message already printed).
+// Parses `args` into `app` (adding the shared --color option and vramdoc's help format).
+// Returns -1 when the command should go on, otherwise the exit code (0 after --help, kUsage
+// after a parse error, with the message already printed: a misspelt option gets "did you mean").
 int parse_args(CLI::App& app, const std::vector<std::string>& args);
 
 // Prints "vramdoc CMD: MESSAGE" to stderr and returns `code`.
 int fail(std::string_view command, std::string_view message, int code = kUsage);
 
-// Writes text to stdout exactly as given (renderers return strings; only the CLI writes).
+// Writes text to stdout exactly as given (renderers return strings; only the CLI writes). A
+// failed write is remembered: run_cli checks standard output at exit and reports it (kUsage).
 void print(std::string_view text);
+
+// `json` (an object, as a renderer returns it) with "schema": "vramdoc.NAME/VERSION" as its
+// first member. Every JSON document vramdoc prints carries one (the list: docs/cli.md).
+std::string json_document(std::string_view schema, const std::string& json);
 
 }  // namespace vramdoc::cli

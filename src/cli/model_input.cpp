@@ -5,11 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "cli/hf_cache.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/estimator/safetensors.hpp"
+#include "core/input_file.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/units.hpp"
 
@@ -22,16 +22,6 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kMaxConfigBytes = 16 * MiB;
 
-Result<std::string> read_file(const fs::path& path, std::uint64_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read " + path.string());
-  std::string text(limit + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > limit) return make_error(path.string() + " is larger than " + format_bytes(limit));
-  return text;
-}
-
 // Every tensor of every *.safetensors header in `dir` (headers only, never the weights).
 Result<std::vector<est::TensorInfo>> checkpoint_tensors(const fs::path& dir) {
   std::vector<est::TensorInfo> all;
@@ -39,16 +29,13 @@ Result<std::vector<est::TensorInfo>> checkpoint_tensors(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".safetensors") continue;
     const std::string source = entry.path().string();
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::string head(8, '\0');
-    in.read(head.data(), 8);
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    auto length = est::safetensors_header_length(head, source);
+    auto head = read_file_head(source, 8);
+    if (!head) return make_error(head.error());
+    auto length = est::safetensors_header_length(*head, source);
     if (!length) return make_error(length.error());
-    std::string rest(*length, '\0');
-    in.read(rest.data(), static_cast<std::streamsize>(*length));
-    rest.resize(static_cast<std::size_t>(in.gcount()));
-    auto tensors = est::parse_safetensors_header(head + rest, source);
+    auto header = read_file_head(source, 8 + *length);
+    if (!header) return make_error(header.error());
+    auto tensors = est::parse_safetensors_header(*header, source);
     if (!tensors) return make_error(tensors.error());
     all.insert(all.end(), tensors->begin(), tensors->end());
   }
@@ -89,12 +76,12 @@ Result<est::ModelConfig> load_model(const std::string& config, const std::string
     return load_model(*dir, "");
   }
   if (!model_name.empty()) return est::preset_config(model_name);
-  fs::path path = config;
-  const bool dir = fs::is_directory(path);
-  const fs::path file = dir ? path / "config.json" : path;
-  auto text = read_file(file, kMaxConfigBytes);
+  fs::path path = config;  // a symlink loop or a missing file: read_input_file below names it
+  const bool dir = config != "-" && fs::is_directory(path, ec);
+  const std::string file = dir ? (path / "config.json").string() : config;
+  auto text = read_input_file(file, kMaxConfigBytes);
   if (!text) return make_error("model config: " + text.error());
-  auto model = est::parse_config_json(*text, file.string());
+  auto model = est::parse_config_json(*text, input_name(file));
   if (!model || !dir) return model;
   auto tensors = checkpoint_tensors(path);
   if (!tensors) return make_error(tensors.error());
@@ -119,9 +106,10 @@ void add_estimator_options(CLI::App& app, EstimatorArgs& a, EstimatorUse use) {
     if (a.seq.empty()) a.seq = "1024";
   }
   app.add_option("--config", a.config, job ? "the job's model: Hugging Face config.json or model directory (quantifies the remedies)"
-                                           : "Hugging Face config.json, or a model directory (config.json + *.safetensors headers)");
+                                           : "Hugging Face config.json (- reads standard input), or a model directory (config.json + *.safetensors headers)");
   app.add_option("--model", a.model, job ? "the job's model as a built-in preset (see vramdoc estimate --list-models)"
-                                         : "a built-in model (see --list-models), or a model id org/name from the local Hugging Face cache");
+                                         : std::string("a built-in model (see --list-models), or a model id org/name from the local Hugging Face cache; "
+                                                       "without --config or --model: ") + kDefaultModel);
   auto* batch = app.add_option("--batch", a.batch, job ? "with --config/--model: the job's micro-batch per GPU" : "micro-batch per GPU");
   auto* seq = app.add_option("--seq", a.seq, job ? "with --config/--model: the job's sequence length in tokens" : "sequence length in tokens");
   if (!job) batch->capture_default_str(), seq->capture_default_str();

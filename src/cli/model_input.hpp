@@ -25,6 +25,9 @@ Result<std::uint64_t> positive_integer(const std::string& text, const std::strin
 // The model and the estimator's settings, with one set of names and defaults for every command
 // that sizes a model: estimate (the model to size), run and analyze (the job's model, which
 // quantifies the remedies), probe (the job's model, whose estimate guides the first trials).
+// The model estimate sizes when given neither --config nor --model (and the no-argument demo's).
+constexpr const char* kDefaultModel = "llama-2-7b";
+
 struct EstimatorArgs {
   std::string config, model;  // a config.json / model directory, or a preset
   std::string batch, seq;     // empty: not given (estimate's defaults: see add_estimator_options)

@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "backends/private_files.hpp"
+#include "core/input_file.hpp"
 #include "core/snapshot/model.hpp"
 #include "vramdoc/python_hook_text.hpp"
 
@@ -64,15 +64,12 @@ Result<trace::PythonStackSet> load_python_stacks(const std::string& dir) {
   std::sort(files.begin(), files.end());
   trace::PythonStackSet out;
   for (const auto& f : files) {
-    const auto size = fs::file_size(f, ec);
-    if (ec || size > trace::kMaxPythonStacksFileBytes) {
-      out.problems.push_back(f.string() + ": " + (ec ? ec.message() : "larger than 64 MiB"));
+    auto text = read_input_file(f.string(), trace::kMaxPythonStacksFileBytes);
+    if (!text) {
+      out.problems.push_back(text.error());
       continue;
     }
-    std::ifstream in(f, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto parsed = trace::parse_python_stacks(text.str());
+    auto parsed = trace::parse_python_stacks(*text);
     if (!parsed) {
       out.problems.push_back(f.string() + ": " + parsed.error());
       continue;

@@ -1,15 +1,14 @@
 #include "cli/snapshot_io.hpp"
 
-#include <fstream>
-
+#include "core/input_file.hpp"
 #include "core/snapshot/model.hpp"
 
 namespace vramdoc::cli {
 
 bool is_pickle_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[2] = {0, 0};
-  return in.read(head, 2) && snapshot::looks_like_pickle(std::string_view(head, 2));
+  // Through the bounded reader: a FIFO or a device is not opened (the timeline reader then names it).
+  const auto head = read_file_head(path, 2);
+  return head && head->size() == 2 && snapshot::looks_like_pickle(*head);
 }
 
 Result<snapshot::SnapshotReport> load_snapshot_report(const std::string& path) {

@@ -7,7 +7,8 @@
 
 namespace vramdoc::cli {
 
-// Whether `path` starts like a pickle (PROTO 2-5): analyze then reads it as a snapshot.
+// Whether `path` is a regular file that starts like a pickle (PROTO 2-5): analyze then reads it
+// as a snapshot. False for "-" and for what is not a regular file.
 bool is_pickle_file(const std::string& path);
 // Reads and analyses the snapshot at `path`; the error names the file and the byte at fault.
 Result<snapshot::SnapshotReport> load_snapshot_report(const std::string& path);

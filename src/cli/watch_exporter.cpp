@@ -2,16 +2,13 @@
 
 #include <sys/stat.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "backends/basic_auth.hpp"
 #include "cli/command.hpp"
 #include "cli/features.hpp"
+#include "core/input_file.hpp"
 #include "core/watch/prometheus.hpp"
 
 namespace vramdoc::cli {
@@ -88,16 +85,11 @@ std::pair<std::shared_ptr<const watch::Snapshot>, std::uint64_t> ExporterFeed::l
 }
 
 Result<watch::WebConfig> load_web_config(const std::string& path) {
+  auto text = read_input_file(path, watch::kMaxWebConfigBytes);  // the one bounded reader (docs/cli.md)
+  if (!text) return make_error("--web-config: " + text.error());
   std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return make_error("--web-config " + path + ": " + ec.message());
-  if (size > watch::kMaxWebConfigBytes) return make_error("--web-config " + path + ": larger than 64 KiB");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return make_error("--web-config " + path + ": " + std::strerror(errno));
   const std::string base = std::filesystem::absolute(path, ec).parent_path().string();
-  auto config = watch::parse_web_config(text.str(), base);
+  auto config = watch::parse_web_config(*text, base);
   if (!config) return make_error("--web-config " + path + ": " + config.error());
   return config;
 }

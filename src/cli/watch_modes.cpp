@@ -4,11 +4,12 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
+#include <filesystem>
 #include <thread>
 
 #include "backends/http_server.hpp"
 #include "cli/command.hpp"
+#include "cli/style.hpp"
 #include "cli/watch_exporter.hpp"
 #include "cli/watch_sampler.hpp"
 #include "cli/watch_terminal.hpp"
@@ -33,8 +34,8 @@ std::string clock_text() {
 
 int run_once(WatchSampler& sampler, bool json) {
   auto snapshot = sampler.sample();
-  if (json) print(to_json(snapshot).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
-  else print(render_text(snapshot));
+  if (json) print(json_document("vramdoc.watch/1", to_json(snapshot).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"));
+  else print(render_text(snapshot, style_for(stdout)));
   return kOk;
 }
 
@@ -42,7 +43,8 @@ int run_once(WatchSampler& sampler, bool json) {
 int run_headless(WatchSampler& sampler, const WatchOptions& o) {
   std::FILE* log = nullptr;
   if (!o.log_path.empty()) {
-    bool fresh = !std::ifstream(o.log_path).good() || std::ifstream(o.log_path).peek() == EOF;
+    std::error_code ec;  // a new or empty log gets the CSV header (no open: the log may be a FIFO)
+    const bool fresh = !std::filesystem::is_regular_file(o.log_path, ec) || std::filesystem::file_size(o.log_path, ec) == 0;
     log = std::fopen(o.log_path.c_str(), "a");
     if (!log) return fail("watch", "cannot write the log " + o.log_path + ": " + std::strerror(errno), kFailure);
     if (fresh && o.log_format == WatchOptions::LogFormat::Csv) std::fputs(watch::csv_header().c_str(), log);
@@ -75,7 +77,7 @@ int run_headless(WatchSampler& sampler, const WatchOptions& o) {
     first = false;
     if (log) {
       std::string lines = o.log_format == WatchOptions::LogFormat::Csv ? watch::render_csv_rows(*snapshot)
-                                                                       : watch::render_jsonl_line(*snapshot);
+                                                                       : json_document("vramdoc.watch/1", watch::render_jsonl_line(*snapshot));
       if (std::fputs(lines.c_str(), log) < 0 || std::fflush(log) != 0) {
         std::fclose(log);
         return fail("watch", "cannot write the log " + o.log_path + ": " + std::strerror(errno), kFailure);

@@ -26,9 +26,14 @@ std::string format_bytes(std::uint64_t bytes, int decimals) {
 }
 
 std::string format_gib(std::uint64_t bytes, int decimals) {
+  if (bytes >= 1024 * GiB) return format_bytes(bytes, decimals);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(bytes) / static_cast<double>(GiB));
   return buf;
+}
+
+std::string format_gib_unit(std::uint64_t bytes, int decimals) {
+  return bytes >= 1024 * GiB ? format_gib(bytes, decimals) : format_gib(bytes, decimals) + " GiB";
 }
 
 std::string format_rate(double bytes_per_second, int decimals) {
@@ -90,6 +95,17 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
+Result<std::uint64_t> parse_memory_size(std::string_view text) {
+  auto parts = split_number(text);
+  if (parts && parts->second.empty()) {
+    return make_error("'" + std::string(text) + "' has no unit: write e.g. " + std::string(text) + "GiB (binary) or " +
+                      std::string(text) + "GB (decimal)");
+  }
+  auto bytes = parse_size(text);
+  if (bytes && *bytes == 0) return make_error("'" + std::string(text) + "' is no memory at all: give a size above 0");
+  return bytes;
+}
+
 Result<double> parse_duration(std::string_view text) {
   auto parts = split_number(text);
   if (!parts) return make_error("not a duration: '" + std::string(text) + "' (expected e.g. 20ms, 1s, 10m)");
@@ -100,8 +116,13 @@ Result<double> parse_duration(std::string_view text) {
   else if (unit == "us") scale = 1e-6;
   else if (unit == "m" || unit == "min") scale = 60;
   else if (unit == "h") scale = 3600;
+  else if (unit == "d") scale = 86400;
   else return make_error("unknown duration unit '" + unit + "' in '" + std::string(text) + "'");
-  return value * scale;
+  const double seconds = value * scale;  // value is finite and below 10^309; scale at most 86400
+  if (!std::isfinite(seconds) || seconds > kMaxDurationSeconds) {
+    return make_error("duration too long: '" + std::string(text) + "' (at most 100 days)");
+  }
+  return seconds;
 }
 
 std::optional<std::uint64_t> checked_add(std::uint64_t a, std::uint64_t b) {

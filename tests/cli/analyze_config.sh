@@ -7,8 +7,8 @@ trap 'rm -rf "$tmp" "$out" "$err"' EXIT
 timeline=$SRC/tests/data/timelines/oom_insufficient.json config=$SRC/tests/cli/data/llama_h1024_l8.json
 job=(--config "$config" --batch 1024 --seq 4096)
 
-check "analyze --config" 0 "$VRAMDOC" analyze "$timeline" "${job[@]}"
-contains "the estimate beside the measurement" $out "estimated [0-9.]* GiB, measured [0-9.]* GiB"
+check "analyze --config (insufficient: exit 1)" 1 "$VRAMDOC" analyze "$timeline" "${job[@]}"
+contains "the estimate beside the measurement" $out "estimated [0-9.]* [GT]iB, measured [0-9.]* GiB"
 contains "the job does not fit" $out "does not fit"
 contains "the table's header" $out "remedy.*change.*process GiB.*saves GiB.*fits"
 contains "checkpointing is a row" $out "gradient checkpointing"
@@ -16,7 +16,7 @@ contains "some remedy fits" $out " yes *$"
 contains "the largest batch" $out "largest batch that fits: [1-9][0-9]*"
 if grep -q "not connected\|not in this build" $out $err; then echo "FAIL: the old hook message is still there"; fails=$((fails + 1)); fi
 
-check "analyze --config --json" 0 "$VRAMDOC" analyze "$timeline" "${job[@]}" --json
+check "analyze --config --json" 1 "$VRAMDOC" analyze "$timeline" "${job[@]}" --json
 python3 - "$out" <<'PY' || fails=$((fails + 1))
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -38,10 +38,10 @@ assert any(r["fits"] for r in rs), rs
 assert any(r["saving_bytes"] > 0 for r in rs), rs
 PY
 
-check "analyze --html with --config" 0 "$VRAMDOC" analyze "$timeline" "${job[@]}" --html "$tmp/r.html"
+check "analyze --html with --config" 1 "$VRAMDOC" analyze "$timeline" "${job[@]}" --html "$tmp/r.html"
 contains "the HTML table" "$tmp/r.html" "id='remedies-quantified'"
 
-check "a preset instead of a config" 0 "$VRAMDOC" analyze "$timeline" --model llama-2-7b --mode lora --batch 1 --seq 512
+check "a preset instead of a config" 1 "$VRAMDOC" analyze "$timeline" --model llama-2-7b --mode lora --batch 1 --seq 512
 contains "the preset is named" $out "llama-2-7b"
 
 # Bad input: clear errors naming what is wrong, exit 2.

@@ -5,8 +5,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$out" "$err"' EXIT
 timelines=$SRC/tests/data/timelines ours=$SRC/tests/data/timelines
 
-verdict_is() {  # verdict_is FILE VERDICT
-  check "analyze $(basename "$1")" 0 "$VRAMDOC" analyze "$1" --json
+verdict_is() {  # verdict_is FILE VERDICT   (exit 1 for a verdict that names a problem)
+  local code=0
+  [[ $2 == leak || $2 == insufficient || $2 == fragmentation ]] && code=1
+  check "analyze $(basename "$1")" $code "$VRAMDOC" analyze "$1" --json
   local got
   got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$out")
   [[ $got == "$2" ]] || { echo "FAIL: $1: verdict $got, wanted $2"; fails=$((fails + 1)); }
@@ -50,25 +52,25 @@ issue15_jax_prealloc.jsonl inconclusive
 issue15_short_leak.jsonl inconclusive
 issue15_insufficient.jsonl insufficient
 EOF_LIST
-check "periodic leak report" 0 "$VRAMDOC" analyze "$ours/issue15_periodic_eval_1.jsonl"
+check "periodic leak report" 1 "$VRAMDOC" analyze "$ours/issue15_periodic_eval_1.jsonl"
 contains "regular rises, not new shapes" $out "leak: memory grows in regular rises, one every 5.0 steps"
 contains "the rule is named" $out "rule 'regular rises'"
 check "preallocation report" 0 "$VRAMDOC" analyze "$ours/issue15_jax_prealloc.jsonl"
 contains "names JAX's pool" $out "JAX/XLA preallocated 75 % of the card"
 contains "how to see through it" $out "XLA_PYTHON_CLIENT_PREALLOCATE=false"
-check "short leak with its trace" 0 "$VRAMDOC" analyze "$ours/issue15_short_leak_trace.jsonl" --trace-dir "$SRC/tests/data/traces/issue15_short_leak"
+check "short leak with its trace" 1 "$VRAMDOC" analyze "$ours/issue15_short_leak_trace.jsonl" --trace-dir "$SRC/tests/data/traces/issue15_short_leak"
 contains "a leak, as the tracer says" $out "verdict: leak: the allocation tracer saw 70.00 MiB never freed"
-check "insufficient with the estimator" 0 "$VRAMDOC" analyze "$ours/issue15_insufficient.jsonl" --config "$SRC/tests/gpu/diagnosis_llama.json" --batch 128 --seq 2048
+check "insufficient with the estimator" 1 "$VRAMDOC" analyze "$ours/issue15_insufficient.jsonl" --config "$SRC/tests/gpu/diagnosis_llama.json" --batch 128 --seq 2048
 contains "the whole job's need" $out "it needs about 20[0-9]\.[0-9]* GiB on a 140.40 GiB card (the estimator's peak"
 contains "what gets it under the card" $out "Under the card: "
 
-check "text report" 0 "$VRAMDOC" analyze "$timelines/leak_tensor.json"
+check "text report" 1 "$VRAMDOC" analyze "$timelines/leak_tensor.json"
 contains "verdict line" $out "verdict: leak: memory grows step after step, about 8"
 contains "remedy: keep numbers, not tensors" $out "loss.item()"
-check "insufficient report" 0 "$VRAMDOC" analyze "$timelines/oom_insufficient.json"
+check "insufficient report" 1 "$VRAMDOC" analyze "$timelines/oom_insufficient.json"
 contains "how much is needed" $out "it needs more than the 139.80 GiB card offers"
 contains "remedy: smaller batch" $out "Lower the batch size"
-check "fragmentation report" 0 "$VRAMDOC" analyze "$ours/trace_fragmentation.json"
+check "fragmentation report" 1 "$VRAMDOC" analyze "$ours/trace_fragmentation.json"
 contains "remedy: expandable segments" $out "expandable_segments:True"
 
 check "missing file" 2 "$VRAMDOC" analyze "$tmp/nope.json"

@@ -9,13 +9,13 @@ snap=$SRC/tests/data/snapshots/h200_leak_python.pickle
 line=$(python3 -c "import json; print(json.load(open('$SRC/tests/data/snapshots/h200_leak_python.meta.json'))['leak_line'])")
 cp "$snap" "$work/no-extension"
 
-check "text" 0 "$VRAMDOC" analyze "$work/no-extension"
+check "text" 1 "$VRAMDOC" analyze "$work/no-extension"
 contains "text: the format" "$out" "PyTorch memory snapshot"
 contains "text: verdict" "$out" "verdict: leak"
 contains "text: the leaking line, growing" "$out" "100.00 MiB *100 .* record_snapshots.py:$line leak_loop"
 contains "text: segments" "$out" "segments at the dump"
 
-check "json" 0 "$VRAMDOC" analyze "$snap" --json
+check "json" 1 "$VRAMDOC" analyze "$snap" --json
 python3 - "$out" "$line" <<'PY' || fails=$((fails + 1))
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -28,16 +28,19 @@ assert isinstance(s["alive_bytes"], int) and isinstance(s["fragmentation"]["rese
 assert len(s["chart"]["t_s"]) == len(s["chart"]["bands"][0]["bytes"])
 PY
 
-check "html" 0 "$VRAMDOC" analyze "$snap" --html "$work/r.html"
+check "html" 1 "$VRAMDOC" analyze "$snap" --html "$work/r.html"
 contains "html: verdict" "$work/r.html" "data-verdict='leak'"
 contains "html: stacked chart" "$work/r.html" "<svg xmlns='http://www.w3.org/2000/svg' class='stacked'"
 contains "html: segment map" "$work/r.html" "class='segments'"
 contains "html: the line" "$work/r.html" "record_snapshots.py:$line leak_loop"
 if [[ $(grep -c "<polygon" "$work/r.html") -gt 20 ]]; then echo "FAIL: html: more polygons than bands"; fails=$((fails + 1)); fi
 
-check "an OOM snapshot" 0 "$VRAMDOC" analyze "$SRC/tests/data/snapshots/h200_oom_big.pickle"
+check "an OOM snapshot" 1 "$VRAMDOC" analyze "$SRC/tests/data/snapshots/h200_oom_big.pickle"
 contains "oom: verdict" "$out" "verdict: insufficient"
 contains "oom: the request" "$out" "asked for 140.80 GiB"
+
+check "a stable snapshot" 0 "$VRAMDOC" analyze "$SRC/tests/data/snapshots/h200_stable.pickle"
+contains "stable: verdict" "$out" "verdict: stable"
 
 head -c 5000 "$snap" >"$work/cut.pickle"
 check "truncated" 2 "$VRAMDOC" analyze "$work/cut.pickle"
@@ -55,19 +58,19 @@ contains "a job with a snapshot: said" "$err" "go with a timeline"
 
 # A timeline and a snapshot: one report, the timeline's verdict first, the snapshot a section of it.
 tl=$SRC/tests/data/timelines/leak_tensor.json
-check "timeline + snapshot" 0 "$VRAMDOC" analyze "$tl" "$snap"
+check "timeline + snapshot" 1 "$VRAMDOC" analyze "$tl" "$snap"
 contains "both: the timeline's diagnosis" "$out" "diagnosis of leak_tensor"
 contains "both: the snapshot's section" "$out" "PyTorch memory snapshot: $snap"
 contains "both: the snapshot's own verdict" "$out" "its allocator history, judged alone: leak"
 contains "both: the leaking line" "$out" "record_snapshots.py:$line leak_loop"
-check "timeline + snapshot, json" 0 "$VRAMDOC" analyze "$snap" "$tl" --json
+check "timeline + snapshot, json" 1 "$VRAMDOC" analyze "$snap" "$tl" --json
 python3 - "$out" <<'PY' || fails=$((fails + 1))
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["verdict"] == "leak" and j["evidence"]["steps"] == 120, (j["verdict"], j["evidence"]["steps"])  # the timeline's marked steps
 assert j["snapshot"]["own_verdict"]["verdict"] == "leak", j["snapshot"].get("own_verdict")
 PY
-check "timeline + snapshot, html" 0 "$VRAMDOC" analyze "$tl" "$snap" --html "$work/both.html"
+check "timeline + snapshot, html" 1 "$VRAMDOC" analyze "$tl" "$snap" --html "$work/both.html"
 contains "both html: the section" "$work/both.html" "<section id='snapshot'>"
 contains "both html: its own verdict" "$work/both.html" "class='own-verdict' data-verdict='leak'"
 check "two snapshots" 2 "$VRAMDOC" analyze "$snap" "$work/no-extension"

@@ -2,7 +2,7 @@
 # analyze --trace-dir (issue 6): a recorded H200 timeline with a recorded H200 trace beside it.
 # The traced bytes appear in the text, in the JSON's "trace" object and as a second line of the
 # HTML chart; without --trace-dir nothing changes; a trace dir of garbage gives a clear message
-# and the driver's report still comes out.
+# and the driver's report still comes out. The timeline leaks: analyze exits 1 (docs/cli.md).
 source "$SRC/tests/cli_lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$out" "$err"' EXIT
@@ -10,11 +10,11 @@ timeline=$SRC/tests/data/timelines/trace_leak_mid.json
 mkdir "$work/trace"
 cp "$SRC/tests/data/traces/h200_pytorch_leak.vdt" "$work/trace/trace.4242.vdt"
 
-check "driver only" 0 "$VRAMDOC" analyze "$timeline"
+check "driver only" 1 "$VRAMDOC" analyze "$timeline"
 cp "$out" "$work/driver_only.txt"
 if grep -q "Traced allocations" "$out"; then echo "FAIL: driver only: trace section without --trace-dir"; fails=$((fails + 1)); fi
 
-check "text" 0 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/trace"
+check "text" 1 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/trace"
 contains "text: driver report kept" "$out" "$(head -1 "$work/driver_only.txt")"
 contains "text: section" "$out" "Traced allocations (1 process)"
 contains "text: peaks" "$out" "traced peak .* vs driver peak"
@@ -22,7 +22,7 @@ contains "text: live at end" "$out" "traced bytes alive at the end"
 contains "text: alignment" "$out" "clocks aligned by approximate"
 contains "text: pytorch" "$out" "PYTORCH_NO_CUDA_MEMORY_CACHING=1"
 
-check "json" 0 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/trace" --json
+check "json" 1 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/trace" --json
 python3 - "$out" <<'PY' || fails=$((fails + 1))
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -35,28 +35,28 @@ assert max(b for _, b in t["timeline"]) == t["peak_bytes"]
 assert isinstance(t["top_call_sites"], list) and len(t["top_call_sites"]) <= 5
 assert t["pytorch"] is True
 PY
-check "json driver only" 0 "$VRAMDOC" analyze "$timeline" --json
+check "json driver only" 1 "$VRAMDOC" analyze "$timeline" --json
 if grep -q '"trace"' "$out"; then echo "FAIL: json driver only: has a trace object"; fails=$((fails + 1)); fi
 
-check "html" 0 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/trace" --html "$work/r.html"
+check "html" 1 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/trace" --html "$work/r.html"
 contains "html: second series" "$work/r.html" "<polyline id='traced'"
 contains "html: legend" "$work/r.html" "traced bytes (allocation tracer)"
 contains "html: pytorch note" "$work/r.html" "id='pytorch-note'"
-check "html driver only" 0 "$VRAMDOC" analyze "$timeline" --html "$work/d.html"
+check "html driver only" 1 "$VRAMDOC" analyze "$timeline" --html "$work/d.html"
 if grep -q "id='traced'" "$work/d.html"; then echo "FAIL: html driver only: has the traced line"; fails=$((fails + 1)); fi
 
 # Hostile input: garbage trace files, a missing directory, an empty one.
 mkdir "$work/bad"
 head -c 5000 /dev/urandom >"$work/bad/trace.1.vdt"
 printf 'VDTRACE\0' >"$work/bad/trace.2.vdt"
-check "garbage" 0 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/bad"
+check "garbage" 1 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/bad"
 contains "garbage: message" "$err" "trace.1.vdt: not a vramdoc trace"
 contains "garbage: driver alone" "$err" "the report below is the driver's alone"
 contains "garbage: driver report" "$out" "$(head -1 "$work/driver_only.txt")"
-check "missing dir" 0 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/none"
+check "missing dir" 1 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/none"
 contains "missing dir: message" "$err" "cannot read the trace directory $work/none"
 mkdir "$work/empty"
-check "empty dir" 0 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/empty" --json
+check "empty dir" 1 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/empty" --json
 contains "empty dir: message" "$err" "no readable trace.\*.vdt in $work/empty"
 contains "empty dir: json" "$out" '"verdict"'
 finish

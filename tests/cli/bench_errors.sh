@@ -11,7 +11,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   # No GPU here: built without CUDA, or with CUDA and no device. Either way exit 2 and say why.
   check "bench without a GPU" 2 "$VRAMDOC" bench --quick
   if ! grep -q "built without CUDA" $err; then
-    contains "no-GPU message" $err "vramdoc bench: .*\(no CUDA GPU\|CUDA runtime cannot start\)"
+    contains "no-GPU message" $err "vramdoc bench: .*\(no CUDA GPU\|CUDA runtime cannot start\|cannot use a GPU: .*is the NVIDIA driver installed\)"
   fi
 fi
 finish

@@ -25,7 +25,7 @@ contains "demo has a 12 GB card" $out "RTX 3060 12GB"
 contains "demo compares LoRA" $out "LoRA"
 check "--list-models" 0 "$VRAMDOC" estimate --list-models
 contains "presets include mixtral" $out "mixtral-8x7b"
-check "text output" 0 "$VRAMDOC" estimate --model llama-3-8b --mode lora --batch 4 --seq 2048 --gpu "RTX 4090" --max-batch
+check "text output (does not fit: exit 1)" 1 "$VRAMDOC" estimate --model llama-3-8b --mode lora --batch 4 --seq 2048 --gpu "RTX 4090" --max-batch
 contains "text marks the biggest term" $out "<- biggest"
 contains "text says whether it fits" $out "FIT"
 contains "text gives the largest batch" $out "largest batch that fits"

@@ -27,6 +27,7 @@ check "analyze --html" 0 "$VRAMDOC" analyze t.jsonl --html a.html
 no_secrets "analyze --html" a.html
 
 # A timeline with secrets in it (another tool's, or an older vramdoc's): its reports have none.
+# Its OOM makes it "insufficient": analyze's "no", exit 1 (docs/cli.md).
 cat >old.jsonl <<JSONL
 {"vramdoc_timeline": 1, "name": "train.py --token=$HF", "device": null, "total": null, "columns": ["t", "process_used"], "command": ["python", "--token=$HF"], "interval_s": 0.02}
 [0.0, 1048576]
@@ -35,11 +36,11 @@ cat >old.jsonl <<JSONL
 {"t": 0.1, "oom_message": "CUDA out of memory. Tried to allocate 20.00 MiB; Authorization: Bearer $GH"}
 {"end": {"t": 0.1, "outcome": "oom", "exit_status": 1}}
 JSONL
-check "analyze an old timeline" 0 "$VRAMDOC" analyze old.jsonl --html old.html
+check "analyze an old timeline" 1 "$VRAMDOC" analyze old.jsonl --html old.html
 contains "the name is shown, redacted" $out "diagnosis of train.py --token=\*\*\*"
 contains "the OOM line is shown, redacted" old.html "Authorization: Bearer \*\*\*"
 no_secrets "analyze of an unredacted timeline" $out $err old.html
-check "analyze an old timeline, JSON" 0 "$VRAMDOC" analyze old.jsonl --json
+check "analyze an old timeline, JSON" 1 "$VRAMDOC" analyze old.jsonl --json
 no_secrets "analyze --json of an unredacted timeline" $out
 
 # The default timeline name is vramdoc's choice: a new private file, never a planted link.

@@ -3,6 +3,7 @@ libraries are exercised by tests/gpu/python_integrations.sh on the GPU machine),
 out-of-memory advice against the real vramdoc binary."""
 import importlib
 import io
+import json
 import os
 import sys
 import types
@@ -156,6 +157,22 @@ def test_advice_for_insufficient_memory(torch, marker):
     assert diagnosis["verdict"] == "insufficient", diagnosis
     assert "remedies" in diagnosis and diagnosis["remedies"]
     assert "  - " in stream.getvalue()
+
+
+def test_under_vramdoc_run_the_recording_so_far_ends_in_the_error(torch, marker, tmp_path, monkeypatch):
+    # What run has written when the job's error comes: level from the start, no end record yet,
+    # its last line cut mid-write. Read as it stands it says "stable"; ending in the OOM, "insufficient".
+    header = {"columns": ["t", "process_used", "device_used"], "name": "python3", "interval_s": 0.1,
+              "total": 150 * 1024 * MiB, "vramdoc_timeline": 1}
+    lines = [json.dumps(header)] + [json.dumps([round(0.1 * i, 1), 70 * 1024 * MiB, 70 * 1024 * MiB]) for i in range(1, 80)]
+    recording = tmp_path / "run.jsonl"
+    recording.write_text("\n".join(lines) + "\n[8.0,7516")
+    monkeypatch.setenv("VRAMDOC_TIMELINE", str(recording))
+    advisor, stream = OomAdvisor(), io.StringIO()
+    advisor.stream = stream
+    diagnosis = advisor.report(oom(torch))
+    assert diagnosis["verdict"] == "insufficient", diagnosis
+    assert recording.read_text().endswith("[8.0,7516")  # run's own file is left as it was
 
 
 def test_without_readings_it_says_how_to_get_them(torch, marker):

@@ -29,6 +29,30 @@ def is_out_of_memory(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
 
 
+def _last_time(lines: List[bytes]) -> float:
+    """The time of the last complete record of a version 1 or 2 recording (0 when none)."""
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, list) and record and isinstance(record[0], (int, float)):
+            return float(record[0])
+        if isinstance(record, dict) and isinstance(record.get("t"), (int, float)):
+            return float(record["t"])
+    return 0.0
+
+
+def _ending_in_oom(recorded: bytes, message: str) -> bytes:
+    """`vramdoc run`'s recording as it stands (a line still being written dropped), then the OOM
+    message and an end record saying the job ran out of memory (docs/timeline-format.md)."""
+    lines = recorded.split(b"\n")[:-1]  # the part after the last newline is incomplete
+    t = _last_time(lines)
+    tail = [json.dumps({"t": t, "oom_message": message[:2000]}),
+            json.dumps({"end": {"t": t, "outcome": "oom", "exit_status": 1}})]
+    return b"\n".join(lines + [x.encode("utf-8") for x in tail]) + b"\n"
+
+
 class OomAdvisor:
     """Keeps the step-end readings of a job and, at an out-of-memory error, prints the verdict."""
 
@@ -72,14 +96,19 @@ class OomAdvisor:
         """vramdoc's diagnosis (analyze --json) of the job's memory so far; None when it cannot."""
         timeline = os.environ.get("VRAMDOC_TIMELINE", "")
         try:
-            if timeline and os.path.isfile(timeline):
-                return analyze(timeline)
-            if not self.marks:  # no step ended before the error: nothing to compare with
-                return None
             with tempfile.TemporaryDirectory(prefix="vramdoc-oom-") as tmp:
                 path = os.path.join(tmp, "timeline.json")
-                with open(path, "w", encoding="utf-8") as f:
-                    json.dump(self.timeline_document(error), f)
+                if timeline and os.path.isfile(timeline):
+                    # run's recording so far has no end yet: a copy that ends in this error, as run would write it
+                    with open(timeline, "rb") as f:
+                        recorded = f.read()
+                    with open(path, "wb") as f:
+                        f.write(_ending_in_oom(recorded, str(error)))
+                elif not self.marks:  # no step ended before the error: nothing to compare with
+                    return None
+                else:
+                    with open(path, "w", encoding="utf-8") as f:
+                        json.dump(self.timeline_document(error), f)
                 return analyze(path)
         except (VramdocError, OSError):
             return None

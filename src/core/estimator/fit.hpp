@@ -1,6 +1,7 @@
-// Whether an estimate fits a card: the table of common GPUs, and the largest batch / sequence
-// length that fits. "Fits" compares the whole process (reserved + CUDA context) plus a safety
-// margin with the memory the card offers, so it never says fits where the estimate says OOM.
+// Whether an estimate fits a card (the table of common GPUs is cards.hpp), and the largest
+// batch / sequence length that fits. "Fits" compares the whole process (reserved + CUDA
+// context) plus a safety margin with the memory the card offers, so it never says fits where
+// the estimate says OOM.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -8,19 +9,10 @@
 #include <string>
 #include <string_view>
 
+#include "core/estimator/cards.hpp"
 #include "core/estimator/estimate.hpp"
 
 namespace vramdoc::estimator {
-
-struct GpuCard {
-  std::string_view name;       // e.g. "RTX 4090"
-  std::uint64_t usable_bytes;  // total memory the driver offers (nvidia-smi's total), bytes
-};
-
-// Common cards, largest first.
-std::span<const GpuCard> gpu_cards();
-// Finds a card by name, ignoring case, spaces and dashes ("rtx4090", "A100-80GB").
-std::optional<GpuCard> find_gpu(std::string_view name);
 
 // Safety margin on top of the estimate before it is called a fit (the estimator's p95 error).
 constexpr std::uint64_t kFitMarginPercent = 8;

@@ -20,7 +20,7 @@ const Term* biggest_term(const Phase& p) {
   return best;
 }
 
-std::string gib(std::uint64_t bytes) { return format_gib(bytes) + " GiB"; }
+std::string gib(std::uint64_t bytes) { return format_gib_unit(bytes); }
 
 std::string params_text(std::uint64_t n) {
   char buf[32];

@@ -1,5 +1,8 @@
 #include "core/info/report.hpp"
 
+#include <cmath>
+#include <cstdint>
+
 namespace vramdoc::info {
 
 namespace {
@@ -9,6 +12,11 @@ using Json = nlohmann::ordered_json;
 template <class T>
 Json value_or_null(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
+}
+
+// Byte figures are integers in every JSON document (docs/cli.md), rates in bytes per second too.
+Json bytes_or_null(const std::optional<double>& v) {
+  return v ? Json(static_cast<std::int64_t>(std::llround(*v))) : Json(nullptr);
 }
 
 Json memory_json(const std::optional<GpuMemory>& m) {
@@ -44,7 +52,7 @@ Json gpu_json(const InfoGpu& gpu) {
         {"type_source", value_or_null(g.memory_type_source)},
         {"bus_width_bits", value_or_null(g.bus_width_bits)},
         {"max_mem_clock_mhz", value_or_null(g.max_mem_clock_mhz)},
-        {"theoretical_bandwidth_bytes_per_s", value_or_null(g.theoretical_bandwidth_bytes_per_s)},
+        {"theoretical_bandwidth_bytes_per_s", bytes_or_null(g.theoretical_bandwidth_bytes_per_s)},
         {"ecc_enabled", value_or_null(g.ecc_enabled)},
         {"mig_enabled", value_or_null(g.mig_enabled)},
         {"persistence_mode", value_or_null(g.persistence_mode)},
@@ -65,8 +73,8 @@ Json gpu_json(const InfoGpu& gpu) {
         {"pcie_gen_max", value_or_null(g.pcie_gen_max)},
         {"pcie_width_current", value_or_null(g.pcie_width_current)},
         {"pcie_width_max", value_or_null(g.pcie_width_max)},
-        {"pcie_bandwidth_bytes_per_s", value_or_null(g.pcie_bandwidth_bytes_per_s)},
-        {"pcie_bandwidth_current_bytes_per_s", value_or_null(g.pcie_bandwidth_current_bytes_per_s)},
+        {"pcie_bandwidth_bytes_per_s", bytes_or_null(g.pcie_bandwidth_bytes_per_s)},
+        {"pcie_bandwidth_current_bytes_per_s", bytes_or_null(g.pcie_bandwidth_current_bytes_per_s)},
         {"nvlink_active_links", value_or_null(g.nvlink_active_links)}}},
   };
 }
@@ -83,7 +91,7 @@ nlohmann::ordered_json info_to_json(const InfoReport& report) {
         {"logical_cpus", value_or_null(h.logical_cpus)},
         {"ram_total_bytes", value_or_null(h.ram_total_bytes)},
         {"ram_available_bytes", value_or_null(h.ram_available_bytes)},
-        {"ram_bandwidth_bytes_per_s", value_or_null(h.ram_bandwidth_bytes_per_s)}}},
+        {"ram_bandwidth_bytes_per_s", bytes_or_null(h.ram_bandwidth_bytes_per_s)}}},
       {"driver",
        {{"driver_version", value_or_null(report.driver.driver_version)},
         {"cuda_driver_version", value_or_null(report.driver.cuda_driver_version)},

@@ -24,7 +24,7 @@ namespace vramdoc::report {
 // What `run` knows beyond the timeline: how the job ended and where the timeline went.
 struct JobRun {
   int exit_status = 0;        // as a shell reports it: 128+N when killed by signal N
-  std::string timeline_file;  // the file `run` wrote
+  std::string timeline_file;  // the file `run` wrote; empty when it could not be written
   bool sampled = true;        // false: GPU memory sampling was unavailable (no driver)
 };
 

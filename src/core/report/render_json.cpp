@@ -11,7 +11,9 @@ namespace {
 
 using nlohmann::json;
 
-json run_json(const JobRun& run) { return {{"timeline_file", run.timeline_file}, {"sampled", run.sampled}}; }
+json run_json(const JobRun& run) {
+  return {{"timeline_file", run.timeline_file.empty() ? json(nullptr) : json(run.timeline_file)}, {"sampled", run.sampled}};
+}
 
 json python_json(const trace::PythonStackSet& python) {
   return {{"processes", trace::python_stacks_json(python.processes)}, {"problems", python.problems}};

@@ -8,11 +8,10 @@ namespace vramdoc::report {
 
 namespace {
 
+// Without sampling, run said so when it started and the verdict says why it cannot tell: once each.
 std::string run_text(const JobRun& run) {
-  std::string out = "\nvramdoc run: the job exited with status " + std::to_string(run.exit_status) +
-                    "; timeline: " + run.timeline_file + "\n";
-  if (!run.sampled) out += "vramdoc run: no GPU memory was sampled (sampling unavailable)\n";
-  return out;
+  return "\nvramdoc run: the job exited with status " + std::to_string(run.exit_status) +
+         "; timeline: " + (run.timeline_file.empty() ? std::string("none (not written)") : run.timeline_file) + "\n";
 }
 
 std::string oom_snapshot_text(const snapshot::SnapshotReport& s) {

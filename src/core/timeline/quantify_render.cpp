@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string gib(std::uint64_t bytes) { return format_gib(bytes) + " GiB"; }
+std::string gib(std::uint64_t bytes) { return format_gib_unit(bytes); }
 
 std::string signed_gib(std::int64_t bytes) {
   return (bytes < 0 ? "-" : "") + format_gib(static_cast<std::uint64_t>(std::llabs(bytes)));

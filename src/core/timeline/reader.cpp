@@ -1,5 +1,6 @@
 #include "core/timeline/reader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -55,6 +56,29 @@ std::uint64_t bytes(const json& v, const std::string& where) {
 std::optional<std::uint64_t> optional_bytes(const json& v, const std::string& where) {
   if (v.is_null()) return std::nullopt;
   return bytes(v, where);
+}
+
+// Where `text` holds NaN or Infinity outside a string (Python's json.dumps writes them; JSON has
+// neither), and which; npos when it does not. Only called on text that failed to parse.
+std::pair<std::size_t, std::string_view> non_number(std::string_view text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else {
+      for (std::string_view word : {"NaN", "Infinity"})
+        if (text.substr(i, word.size()) == word) return {i, word};
+    }
+  }
+  return {std::string_view::npos, {}};
+}
+
+std::string non_number_error(std::string_view word) {
+  return std::string(word) + " is not a number of bytes (JSON has no NaN or Infinity: write null for a value not measured)";
 }
 
 std::uint32_t pid_number(const json& v, const std::string& where) {
@@ -278,6 +302,7 @@ Timeline read_lines(std::string_view text, const json& header) {
     const std::string where = "line " + std::to_string(line_no);
     if (v.is_discarded()) {
       if (next == std::string_view::npos) break;  // the last line of a file still being written
+      if (auto [at, word] = non_number(line); at != std::string_view::npos) throw BadInput{where + ": " + non_number_error(word)};
       throw BadInput{where + " is not JSON"};
     }
     if (v.is_array()) {
@@ -304,7 +329,13 @@ Result<Timeline> read_timeline(std::string_view text, const std::string& source)
       tl = read_lines(text, first);
     } else {
       json doc = json::parse(text, nullptr, false);
-      if (doc.is_discarded()) return make_error(source + ": not a timeline (not JSON, or cut short)");
+      if (doc.is_discarded()) {
+        if (auto [at, word] = non_number(text); at != std::string_view::npos) {
+          const auto line_no = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+          return make_error(source + ": line " + std::to_string(line_no) + ": " + non_number_error(word));
+        }
+        return make_error(source + ": not a timeline (not JSON, or cut short)");
+      }
       tl = read_shared(doc);
     }
     check_order(tl);

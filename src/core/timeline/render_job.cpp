@@ -1,5 +1,7 @@
 #include "core/timeline/render_job.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "core/table.hpp"
@@ -57,6 +59,8 @@ std::string render_processes_text(const JobVerdicts& j) {
 
 json processes_json(const JobVerdicts& j) {
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  // Byte figures are integers in every JSON document (docs/cli.md): rates round.
+  auto opt_whole = [](const std::optional<double>& v) { return v ? json(static_cast<std::int64_t>(std::llround(*v))) : json(nullptr); };
   json list = json::array();
   for (const auto& p : j.processes) {
     const auto& ev = p.diagnosis.evidence;
@@ -65,7 +69,7 @@ json processes_json(const JobVerdicts& j) {
                     {"gpu_uuid", p.gpu_uuid.empty() ? json(nullptr) : json(p.gpu_uuid)}, {"command", p.who.command},
                     {"verdict", verdict_name(p.diagnosis.verdict)}, {"summary", p.diagnosis.summary},
                     {"peak_bytes", ev.peak_bytes}, {"capacity_bytes", opt(ev.capacity_bytes)},
-                    {"growth_bytes_per_step", opt(ev.growth_bytes_per_step)}, {"growth_bytes_per_s", opt(ev.growth_bytes_per_second)},
+                    {"growth_bytes_per_step", opt_whole(ev.growth_bytes_per_step)}, {"growth_bytes_per_s", opt_whole(ev.growth_bytes_per_second)},
                     {"steps", opt(ev.steps)}, {"samples", ev.samples}});
   }
   return {{"verdict", verdict_name(j.verdict)}, {"summary", j.summary}, {"worst", opt(j.worst)}, {"notes", j.notes}, {"processes", list}};

@@ -113,12 +113,15 @@ nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d) {
   using nlohmann::json;
   const auto& ev = d.evidence;
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  // Byte figures are integers in every JSON document (docs/cli.md): rates and sums round.
+  auto whole = [](double b) { return json(static_cast<std::int64_t>(std::llround(b))); };
+  auto opt_whole = [&](const std::optional<double>& v) { return v ? whole(*v) : json(nullptr); };
   json e = {{"samples", ev.samples}, {"duration_s", ev.duration_seconds}, {"steps", opt(ev.steps)},
             {"step_s", opt(ev.step_seconds)}, {"step_source", ev.step_source}, {"warmup_s", ev.warmup_seconds},
             {"warmup_steps", opt(ev.warmup_steps)}, {"settled", ev.settled}, {"trend_series", ev.trend_series},
-            {"growth_bytes_per_step", opt(ev.growth_bytes_per_step)}, {"growth_bytes_per_s", opt(ev.growth_bytes_per_second)}, {"growth_method", ev.growth_method},
+            {"growth_bytes_per_step", opt_whole(ev.growth_bytes_per_step)}, {"growth_bytes_per_s", opt_whole(ev.growth_bytes_per_second)}, {"growth_method", ev.growth_method},
             {"mann_kendall_z", opt(ev.mann_kendall_z)}, {"trend_points", ev.trend_points}, {"late_rises", ev.late_rises},
-            {"late_rise_bytes", ev.late_rise_bytes}, {"large_late_rises", ev.large_late_rises}, {"working_set_bytes", ev.working_set_bytes}, {"cache_flushes", ev.cache_flushes},
+            {"late_rise_bytes", whole(ev.late_rise_bytes)}, {"large_late_rises", ev.large_late_rises}, {"working_set_bytes", whole(ev.working_set_bytes)}, {"cache_flushes", ev.cache_flushes},
             {"first_bytes", ev.first_bytes}, {"peak_bytes", ev.peak_bytes}, {"peak_s", ev.peak_seconds}, {"last_bytes", ev.last_bytes},
             {"capacity_bytes", opt(ev.capacity_bytes)}, {"peak_fraction", opt(ev.peak_fraction)}, {"oom_s", opt(ev.oom_seconds)},
             {"projected_oom_s", opt(ev.projected_oom_seconds)}, {"projected_oom_step", opt(ev.projected_oom_step)},

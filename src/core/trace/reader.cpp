@@ -1,8 +1,9 @@
 #include "core/trace/reader.hpp"
 
-#include <fstream>
 #include <optional>
 #include <unordered_set>
+
+#include "core/input_file.hpp"
 
 namespace vramdoc::trace {
 namespace {
@@ -124,14 +125,9 @@ Result<Trace> parse_trace(std::string_view bytes) {
 }
 
 Result<Trace> read_trace_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return make_error("cannot open trace " + path);
-  const auto size = static_cast<std::uint64_t>(in.tellg());
-  if (size > kMaxFileBytes) return make_error("trace " + path + " is larger than 4 GiB");
-  std::string bytes(size, '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) return make_error("cannot read trace " + path);
-  auto trace = parse_trace(bytes);
+  auto bytes = read_input_file(path, kMaxFileBytes);
+  if (!bytes) return make_error("trace: " + bytes.error());
+  auto trace = parse_trace(*bytes);
   if (!trace) return make_error(path + ": " + trace.error());
   return trace;
 }

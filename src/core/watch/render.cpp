@@ -1,5 +1,6 @@
 #include "core/watch/render.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include "core/table.hpp"
@@ -13,6 +14,11 @@ namespace {
 template <class T>
 nlohmann::ordered_json opt(const std::optional<T>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+// Byte figures are integers in every JSON document (docs/cli.md); a theoretical rate rounds.
+nlohmann::ordered_json whole_bytes(const std::optional<double>& bytes) {
+  return bytes ? nlohmann::ordered_json(static_cast<std::int64_t>(std::llround(*bytes))) : nlohmann::ordered_json(nullptr);
 }
 
 std::string gpu_name(const GpuView& gpu) { return or_na(gpu.info.name); }
@@ -30,9 +36,17 @@ std::string shorten(const std::optional<std::string>& command, std::size_t max =
   return command->substr(0, cut) + "...";
 }
 
+// The USED cell, coloured by how full the GPU is (the thresholds of render_text's contract).
+std::string used_cell(const GpuSample& s, const Style& style) {
+  const std::string text = fmt_bytes(s.memory.used_bytes);
+  if (!s.memory.used_bytes || !s.memory.total_bytes || *s.memory.total_bytes == 0) return text;
+  const double share = static_cast<double>(*s.memory.used_bytes) / static_cast<double>(*s.memory.total_bytes);
+  return share >= 0.9 ? style.paint(text, Tone::Bad) : share >= 0.75 ? style.paint(text, Tone::Warn) : text;
+}
+
 }  // namespace
 
-std::string render_text(const Snapshot& snapshot) {
+std::string render_text(const Snapshot& snapshot, const Style& style) {
   if (snapshot.gpus.empty()) return "No GPU to watch.\n";
   TextTable gpus({"GPU", "NAME", "USED", "TOTAL", "SM", "MEM BUSY", "PCIE TX", "PCIE RX", "SM CLK", "MEM CLK",
                   "POWER", "TEMP", "THROTTLE"},
@@ -44,7 +58,7 @@ std::string render_text(const Snapshot& snapshot) {
       continue;
     }
     const GpuSample& s = *gpu.sample;
-    gpus.add_row({index, gpu_name(gpu), fmt_bytes(s.memory.used_bytes), fmt_bytes(s.memory.total_bytes),
+    gpus.add_row({index, gpu_name(gpu), used_cell(s, style), fmt_bytes(s.memory.total_bytes),
                   fmt_percent(s.sm_util_percent), fmt_percent(s.mem_util_percent), fmt_rate(s.pcie_tx_bytes_per_s),
                   fmt_rate(s.pcie_rx_bytes_per_s), fmt_clock(s.sm_clock_mhz), fmt_clock(s.mem_clock_mhz),
                   fmt_watts(s.power_watts), fmt_temp(s.temperature_c), fmt_throttle(s.throttle_reasons)});
@@ -85,7 +99,7 @@ nlohmann::ordered_json to_json(const Snapshot& snapshot) {
                         {"name", opt(gpu.info.name)},
                         {"uuid", opt(gpu.info.uuid)},
                         {"pci_bus_id", opt(gpu.info.pci_bus_id)},
-                        {"pcie_peak_bytes_per_s", opt(gpu.info.pcie_bandwidth_bytes_per_s)},
+                        {"pcie_peak_bytes_per_s", whole_bytes(gpu.info.pcie_bandwidth_bytes_per_s)},
                         {"error", opt(gpu.error)}};
     if (gpu.sample) {
       const GpuSample& s = *gpu.sample;

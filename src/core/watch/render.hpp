@@ -5,12 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/style.hpp"
 #include "core/watch/model.hpp"
 
 namespace vramdoc::watch {
 
 // `vramdoc watch --once`: a GPU table, a process table, then hints and errors, "\n"-ended lines.
-std::string render_text(const Snapshot& snapshot);
+// With colour, a GPU's USED turns yellow from 75 % of its memory and red from 90 %.
+std::string render_text(const Snapshot& snapshot, const Style& style = {});
 
 // The snapshot as JSON (schema in docs/watch.md): --once --json pretty-prints it, JSONL logs
 // write it compact, one snapshot per line.

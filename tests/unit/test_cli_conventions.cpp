@@ -1,0 +1,113 @@
+// Issue 13's command-line conventions below the binary: "did you mean", the schema every JSON
+// document carries, colour that takes no room in a table and stays off unless asked for.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "cli/style.hpp"
+#include "core/table.hpp"
+#include "core/text.hpp"
+#include "core/watch/render.hpp"
+#include "watch_fixture.hpp"
+
+namespace vramdoc {
+namespace {
+
+TEST(DidYouMean, EditDistanceCountsSwapsAsOne) {
+  EXPECT_EQ(edit_distance("batch", "batch"), 0U);
+  EXPECT_EQ(edit_distance("--bach", "--batch"), 1U);
+  EXPECT_EQ(edit_distance("anlayze", "analyze"), 1U);  // two letters swapped
+  EXPECT_EQ(edit_distance("", "abc"), 3U);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3U);
+}
+
+TEST(DidYouMean, ClosestWithinAThirdOrAPrefix) {
+  const std::vector<std::string> options = {"--batch", "--seq", "--gpu", "--gpu-memory", "--max-batch", "--json"};
+  EXPECT_EQ(closest_match("--bach", options), "--batch");
+  EXPECT_EQ(closest_match("--max-bach", options), "--max-batch");
+  EXPECT_EQ(closest_match("--gpu-mem", options), "--gpu-memory");
+  EXPECT_EQ(closest_match("--jsno", options), "--json");
+  EXPECT_EQ(closest_match("--frobnicate", options), "");
+  const std::vector<std::string> commands = {"help", "info", "estimate", "bench", "watch", "run", "analyze", "probe"};
+  EXPECT_EQ(closest_match("estimte", commands), "estimate");
+  EXPECT_EQ(closest_match("frobnicate", commands), "");
+}
+
+TEST(JsonDocument, SchemaIsTheFirstMember) {
+  for (const std::string& text : {std::string("{\"a\":1}\n"), nlohmann::json{{"b", 2}}.dump(2) + "\n", std::string("{}")}) {
+    const std::string doc = cli::json_document("vramdoc.test/1", text);
+    auto j = nlohmann::ordered_json::parse(doc);
+    ASSERT_TRUE(j.is_object()) << doc;
+    EXPECT_EQ(j.begin().key(), "schema") << doc;
+    EXPECT_EQ(j["schema"], "vramdoc.test/1");
+    EXPECT_EQ(j.size(), nlohmann::json::parse(text).size() + 1) << doc;
+  }
+  EXPECT_EQ(cli::json_document("vramdoc.test/1", "[1]"), "[1]");  // not an object: left alone
+}
+
+TEST(Colour, CodesTakeNoRoomInATable) {
+  Style on{true};
+  TextTable t({"card", "verdict"});
+  t.add_row({"A", on.paint("fits", Tone::Good)});
+  t.add_row({"B", "OOM"});
+  const std::string painted = t.render();
+  TextTable plain({"card", "verdict"});
+  plain.add_row({"A", "fits"});
+  plain.add_row({"B", "OOM"});
+  std::string stripped;
+  for (std::size_t i = 0; i < painted.size(); ++i) {
+    if (painted[i] == '\x1b') i = painted.find('m', i);
+    else stripped += painted[i];
+  }
+  EXPECT_EQ(stripped, plain.render());
+  EXPECT_EQ(display_width(on.paint("OOM", Tone::Bad)), 3U);
+}
+
+TEST(Colour, HighlightPaintsVerdictsOnlyWhenAsked) {
+  const std::string text = "FITS on RTX 4090 (23.99 GiB)\n  verdict: leak: memory grows\nfits on: H200, B200\n"
+                           "scenario   fits  OOM\n'fits' keeps a margin\n";
+  EXPECT_EQ(cli::highlight(text, Style{false}), text);
+  const std::string on = cli::highlight(text, Style{true});
+  EXPECT_NE(on.find("\x1b[32mFITS\x1b[0m on RTX 4090"), std::string::npos) << on;
+  EXPECT_NE(on.find("verdict: \x1b[1;31mleak\x1b[0m: memory"), std::string::npos) << on;
+  EXPECT_NE(on.find("\nfits on: H200"), std::string::npos) << on;  // prose is not a cell
+  EXPECT_NE(on.find("   \x1b[32mfits\x1b[0m  \x1b[1;31mOOM\x1b[0m\n"), std::string::npos) << on;
+  EXPECT_NE(on.find("\n'fits' keeps"), std::string::npos) << on;
+  EXPECT_NE(cli::highlight("DOES NOT FIT on 1.00 GiB\n", Style{true}).find("\x1b[1;31mDOES NOT FIT\x1b[0m on"), std::string::npos);
+}
+
+// Byte figures in JSON are integers: watch's theoretical PCIe rate (63.0e9 in the fixture, a double) too.
+TEST(JsonDocument, WatchBytesAreIntegers) {
+  const auto j = watch::to_json(watch::fixture::two_gpus(false));
+  EXPECT_TRUE(j["gpus"][0]["pcie_peak_bytes_per_s"].is_number_integer()) << j["gpus"][0].dump();
+  EXPECT_TRUE(j["gpus"][0]["memory"]["used_bytes"].is_number_integer());
+}
+
+// watch --once: a GPU's USED turns yellow from 75 % of its memory and red from 90 %; plain by default.
+TEST(Colour, WatchTableThresholds) {
+  auto snap = watch::fixture::two_gpus(false);
+  EXPECT_EQ(watch::render_text(snap).find('\x1b'), std::string::npos);
+  EXPECT_EQ(watch::render_text(snap, Style{true}).find('\x1b'), std::string::npos);  // 40 of 140 GiB: no colour
+  auto& memory = snap.gpus[0].sample->memory;
+  memory.used_bytes = 110 * GiB;  // 79 %
+  EXPECT_NE(watch::render_text(snap, Style{true}).find("\x1b[33m110.00 GiB\x1b[0m"), std::string::npos);
+  memory.used_bytes = 130 * GiB;  // 93 %
+  const std::string red = watch::render_text(snap, Style{true});
+  EXPECT_NE(red.find("\x1b[1;31m130.00 GiB\x1b[0m"), std::string::npos) << red;
+  EXPECT_EQ(red.find("\n") , watch::render_text(snap).find("\n"));  // the header line keeps its width
+}
+
+TEST(Colour, NoColorAndModes) {
+  ASSERT_TRUE(cli::set_color_mode("always"));
+  EXPECT_TRUE(cli::style_for(stdout).color);
+  ASSERT_TRUE(cli::set_color_mode("never"));
+  EXPECT_FALSE(cli::style_for(stdout).color);
+  ASSERT_TRUE(cli::set_color_mode("auto"));
+  ::setenv("NO_COLOR", "1", 1);
+  EXPECT_FALSE(cli::style_for(stdout).color);
+  ::unsetenv("NO_COLOR");
+  EXPECT_FALSE(cli::set_color_mode("sometimes"));
+}
+
+}  // namespace
+}  // namespace vramdoc
