@@ -30,8 +30,10 @@ const char* reason(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 503: return "Service Unavailable";
     default: return "Internal Server Error";
@@ -42,6 +44,7 @@ std::string serialize(const HttpResponse& r, bool head_only) {
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\n";
   out += "Content-Type: " + r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
   if (r.status == 405) out += "Allow: GET, HEAD\r\n";
+  for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
   out += "Connection: close\r\n\r\n";
   if (!head_only) out += r.body;
   return out;
@@ -53,10 +56,12 @@ HttpResponse error_response(int status) {
 
 struct Connection {
   int fd;
+  std::unique_ptr<SocketStream> stream;  // plain TCP or TLS
   std::string in;
   std::string out;
   std::size_t sent = 0;
-  enum class Phase { Reading, Writing, Draining } phase = Phase::Reading;
+  enum class Phase { Handshake, Reading, Writing, Draining } phase = Phase::Reading;
+  short events = POLLIN;  // what the stream waits for
   Clock::time_point deadline;
 };
 
@@ -64,6 +69,7 @@ struct Connection {
 void respond(Connection& c, const HttpResponse& r, bool head_only, const HttpServerLimits& limits) {
   c.out = serialize(r, head_only);
   c.phase = Connection::Phase::Writing;
+  c.events = POLLOUT;
   c.deadline = Clock::now() + std::chrono::milliseconds(limits.write_timeout_ms);
 }
 
@@ -74,7 +80,7 @@ int poll_set(int listen_fd, int wake_fd, const std::vector<Connection>& conns, s
   const auto now = Clock::now();
   int timeout_ms = 1000;
   for (const auto& c : conns) {
-    fds.push_back({c.fd, static_cast<short>(c.phase == Connection::Phase::Writing ? POLLOUT : POLLIN), 0});
+    fds.push_back({c.fd, c.events, 0});
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now).count();
     timeout_ms = std::clamp(static_cast<int>(left) + 1, 0, timeout_ms);
   }
@@ -84,46 +90,67 @@ int poll_set(int listen_fd, int wake_fd, const std::vector<Connection>& conns, s
 // Marks a connection for closing at the next sweep.
 void drop(Connection& c) { c.deadline = Clock::time_point::min(); }
 
+// After a stream call that could not go on: poll for what it waits for, or drop the connection.
+void wait_for(Connection& c, IoStatus status) {
+  if (status == IoStatus::WantRead) c.events = POLLIN;
+  else if (status == IoStatus::WantWrite) c.events = POLLOUT;
+  else drop(c);  // closed, failed, or a TLS handshake that did not succeed
+}
+
 // Discards what the client still sends until it closes, so that closing our side does not reset
-// the connection before the client has read the response.
+// the connection before the client has read the response. (Raw bytes: TLS records are discarded too.)
 void drain(Connection& c) {
   char buf[4096];
   ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) drop(c);
 }
 
-// Reads what arrived; once the head is complete (or too long), the response is queued.
+// Reads what arrived (all of it: TLS may hold decrypted bytes the socket no longer signals);
+// once the head is complete (or too long), the response is queued.
 void read_request(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
   char buf[4096];
-  ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return drop(c);  // the client went away
-  if (n > 0) c.in.append(buf, static_cast<std::size_t>(n));
-  auto end = c.in.find("\r\n\r\n");
-  if (end == std::string::npos && c.in.size() > limits.max_request_bytes) {
-    respond(c, error_response(431), false, limits);
-  } else if (end != std::string::npos) {
-    ParsedRequest parsed = parse_request_head(std::string_view(c.in).substr(0, end + 2));
-    if (parsed.error_status) respond(c, error_response(parsed.error_status), false, limits);
-    else respond(c, handler(parsed.request), parsed.request.method == "HEAD", limits);
+  for (;;) {
+    const Io io = c.stream->read(buf, sizeof buf);
+    if (io.status != IoStatus::Done) return wait_for(c, io.status);
+    c.in.append(buf, io.bytes);
+    auto end = c.in.find("\r\n\r\n");
+    if (end == std::string::npos && c.in.size() > limits.max_request_bytes) {
+      return respond(c, error_response(431), false, limits);
+    } else if (end != std::string::npos) {
+      ParsedRequest parsed = parse_request_head(std::string_view(c.in).substr(0, end + 2));
+      if (parsed.error_status) return respond(c, error_response(parsed.error_status), false, limits);
+      return respond(c, handler(parsed.request), parsed.request.method == "HEAD", limits);
+    }
   }
+}
+
+// The TLS handshake (at once for plain TCP); then the request may already be waiting.
+void handshake(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
+  const Io io = c.stream->handshake();
+  if (io.status != IoStatus::Done) return wait_for(c, io.status);
+  c.phase = Connection::Phase::Reading;
+  c.events = POLLIN;
+  read_request(c, limits, handler);
 }
 
 // Sends what the socket takes; once all is sent, our side is shut and the connection drains.
 void write_response(Connection& c, const HttpServerLimits& limits) {
-  ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n > 0) c.sent += static_cast<std::size_t>(n);
-  if (n < 0 && errno != EAGAIN && errno != EINTR) {
-    drop(c);  // the client went away
-  } else if (c.sent == c.out.size()) {
-    shutdown(c.fd, SHUT_WR);
-    c.phase = Connection::Phase::Draining;
-    c.deadline = Clock::now() + std::chrono::milliseconds(std::min(limits.read_timeout_ms, 1000));
+  while (c.sent < c.out.size()) {
+    const Io io = c.stream->write(c.out.data() + c.sent, c.out.size() - c.sent);
+    if (io.status != IoStatus::Done) return wait_for(c, io.status);
+    c.sent += io.bytes;
   }
+  c.stream->finish();
+  shutdown(c.fd, SHUT_WR);
+  c.phase = Connection::Phase::Draining;
+  c.events = POLLIN;
+  c.deadline = Clock::now() + std::chrono::milliseconds(std::min(limits.read_timeout_ms, 1000));
 }
 
 // One step of a connection that poll() reported ready, by its phase.
 void advance(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
   switch (c.phase) {
+    case Connection::Phase::Handshake: return handshake(c, limits, handler);
     case Connection::Phase::Draining: return drain(c);
     case Connection::Phase::Reading: return read_request(c, limits, handler);
     case Connection::Phase::Writing: return write_response(c, limits);
@@ -133,24 +160,30 @@ void advance(Connection& c, const HttpServerLimits& limits, const HttpHandler& h
 // Closes every connection that is finished, gone, or past its deadline (a slow client is dropped).
 void close_finished(std::vector<Connection>& conns) {
   const auto now = Clock::now();
-  std::erase_if(conns, [&](const Connection& c) {
+  std::erase_if(conns, [&](Connection& c) {
     if (c.deadline > now) return false;
+    c.stream.reset();  // before its descriptor goes
     close(c.fd);
     return true;
   });
 }
 
-// Accepts every waiting client; beyond max_connections a client gets 503 and is closed.
-void accept_clients(int listen_fd, std::vector<Connection>& conns, const HttpServerLimits& limits) {
+// Accepts every waiting client; beyond max_connections a client gets 503 (plain HTTP; a TLS
+// client is just closed) and is closed. The read deadline covers the TLS handshake too.
+void accept_clients(int listen_fd, std::vector<Connection>& conns, const HttpServerLimits& limits,
+                    SocketStreamFactory* tls) {
   for (int fd; (fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
-    if (conns.size() >= limits.max_connections) {
+    std::unique_ptr<SocketStream> stream = conns.size() >= limits.max_connections ? nullptr
+                                     : tls                                 ? tls->wrap(fd)
+                                                                           : plain_socket_stream(fd);
+    if (!stream) {
       std::string busy = serialize(error_response(503), false);
-      (void)!send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (!tls) (void)!send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
       close(fd);
       continue;
     }
-    Connection c{fd, {}, {}, 0, Connection::Phase::Reading, Clock::now()};
-    c.deadline += std::chrono::milliseconds(limits.read_timeout_ms);
+    Connection c{fd, std::move(stream), {}, {}, 0, tls ? Connection::Phase::Handshake : Connection::Phase::Reading,
+                 POLLIN, Clock::now() + std::chrono::milliseconds(limits.read_timeout_ms)};
     conns.push_back(std::move(c));
   }
 }
@@ -214,10 +247,13 @@ ParsedRequest parse_request_head(std::string_view head) {
     auto end = head.find("\r\n", pos);
     std::string_view header = head.substr(pos, end == std::string_view::npos ? head.size() - pos : end - pos);
     auto colon = header.find(':');
-    if (colon != std::string_view::npos && lower(header.substr(0, colon)) == "accept") {
+    if (colon != std::string_view::npos) {
+      const std::string name = lower(header.substr(0, colon));
       auto value = header.substr(colon + 1);
       while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-      parsed.request.accept = std::string(value);
+      while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+      if (name == "accept") parsed.request.accept = std::string(value);
+      if (name == "authorization") parsed.request.authorization = std::string(value);
     }
     if (end == std::string_view::npos) break;
     pos = end + 2;
@@ -226,7 +262,7 @@ ParsedRequest parse_request_head(std::string_view head) {
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(const ListenAddress& address, HttpHandler handler,
-                                                      HttpServerLimits limits) {
+                                                      HttpServerLimits limits, std::shared_ptr<SocketStreamFactory> tls) {
   int family = address.ipv6 ? AF_INET6 : AF_INET;
   int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return make_error(std::string("cannot create a socket: ") + std::strerror(errno));
@@ -262,6 +298,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const ListenAddress& addre
     return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
   std::unique_ptr<HttpServer> server(new HttpServer(fd, wake[0], wake[1], port, std::move(handler), limits));
+  server->tls_ = std::move(tls);
   server->thread_ = std::thread([s = server.get()] { s->loop(); });
   return server;
 }
@@ -295,9 +332,12 @@ void HttpServer::loop() {
       if (fds[i + 2].revents) advance(conns[i], limits_, handler_);
     }
     close_finished(conns);
-    if (fds[0].revents & POLLIN) accept_clients(listen_fd_, conns, limits_);
+    if (fds[0].revents & POLLIN) accept_clients(listen_fd_, conns, limits_, tls_.get());
   }
-  for (const auto& c : conns) close(c.fd);
+  for (auto& c : conns) {
+    c.stream.reset();
+    close(c.fd);
+  }
 }
 
 }  // namespace vramdoc::backends

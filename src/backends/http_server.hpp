@@ -1,7 +1,7 @@
-// A small HTTP/1.1 server for `vramdoc watch --serve` (/metrics). One poll() thread; bounded
-// connections and request size; read and write deadlines, so a slow, silent or non-reading
-// client can neither stall the server nor the sampler that feeds it. Each response closes the
-// connection. Only GET and HEAD are accepted.
+// A small HTTP/1.1 server for `vramdoc watch --serve` (/metrics), plain or over TLS. One poll()
+// thread; bounded connections and request size; read and write deadlines, so a slow, silent or
+// non-reading client can neither stall the server nor the sampler that feeds it. Each response
+// closes the connection. Only GET and HEAD are accepted.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -10,7 +10,10 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "backends/socket_stream.hpp"
 #include "core/result.hpp"
 
 namespace vramdoc::backends {
@@ -20,6 +23,7 @@ struct HttpRequest {
   std::string method;  // "GET" or "HEAD"
   std::string path;    // without the query string
   std::string accept;  // the Accept header, empty when absent
+  std::string authorization;  // the Authorization header, empty when absent
 };
 
 // What the handler answers; the server adds Content-Length and Connection: close.
@@ -27,6 +31,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers = {};  // more, e.g. WWW-Authenticate
 };
 
 // Called on the server thread for every well-formed GET / HEAD; must not block for long.
@@ -63,10 +68,12 @@ ParsedRequest parse_request_head(std::string_view head);
 // The server: owns its listening socket and thread; destroying it stops serving.
 class HttpServer {
  public:
-  // Binds and listens, then serves on a background thread until destroyed. The error names
-  // the address and the system's reason (e.g. "address already in use").
+  // Binds and listens, then serves on a background thread until destroyed; with `tls`, every
+  // connection is a TLS stream from it (a handshake first, within the read deadline). The error
+  // names the address and the system's reason (e.g. "address already in use").
   static Result<std::unique_ptr<HttpServer>> start(const ListenAddress& address, HttpHandler handler,
-                                                   HttpServerLimits limits = {});
+                                                   HttpServerLimits limits = {},
+                                                   std::shared_ptr<SocketStreamFactory> tls = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -85,6 +92,7 @@ class HttpServer {
   std::uint16_t port_;
   HttpHandler handler_;
   HttpServerLimits limits_;
+  std::shared_ptr<SocketStreamFactory> tls_;  // null: plain HTTP
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

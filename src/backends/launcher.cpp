@@ -74,7 +74,8 @@ class StreamFds {
       return true;
     }
     file_[n] = s.path;
-    return keep(n, open(s.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    // Output written for the user (probe's trial logs): private, never through a planted link.
+    return keep(n, open(s.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   }
   // Hands the pipe's read end of stream `n` to the caller.
   int take(int n) { return std::exchange(ours[n], -1); }

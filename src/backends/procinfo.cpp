@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/redact.hpp"
+
 namespace vramdoc::backends {
 
 namespace {
@@ -66,6 +68,19 @@ bool is_namespace_name(const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> split_cmdline(const std::string& cmdline) {
+  std::vector<std::string> argv;
+  std::size_t start = 0;
+  while (start < cmdline.size()) {
+    std::size_t end = cmdline.find('\0', start);
+    if (end == std::string::npos) end = cmdline.size();
+    argv.push_back(cmdline.substr(start, end - start));
+    start = end + 1;
+  }
+  while (!argv.empty() && argv.back().empty()) argv.pop_back();
+  return argv;
+}
+
 std::optional<std::string> pod_uid_from_cgroup(const std::string& cgroup_text) {
   for (std::size_t at = cgroup_text.find("pod"); at != std::string::npos; at = cgroup_text.find("pod", at + 1)) {
     if (at == 0 || (cgroup_text[at - 1] != '/' && cgroup_text[at - 1] != '-')) continue;
@@ -91,13 +106,10 @@ std::optional<std::string> namespace_from_file(const std::string& text) {
 
 std::optional<std::string> namespace_from_environ(const std::string& environ) {
   static constexpr std::string_view kName = "POD_NAMESPACE=";
-  for (std::size_t start = 0; start < environ.size();) {
-    const std::size_t end = std::min(environ.find('\0', start), environ.size());
-    if (environ.compare(start, kName.size(), kName) == 0) {
-      std::string value = environ.substr(start + kName.size(), end - start - kName.size());
-      if (is_namespace_name(value)) return value;
-    }
-    start = end + 1;
+  for (const auto& entry : split_cmdline(environ)) {
+    if (entry.rfind(kName, 0) != 0) continue;
+    std::string value = entry.substr(kName.size());
+    if (is_namespace_name(value)) return value;
   }
   return std::nullopt;
 }
@@ -150,13 +162,16 @@ watch::ProcessDetails read_process_details(std::uint32_t pid, const std::string&
     details.container_pid = container_pid_from_status(*status);
   }
   if (auto cmdline = slurp(dir + "/cmdline", 4096); cmdline && !cmdline->empty()) {
-    while (!cmdline->empty() && cmdline->back() == '\0') cmdline->pop_back();
-    for (char& c : *cmdline)
-      if (c == '\0') c = ' ';
-    details.command = *cmdline;
+    // Redacted argument by argument, before the arguments are joined: a secret never leaves here.
+    const auto argv = redact_argv(split_cmdline(*cmdline));
+    std::string joined;
+    for (const auto& arg : argv) joined += (joined.empty() ? "" : " ") + arg;
+    details.command = joined;
+    details.executable = argv.empty() ? std::string() : executable_name(argv.front());
   } else if (auto comm = slurp(dir + "/comm", 256); comm && !comm->empty()) {
     if (comm->back() == '\n') comm->pop_back();
-    details.command = "[" + *comm + "]";  // kernel threads and zombies have no cmdline
+    details.executable = redact_text(*comm);
+    details.command = "[" + *details.executable + "]";  // kernel threads and zombies have no cmdline
   }
   if (auto cgroup = slurp(dir + "/cgroup")) {
     details.container_id = container_id_from_cgroup(*cgroup);

@@ -1,13 +1,18 @@
 // Per-PID details from procfs for `vramdoc watch`: user, command line, container mapping.
-// Anything /proc does not let us read stays empty (shown as n/a); nothing here throws.
+// Anything /proc does not let us read stays empty (shown as n/a); nothing here throws. The
+// command line is redacted here, as it is read (core/redact.hpp, docs/security.md).
 #pragma once
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/watch/model.hpp"
 
 namespace vramdoc::backends {
+
+// The arguments of a /proc/PID/cmdline text (NUL-separated; a trailing NUL ends the last one).
+std::vector<std::string> split_cmdline(const std::string& cmdline);
 
 // Reads /proc/PID/{status,cmdline,cgroup} under `proc_root` (tests pass a fake tree); for a process
 // in a Kubernetes pod also its namespace, from the pod's service-account file

@@ -21,6 +21,7 @@
 #include "cli/python_hook.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
+#include "core/redact.hpp"
 #include "core/report/job_report.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/oom_message.hpp"
@@ -185,9 +186,11 @@ Result<Prepared> prepare(RunOptions& o) {
       return make_error("--step-regex '" + o.step_regex + "' is not a valid regular expression: " + e.what());
     }
   }
-  if (o.out.empty()) o.out = default_out_name(o.command[0]);
-  p.out.reset(std::fopen(o.out.c_str(), "w"));
-  if (!p.out) return make_error("cannot write " + o.out + ": " + std::strerror(errno));
+  const bool default_out = o.out.empty();
+  if (default_out) o.out = default_out_name(o.command[0]);
+  auto opened = open_timeline_file(o.out, default_out);  // a default name: new, private (docs/security.md)
+  if (!opened) return make_error(opened.error());
+  p.out.reset(*opened);
   if (auto traced = prepare_tracing(o, p); !traced) {
     p.out.reset();
     std::remove(o.out.c_str());
@@ -205,7 +208,7 @@ int pump_job(backends::Job& job, backends::JobRecorder& recorder, const std::opt
   job.pump_output([&](const std::string& line) {
     std::smatch m;
     if (step_re && std::regex_search(line, m, *step_re)) recorder.mark(step_label(m, steps));
-    if (timeline::parse_oom_message(line)) recorder.oom_message(line);
+    if (timeline::parse_oom_message(line)) recorder.oom_message(redact_text(line));
   });
   const int status = job.wait();
   recorder.stop();
@@ -220,8 +223,8 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   if (!probe) std::fprintf(stderr, "vramdoc run: GPU memory sampling unavailable (%s); running the job without it\n", probe.error().c_str());
   backends::JobMemoryProbe* gpu = probe ? probe->get() : nullptr;
   timeline::Header header;
-  header.name = std::filesystem::path(o.command[0]).filename().string();
-  header.command = o.command;
+  header.command = redact_argv(o.command);  // the timeline is shared: no secrets (docs/security.md)
+  header.name = executable_name(header.command[0]);
   header.interval_seconds = p.interval_seconds;
   header.host = backends::host_name();
   if (gpu) {

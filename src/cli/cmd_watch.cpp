@@ -30,6 +30,8 @@ std::optional<std::string> validate(WatchOptions& o, const std::string& interval
   if (o.once && (!o.log_path.empty() || !o.serve.empty()))
     return "--once takes one sample: it does not go with --log or --serve";
   if (o.json && !o.once) return "--json goes with --once (use --log FILE.jsonl to record JSON lines)";
+  if (o.serve.empty() && (o.export_options.command || !o.web_config.empty()))
+    return "--export-command and --web-config go with --serve";
   if (!o.log_path.empty()) {
     if (ends_with(o.log_path, ".csv")) o.log_format = WatchOptions::LogFormat::Csv;
     else if (ends_with(o.log_path, ".jsonl")) o.log_format = WatchOptions::LogFormat::Jsonl;
@@ -58,6 +60,16 @@ int cmd_watch(const std::vector<std::string>& args) {
                  "0.0.0.0:9400 must be given explicitly and is warned about)")
       ->expected(0, 1)
       ->default_str("127.0.0.1:9400");
+  app.add_flag("--export-command", o.export_options.command,
+               "with --serve: also publish each process's command line (redacted) as a label; by default only "
+               "the executable's name");
+  app.add_option("--export-max-processes", o.export_options.max_processes,
+                 "with --serve: publish at most N processes, the largest users of memory (default 256); the "
+                 "others are counted in vramdoc_exporter_processes_dropped_total")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+  app.add_option("--web-config", o.web_config,
+                 "with --serve: TLS and basic auth from FILE (the Prometheus exporter-toolkit format, "
+                 "docs/security.md)");
   app.add_option("--device", device, "watch only GPU N (NVML index)")->check(CLI::NonNegativeNumber);
   if (int code = parse_args(app, args); code >= 0) return code;
   if (app.count("--serve") && o.serve.empty()) o.serve = "127.0.0.1:9400";

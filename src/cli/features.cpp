@@ -5,6 +5,9 @@
 #if VRAMDOC_HAVE_CUDA
 #include "bench/runner.hpp"
 #endif
+#if VRAMDOC_HAVE_TLS
+#include "tls/tls_server.hpp"
+#endif
 
 namespace vramdoc::cli {
 
@@ -20,6 +23,18 @@ BenchRunner bench_runner() {
   return &bench::run_bench;
 #else
   return nullptr;
+#endif
+}
+
+bool have_tls() { return VRAMDOC_HAVE_TLS; }
+
+Result<std::unique_ptr<backends::SocketStreamFactory>> tls_stream_factory(const watch::TlsServerConfig& config) {
+#if VRAMDOC_HAVE_TLS
+  return tls::make_tls_factory(config);
+#else
+  (void)config;
+  return make_error("this vramdoc was built without TLS: install OpenSSL 3's headers (apt install libssl-dev) and "
+                    "rebuild, or put a TLS reverse proxy in front of it (docs/security.md)");
 #endif
 }
 

@@ -1,9 +1,12 @@
 // The optional features this build has. features.cpp is the one file with #if on them.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "backends/socket_stream.hpp"
 #include "core/bench/plan.hpp"
+#include "core/watch/web_config.hpp"
 
 namespace vramdoc::cli {
 
@@ -17,5 +20,11 @@ using BenchRunner = Result<bench::BenchReport> (*)(const bench::BenchOptions&,
                                                    const std::function<void(const std::string&)>&);
 // The bench runner, or nullptr when this build has no CUDA kernels.
 BenchRunner bench_runner();
+
+// True when TLS for the exporter was built in (OpenSSL 3's headers were found).
+bool have_tls();
+// TLS streams for `watch --serve --web-config`; the error says how to get TLS when this build
+// has none, or why OpenSSL refused the configured files.
+Result<std::unique_ptr<backends::SocketStreamFactory>> tls_stream_factory(const watch::TlsServerConfig& config);
 
 }  // namespace vramdoc::cli

@@ -11,6 +11,7 @@
 #include "backends/launcher.hpp"
 #include "cli/timeline_io.hpp"
 #include "core/probe/growth.hpp"
+#include "core/redact.hpp"
 #include "core/timeline/classify.hpp"
 
 namespace vramdoc::cli {
@@ -121,7 +122,7 @@ void judge_trial(probe::Trial& trial, const std::string& timeline_path, const st
     trial.outcome = probe::Outcome::Ok;
   } else {
     trial.outcome = probe::Outcome::Failed;
-    trial.detail = last_output_line(log_path);
+    trial.detail = redact_text(last_output_line(log_path));  // the report is shared: no secrets from the job's output
   }
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "backends/private_files.hpp"
 #include "vramdoc/python_hook_text.hpp"
 
 namespace vramdoc::cli {
@@ -14,20 +15,20 @@ namespace fs = std::filesystem;
 
 Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(const std::string& dir) {
   std::error_code ec;
-  const fs::path hook_dir = fs::absolute(fs::path(dir), ec) / "python-hook";
+  const fs::path trace_dir = fs::absolute(fs::path(dir), ec);
   if (ec) return make_error("cannot resolve " + dir + ": " + ec.message());
-  fs::create_directories(hook_dir, ec);
-  if (ec) return make_error("cannot create " + hook_dir.string() + ": " + ec.message());
-  const fs::path file = hook_dir / "sitecustomize.py";
-  {
-    std::ofstream out(file, std::ios::trunc);
-    out << kPythonHookText;
-    if (!out.flush()) return make_error("cannot write " + file.string());
-  }
-  std::string python_path = hook_dir.string();
+  // The hook is code every Python process of the job runs: a fresh private folder in a folder
+  // only this user can write, a new file (docs/security.md).
+  auto parent = backends::ensure_private_directory(trace_dir.string());
+  if (!parent) return make_error(parent.error());
+  auto hook_dir = backends::make_private_temp_directory(*parent, "python-hook");
+  if (!hook_dir) return make_error(hook_dir.error());
+  const std::string file = (fs::path(*hook_dir) / "sitecustomize.py").string();
+  if (auto written = backends::write_new_private_file(file, kPythonHookText); !written) return make_error(written.error());
+  std::string python_path = *hook_dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) python_path += std::string(":") + old;
   return std::vector<std::pair<std::string, std::string>>{{"PYTHONPATH", python_path},
-                                                          {"VRAMDOC_PYTHON_TRACE_DIR", hook_dir.parent_path().string()}};
+                                                          {"VRAMDOC_PYTHON_TRACE_DIR", trace_dir.string()}};
 }
 
 Result<StepHook> prepare_step_hook() {

@@ -10,8 +10,9 @@
 
 namespace vramdoc::cli {
 
-// Writes DIR/python-hook/sitecustomize.py (creating DIR) and returns the variables that make the
-// job's Python load it: PYTHONPATH (the hook first, then the caller's) and VRAMDOC_PYTHON_TRACE_DIR.
+// Writes DIR/python-hook-XXXXXX/sitecustomize.py (DIR created private, or refused when another
+// user could write it) and returns the variables that make the job's Python load it: PYTHONPATH
+// (the hook first, then the caller's) and VRAMDOC_PYTHON_TRACE_DIR.
 Result<std::vector<std::pair<std::string, std::string>>> prepare_python_hook(const std::string& dir);
 
 // The step hook alone (run's default, without --trace-python): the hook written into a new

@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
+#include "backends/private_files.hpp"
 #include "core/timeline/reader.hpp"
 
 namespace vramdoc::cli {
@@ -20,6 +22,27 @@ Result<timeline::Timeline> load_timeline(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return timeline::read_timeline(text.str(), path);
+}
+
+Result<std::FILE*> open_timeline_file(std::string& path, bool chosen_by_vramdoc) {
+  if (!chosen_by_vramdoc) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) return make_error("cannot write " + path + ": " + std::strerror(errno));
+    return f;
+  }
+  const std::string stem = path.ends_with(".jsonl") ? path.substr(0, path.size() - 6) : path;
+  for (int n = 1; n <= 100; ++n) {
+    const std::string name = n == 1 ? path : stem + "-" + std::to_string(n) + ".jsonl";
+    auto fd = backends::open_private_file(name, true);
+    if (!fd && errno == EEXIST) continue;
+    if (!fd) return make_error(fd.error());
+    path = name;
+    std::FILE* f = fdopen(*fd, "w");
+    if (!f) close(*fd);
+    if (!f) return make_error("cannot write " + path + ": " + std::strerror(errno));
+    return f;
+  }
+  return make_error("cannot write " + path + ": 100 files of that name exist; give --out");
 }
 
 Result<bool> write_text_file(const std::string& path, const std::string& text) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/launcher.hpp"
+#include "backends/private_files.hpp"
 #include "cli/features.hpp"
 #include "core/trace/elf_file.hpp"
 #include "core/trace/report.hpp"
@@ -74,8 +75,7 @@ Result<TraceSetup> prepare_trace(const std::string& dir, const std::string& trac
   const fs::path tracer = fs::absolute(where / "libvramdoc-tracer.so", ec);
   if (!fs::is_regular_file(tracer))
     return make_error("the tracer library is missing: " + tracer.string() + " (rebuild vramdoc with CUPTI)");
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) return make_error("cannot create the trace directory " + dir);
+  if (auto made = backends::ensure_private_directory(dir); !made) return make_error(made.error());
   TraceSetup setup{fs::absolute(dir).string(), tracer.string(), {}};
   setup.environment = {{"CUDA_INJECTION64_PATH", setup.tracer_path}, {"VRAMDOC_TRACE_DIR", setup.directory}};
   return setup;

@@ -6,12 +6,12 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "backends/http_server.hpp"
 #include "backends/signals.hpp"
 #include "cli/command.hpp"
+#include "cli/watch_exporter.hpp"
 #include "cli/watch_sampler.hpp"
 #include "cli/watch_terminal.hpp"
 #include "core/watch/prometheus.hpp"
@@ -40,13 +40,6 @@ int run_once(WatchSampler& sampler, bool json) {
   return kOk;
 }
 
-// The page `/` answers with: where the metrics are.
-backends::HttpResponse index_page() {
-  return {200, "text/html; charset=utf-8",
-          "<!doctype html><title>vramdoc watch</title><h1>vramdoc watch</h1>"
-          "<p>GPU and per-process memory metrics: <a href=\"/metrics\">/metrics</a></p>\n"};
-}
-
 // Says on stderr when the driver stops or starts answering (the exporter keeps serving).
 void report_driver(const watch::Snapshot& snapshot, std::optional<std::string>& said) {
   if (snapshot.driver_error == said) return;
@@ -67,39 +60,21 @@ int run_headless(const std::function<watch::Snapshot()>& sample, const WatchOpti
     if (!log) return fail("watch", "cannot write the log " + o.log_path + ": " + std::strerror(errno), kFailure);
     if (fresh && o.log_format == WatchOptions::LogFormat::Csv) std::fputs(watch::csv_header().c_str(), log);
   }
-  std::mutex latest_mutex;
   std::optional<std::string> driver_said;
+  // The first sample is taken before serving, so that /metrics never answers empty.
   auto latest = std::make_shared<const watch::Snapshot>(sample());
   report_driver(*latest, driver_said);
+  ExporterFeed feed(o.export_options.max_processes);
+  feed.publish(latest);
   std::unique_ptr<backends::HttpServer> server;
   if (!o.serve.empty()) {
-    auto address = backends::parse_listen_address(o.serve);
-    if (!address) return fail("watch", "--serve: " + address.error());
-    auto handler = [&](const backends::HttpRequest& r) -> backends::HttpResponse {
-      if (r.path == "/") return index_page();
-      if (r.path != "/metrics") return {404, "text/plain; charset=utf-8", "Not found: try /metrics\n"};
-      auto format = r.accept.find("application/openmetrics-text") != std::string::npos
-                        ? watch::ExpositionFormat::OpenMetrics
-                        : watch::ExpositionFormat::Prometheus;
-      std::shared_ptr<const watch::Snapshot> snapshot;
-      {
-        std::lock_guard lock(latest_mutex);
-        snapshot = latest;  // render outside the lock: the sampler never waits for a client
-      }
-      return {200, watch::metrics_content_type(format), watch::render_metrics(*snapshot, format)};
-    };
-    auto started = backends::HttpServer::start(*address, handler);
-    if (!started) return fail("watch", started.error(), kFailure);
-    server = std::move(*started);
-    if (!address->loopback) {
-      std::fprintf(stderr,
-                   "vramdoc watch: warning: serving on %s, reachable from other machines: anyone who can reach "
-                   "this port sees the GPUs' processes and command lines\n",
-                   o.serve.c_str());
+    int code = kUsage;
+    auto started = start_exporter(o, feed, code);
+    if (!started) {
+      if (log) std::fclose(log);
+      return fail("watch", started.error(), code);
     }
-    std::string host = address->ipv6 ? "[" + address->host + "]" : address->host;
-    std::fprintf(stderr, "vramdoc watch: serving http://%s:%u/metrics (Ctrl-C stops)\n", host.c_str(),
-                 static_cast<unsigned>(server->port()));
+    server = std::move(*started);
   }
   auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.interval_s));
   auto start = Clock::now();
@@ -111,8 +86,7 @@ int run_headless(const std::function<watch::Snapshot()>& sample, const WatchOpti
     if (!first) {
       snapshot = std::make_shared<const watch::Snapshot>(sample());
       report_driver(*snapshot, driver_said);
-      std::lock_guard lock(latest_mutex);
-      latest = snapshot;
+      if (server) feed.publish(snapshot);
     }
     first = false;
     if (log) {

@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include "core/watch/prometheus.hpp"
+
 namespace vramdoc::cli {
 
 struct WatchOptions {
@@ -11,6 +13,8 @@ struct WatchOptions {
   std::string log_path;
   enum class LogFormat { Csv, Jsonl } log_format = LogFormat::Csv;
   std::string serve;  // listen address; empty: no exporter
+  watch::ExportOptions export_options;  // --export-command, --export-max-processes
+  std::string web_config;  // --web-config FILE: TLS and basic auth for the exporter
   double interval_s = 1.0;
   std::optional<double> duration_s;  // empty: until Ctrl-C / q
   std::optional<unsigned> device;    // empty: every GPU

@@ -39,7 +39,7 @@ contains "the leak: five tensors from one line" "$err" "2  5.00 MiB      5  job.
 contains "the stack marks the user's frames" "$err" "> job.py:11 <module>"
 if grep -q "4.00 MiB" "$err"; then echo "FAIL: a freed tensor is listed"; fails=$((fails + 1)); fi
 ls "$dir"/a.trace/python.*.json >/dev/null 2>&1 || { echo "FAIL: no python.PID.json in a.trace"; fails=$((fails + 1)); }
-ls "$dir"/a.trace/python-hook/sitecustomize.py >/dev/null 2>&1 || { echo "FAIL: no hook in a.trace"; fails=$((fails + 1)); }
+ls "$dir"/a.trace/python-hook-*/sitecustomize.py >/dev/null 2>&1 || { echo "FAIL: no hook in a.trace"; fails=$((fails + 1)); }
 
 # analyze --trace-dir shows the same Python lines later, in text and JSON, without a warning
 # about the missing .vdt files (this folder has only --trace-python's files).

@@ -1,12 +1,14 @@
 # On a GPU machine: while a small PyTorch job holds memory and keeps GPU 0 busy, `vramdoc watch
 # --once --json` agrees with nvidia-smi (GPU memory, utilisation, clocks, power, temperature) and
-# per process (PID and used memory); the exporter serves the same numbers.
+# per process (PID and used memory); the exporter serves the same numbers. The job carries a
+# made-up token on its command line: neither output may show it (docs/security.md).
 set -u
 nvidia-smi -L >/dev/null 2>&1 || { echo "no NVIDIA GPU (nvidia-smi -L failed): skipped"; exit 77; }
 python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || { echo "python3 with CUDA torch not found: skipped"; exit 77; }
 dir=$(mktemp -d)
 # The job: ~3 GiB held, matmuls for up to 60 s, "ready" once the memory is allocated and busy.
-python3 - >"$dir/job.out" 2>&1 <<'PY' &
+secret=hf_5URYX45jqRO25g3uK5kbAAegiuE8LCAnmu
+python3 - --token=$secret >"$dir/job.out" 2>&1 <<'PY' &
 import sys, time, torch
 hold = torch.empty(3 * 1024**3 // 4, dtype=torch.float32, device="cuda:0")
 a = torch.randn(4096, 4096, device="cuda:0")
@@ -69,6 +71,8 @@ if job not in procs:
     failures.append(f"the PyTorch job {job} is not among vramdoc's processes {sorted(procs)}")
 elif not procs[job]["command"] or "python" not in procs[job]["command"]:
     failures.append(f"the job's command line is {procs[job]['command']!r}")
+elif "--token=***" not in procs[job]["command"] or "5URYX45jqRO2" in open(f"{d}/watch.json").read():
+    failures.append(f"the job's token is not redacted: {procs[job]['command']!r}")
 if failures:
     print("FAIL:", "; ".join(failures)); sys.exit(1)
 PY
@@ -83,4 +87,7 @@ curl -sS -f --max-time 5 "http://127.0.0.1:$port/metrics" >"$dir/metrics"; rc=$?
 kill $server; wait $server
 grep -q '^vramdoc_process_memory_used_bytes{gpu="0",uuid="GPU-[^"]*",pid="'$job'"} [1-9]' "$dir/metrics" ||
   { echo "FAIL: /metrics (curl exit $rc) lacks the job's memory"; head -40 "$dir/metrics"; exit 1; }
+grep -q 'pid="'$job'",user="[^"]*",executable="python3",container=' "$dir/metrics" ||
+  { echo "FAIL: /metrics lacks the job's executable"; grep vramdoc_process_info "$dir/metrics"; exit 1; }
+grep -q "5URYX45jqRO2" "$dir/metrics" && { echo "FAIL: /metrics shows the job's token"; exit 1; }
 echo "all checks passed"

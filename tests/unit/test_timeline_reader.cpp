@@ -159,3 +159,28 @@ TEST(TimelineReader, StepNumbers) {
 
 }  // namespace
 }  // namespace vramdoc::timeline
+
+namespace vramdoc::timeline {
+
+// A timeline written by another tool or an older vramdoc may carry secrets: none survives reading.
+TEST(TimelineReader, SecretsInAForeignTimelineAreRedactedWhenRead) {
+  const std::string token = "hf_5URYX45jqRO25g3uK5kbAAegiuE8LCAnmu";
+  const std::string text =
+      "{\"vramdoc_timeline\": 1, \"name\": \"train.py --token=" + token + "\", \"columns\": [\"t\", \"process_used\"], "
+      "\"command\": [\"python\", \"train.py\", \"--hub_token\", \"" + token + "\"], "
+      "\"env\": {\"HF_TOKEN\": \"abc\", \"PYTORCH_CUDA_ALLOC_CONF\": \"expandable_segments:True\"}, \"interval_s\": 0.02}\n"
+      "[0.0, 1]\n[0.1, 2]\n{\"t\": 0.1, \"mark\": \"step 1 " + token + "\"}\n"
+      "{\"t\": 0.1, \"oom_message\": \"CUDA out of memory. Tried to allocate 2.00 MiB; token=" + token + "\"}\n";
+  auto tl = read_timeline(text, "foreign.jsonl");
+  ASSERT_TRUE(tl) << tl.error();
+  EXPECT_EQ(tl->name, "train.py --token=***");
+  EXPECT_EQ(tl->command, (std::vector<std::string>{"python", "train.py", "--hub_token", "***"}));
+  EXPECT_EQ(tl->environment.at("HF_TOKEN"), "***");
+  EXPECT_EQ(tl->environment.at("PYTORCH_CUDA_ALLOC_CONF"), "expandable_segments:True");
+  ASSERT_EQ(tl->marks.size(), 1U);
+  EXPECT_EQ(tl->marks[0].label, "step 1 ***");
+  ASSERT_EQ(tl->messages.size(), 1U);
+  EXPECT_EQ(tl->messages[0], "CUDA out of memory. Tried to allocate 2.00 MiB; token=***");
+}
+
+}  // namespace vramdoc::timeline

@@ -136,3 +136,20 @@ TEST(WatchHttp, BusyPortIsAClearError) {
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.error().find("cannot listen on 127.0.0.1:"), std::string::npos) << second.error();
 }
+
+TEST(WatchHttp, AuthorizationReachesTheHandlerAndExtraHeadersTheClient) {
+  auto parsed = parse_request_head("GET /metrics HTTP/1.1\r\nHost: x\r\nauthorization:  Basic YTpi \r\n");
+  EXPECT_EQ(parsed.error_status, 0);
+  EXPECT_EQ(parsed.request.authorization, "Basic YTpi");
+  auto address = parse_listen_address("127.0.0.1:0");
+  auto server = HttpServer::start(*address, [](const HttpRequest& r) {
+    if (r.authorization.empty()) return HttpResponse{401, "text/plain", "no\n", {{"WWW-Authenticate", "Basic realm=\"t\""}}};
+    return HttpResponse{200, "text/plain", "yes " + r.authorization + "\n"};
+  });
+  ASSERT_TRUE(server.ok());
+  const std::string refused = exchange((*server)->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 401 Unauthorized\r\n", 0), 0U) << refused;
+  EXPECT_NE(refused.find("\r\nWWW-Authenticate: Basic realm=\"t\"\r\n"), std::string::npos) << refused;
+  const std::string allowed = exchange((*server)->port(), "GET /metrics HTTP/1.1\r\nAuthorization: Basic YTpi\r\n\r\n");
+  EXPECT_NE(allowed.find("yes Basic YTpi"), std::string::npos) << allowed;
+}

@@ -133,3 +133,17 @@ TEST(WatchProcinfo, PodAndNamespaceFromAFakeProcTree) {
   EXPECT_FALSE(docker.pod_uid || docker.pod_namespace);
   std::filesystem::remove_all(root);
 }
+
+TEST(WatchProcinfo, CommandLineIsRedactedAsItIsRead) {
+  auto root = std::filesystem::temp_directory_path() / ("vramdoc-proc-secret-" + std::to_string(getpid()));
+  const std::string cmdline("/usr/bin/python3\0train.py\0--hf_token\0hf_5URYX45jqRO25g3uK5kbAAegiuE8LCAnmu\0--lr\0" "0.1\0", 84);
+  write(root / "5/cmdline", cmdline);
+  auto d = read_process_details(5, root.string());
+  EXPECT_EQ(d.command, "/usr/bin/python3 train.py --hf_token *** --lr 0.1");
+  EXPECT_EQ(d.executable, "python3");
+  write(root / "6/comm", "kworker/0:1\n");
+  auto kernel = read_process_details(6, root.string());
+  EXPECT_EQ(kernel.command, "[kworker/0:1]");
+  EXPECT_EQ(split_cmdline(std::string("a\0\0b\0", 5)), (std::vector<std::string>{"a", "", "b"}));
+  std::filesystem::remove_all(root);
+}

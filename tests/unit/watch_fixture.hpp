@@ -41,8 +41,8 @@ inline GpuSample busy_sample() {
 
 inline Snapshot two_gpus(bool second_fails = true) {
   std::map<std::uint32_t, ProcessDetails> details;
-  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab"};
-  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt};
+  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab", "python"};
+  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt, "infer"};
   std::map<std::uint32_t, ProcessUsage> usage;
   usage[1234] = ProcessUsage{97.4, 12 * GiB, 3723.0, 50000};  // 1:02:03
   usage[77] = ProcessUsage{std::nullopt, GiB / 4, 65.0, 90000};

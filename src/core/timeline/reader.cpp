@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/redact.hpp"
 #include "core/timeline/oom_message.hpp"
 
 namespace vramdoc::timeline {
@@ -306,6 +307,12 @@ Result<Timeline> read_timeline(std::string_view text, const std::string& source)
       tl = read_shared(doc);
     }
     check_order(tl);
+    // A timeline from elsewhere (another tool, an older vramdoc) may carry secrets: reports do not.
+    tl.name = redact_text(tl.name);
+    for (auto& m : tl.messages) m = redact_text(m);
+    for (auto& m : tl.marks) m.label = redact_text(m.label);
+    tl.command = redact_argv(tl.command);
+    for (auto& [variable, value] : tl.environment) value = is_secret_name(variable) ? std::string(kRedacted) : redact_text(value);
     if (tl.name.empty()) tl.name = source;
     for (const auto& m : tl.messages)
       if (parse_oom_message(m) && tl.outcome == Outcome::Unknown) tl.outcome = Outcome::Oom;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/redact.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 
@@ -105,7 +106,7 @@ Result<PythonStacks> parse_python_stacks(std::string_view text) {
   out.pid = static_cast<std::int64_t>(*pid);
   auto error = string_field(doc, "error", "the file", false);
   if (!error) return make_error(error.error());
-  out.error = std::move(*error);
+  out.error = redact_text(*error);  // an exception's text: it may quote anything
   if (!out.error.empty()) return out;  // the hook could not record: nothing else is there
   auto torch = string_field(doc, "torch", "the file", false);
   if (!torch) return make_error(torch.error());

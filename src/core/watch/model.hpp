@@ -14,9 +14,10 @@ namespace vramdoc::watch {
 // What the host knows about a PID (from /proc); each field empty where /proc does not allow.
 struct ProcessDetails {
   std::optional<std::string> user;          // login name, or the numeric uid if it has no name
-  std::optional<std::string> command;       // /proc/PID/cmdline, arguments joined by spaces
+  std::optional<std::string> command;       // /proc/PID/cmdline, redacted (core/redact.hpp), joined by spaces
   std::optional<std::uint32_t> container_pid;  // the PID inside its own PID namespace (NSpid)
   std::optional<std::string> container_id;  // docker / containerd / podman id from cgroup, 12 hex
+  std::optional<std::string> executable;    // the program's name: argv[0] without its directory, redacted
   std::optional<std::string> pod_uid;       // Kubernetes pod UID from a kubepods cgroup path
   std::optional<std::string> pod_namespace;  // the pod's namespace as the pod states it (docs/watch.md)
 };

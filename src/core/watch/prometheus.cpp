@@ -42,8 +42,8 @@ std::string format_value(double value) {
 
 std::string label_text(const Labels& labels) {
   std::string out;
-  for (const auto& [k, v] : labels) out += (out.empty() ? "" : ",") + k + "=\"" + escape_label_value(v) + "\"";
-  return "{" + out + "}";
+  for (const auto& [k, v] : labels) out += (out.empty() ? "" : ",") + k + "=\"" + escape_label_value(label_value(v)) + "\"";
+  return out.empty() ? out : "{" + out + "}";
 }
 
 Labels gpu_labels(const GpuView& gpu) {
@@ -140,9 +140,56 @@ std::optional<double> hint_value(const GpuView& gpu, HintKind kind, bool inputs_
   return 0.0;
 }
 
+
+// The process families for the processes the cap keeps. The command line (redacted when read)
+// is published only when asked for: by default the executable's name identifies the process.
+std::string process_families(const Snapshot& snapshot, const ExportOptions& options) {
+  Family info("vramdoc_process_info",
+              std::string("A process using a GPU; labels user, executable, container") +
+                  (options.command ? ", command (redacted)" : "") + "; the value is always 1.");
+  Family used("vramdoc_process_memory_used_bytes", "Device memory the driver charges to the process.");
+  Family sm("vramdoc_process_sm_utilization_ratio", "The process's share of SM time, where the driver reports it.");
+  Family mem("vramdoc_process_memory_controller_utilization_ratio",
+             "The process's share of memory-controller time, where the driver reports it.");
+  for (const auto& [g, i] : exported_processes(snapshot, options.max_processes)) {
+    const GpuView& gpu = snapshot.gpus[g];
+    const ProcessView& p = gpu.processes[i];
+    Labels labels = gpu_labels(gpu);
+    labels.emplace_back("pid", std::to_string(p.gpu.pid));
+    Labels info_labels = labels;
+    info_labels.emplace_back("user", p.details.user.value_or(""));
+    info_labels.emplace_back("executable", p.details.executable.value_or(""));
+    if (options.command) info_labels.emplace_back("command", p.details.command.value_or(""));
+    info_labels.emplace_back("container", p.details.container_id.value_or(""));
+    info.add(info_labels, 1.0);
+    used.add(labels, as_double(p.gpu.used_bytes));
+    sm.add(labels, as_double(p.gpu.sm_util_percent, 0.01));
+    mem.add(labels, as_double(p.gpu.mem_util_percent, 0.01));
+  }
+  return info.text() + used.text() + sm.text() + mem.text();
+}
+
+// The exporter's own numbers: processes left out of this exposition by the cap, and a counter of
+// those left out so far (`dropped_total`, kept by the caller's DroppedProcesses).
+std::string exporter_counts(const Snapshot& snapshot, ExpositionFormat format, const ExportOptions& options,
+                            std::uint64_t dropped_total) {
+  std::size_t processes = 0;
+  for (const auto& gpu : snapshot.gpus) processes += gpu.processes.size();
+  const std::size_t omitted = processes - std::min(processes, options.max_processes);
+  Family now("vramdoc_exporter_processes_omitted",
+             "Processes on the GPUs left out of this exposition by the limit on process series.");
+  now.add({}, static_cast<double>(omitted));
+  const std::string family = "vramdoc_exporter_processes_dropped";
+  const std::string type_name = format == ExpositionFormat::OpenMetrics ? family : family + "_total";
+  return now.text() + "# HELP " + type_name +
+         " Processes left out by the limit on process series, each counted when it starts being left out.\n"
+         "# TYPE " + type_name + " counter\n" + family + "_total " + std::to_string(dropped_total) + "\n";
+}
+
 }  // namespace
 
-std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format) {
+std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format, const ExportOptions& options,
+                           std::uint64_t dropped_total) {
   std::string out;
   {
     Family info("vramdoc_gpu_info", "GPU identity; the value is always 1.");
@@ -179,29 +226,8 @@ std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format) {
     }
     out += peak.text() + bw.text() + link.text();
   }
-  {
-    Family info("vramdoc_process_info",
-                "A process using a GPU; labels user, command and container; the value is always 1.");
-    Family used("vramdoc_process_memory_used_bytes", "Device memory the driver charges to the process.");
-    Family sm("vramdoc_process_sm_utilization_ratio", "The process's share of SM time, where the driver reports it.");
-    Family mem("vramdoc_process_memory_controller_utilization_ratio",
-               "The process's share of memory-controller time, where the driver reports it.");
-    for (const auto& gpu : snapshot.gpus) {
-      for (const auto& p : gpu.processes) {
-        Labels labels = gpu_labels(gpu);
-        labels.emplace_back("pid", std::to_string(p.gpu.pid));
-        Labels info_labels = labels;
-        info_labels.emplace_back("user", p.details.user.value_or(""));
-        info_labels.emplace_back("command", p.details.command.value_or(""));
-        info_labels.emplace_back("container", p.details.container_id.value_or(""));
-        info.add(info_labels, 1.0);
-        used.add(labels, as_double(p.gpu.used_bytes));
-        sm.add(labels, as_double(p.gpu.sm_util_percent, 0.01));
-        mem.add(labels, as_double(p.gpu.mem_util_percent, 0.01));
-      }
-    }
-    out += info.text() + used.text() + sm.text() + mem.text();
-  }
+  out += process_families(snapshot, options);
+  out += exporter_counts(snapshot, format, options, dropped_total);
   if (format == ExpositionFormat::OpenMetrics) out += "# EOF\n";
   return out;
 }

@@ -90,7 +90,8 @@ bool Recorder::open(const char* dir) {
   if (std::snprintf(path, sizeof path, "%s/trace.%d.vdt", dir, pid) >= static_cast<int>(sizeof path)) return false;
   void* slots = mmap(nullptr, kSlots * sizeof(Slot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (slots == MAP_FAILED) return false;
-  const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Private, and never through a link planted at the predictable name (docs/security.md).
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) { munmap(slots, kSlots * sizeof(Slot)); return false; }
   {
     std::lock_guard lock(mutex_);
