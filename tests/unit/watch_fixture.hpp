@@ -2,6 +2,7 @@
 #pragma once
 #include "core/units.hpp"
 #include "core/watch/model.hpp"
+#include "core/watch/prometheus.hpp"
 
 namespace vramdoc::watch::fixture {
 
@@ -41,8 +42,8 @@ inline GpuSample busy_sample() {
 
 inline Snapshot two_gpus(bool second_fails = true) {
   std::map<std::uint32_t, ProcessDetails> details;
-  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab", "python"};
-  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt, "infer"};
+  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab", "python", std::nullopt, std::nullopt};
+  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt, "infer", std::nullopt, std::nullopt};
   std::map<std::uint32_t, ProcessUsage> usage;
   usage[1234] = ProcessUsage{97.4, 12 * GiB, 3723.0, 50000};  // 1:02:03
   usage[77] = ProcessUsage{std::nullopt, GiB / 4, 65.0, 90000};
@@ -58,6 +59,13 @@ inline Snapshot two_gpus(bool second_fails = true) {
     snap.gpus.push_back(make_gpu_view(h200_static(1), idle, std::nullopt, details));
   }
   return snap;
+}
+
+// Exporter options with --export-command.
+inline ExportOptions with_command() {
+  ExportOptions options;
+  options.command = true;
+  return options;
 }
 
 }  // namespace vramdoc::watch::fixture
