@@ -7,6 +7,12 @@ namespace vramdoc {
 std::size_t display_width(const std::string& text) {
   std::size_t width = 0;
   for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {  // a colour code (CSI): no width
+      i += 2;
+      while (i < text.size() && (text[i] < 0x40 || text[i] > 0x7e)) ++i;
+      ++i;
+      continue;
+    }
     auto c = static_cast<unsigned char>(text[i]);
     std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
     // Three-byte sequences starting at U+1100 and above in the CJK blocks are double width.
