@@ -33,7 +33,7 @@ Snapshot busy_pair() {
   second.index = 1;
   second.processes = {GpuProcess{4321, 1, 50 * GiB, std::nullopt, std::nullopt}};
   std::map<std::uint32_t, ProcessDetails> details;
-  details[4321] = ProcessDetails{"carol", "torchrun --nproc 2 finetune.py", std::nullopt, std::nullopt};
+  details[4321] = ProcessDetails{"carol", "torchrun --nproc 2 finetune.py", std::nullopt, std::nullopt, "torchrun", std::nullopt, std::nullopt};
   std::map<std::uint32_t, ProcessUsage> usage;
   usage[4321] = ProcessUsage{12.0, 3 * GiB, 200000.0, 70000};
   snap.gpus[1] = make_gpu_view(fixture::h200_static(1), second, std::nullopt, details, usage);
@@ -49,7 +49,7 @@ ScreenState press(ScreenState state, const std::string& keys, const Snapshot& sn
 
 TEST(WatchScreen, KeysDecodeIncludingArrowsAndIgnoreNoise) {
   auto keys = parse_keys("s\x1b[Cx3\x1b[Dq\x1b[Z\x1b[A\x1b[BjkTKIy");
-  ASSERT_EQ(keys.size(), 14U);
+  ASSERT_EQ(keys.size(), 15U);
   EXPECT_EQ(keys[0].action, Action::CycleSort);
   EXPECT_EQ(keys[1].action, Action::NextGpu);
   EXPECT_EQ(keys[2].action, Action::Other);
@@ -65,6 +65,7 @@ TEST(WatchScreen, KeysDecodeIncludingArrowsAndIgnoreNoise) {
   EXPECT_EQ(keys[11].signal, ProcessSignal::Terminate);
   EXPECT_EQ(keys[12].signal, ProcessSignal::Kill);
   EXPECT_EQ(keys[13].signal, ProcessSignal::Interrupt);
+  EXPECT_EQ(keys[14].action, Action::Yes);
   EXPECT_EQ(parse_keys("y")[0].action, Action::Yes);
 }
 
