@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -110,7 +111,8 @@ int run_headless(const std::function<watch::Snapshot()>& sample, const WatchOpti
 int run_view(WatchSampler& sampler, const WatchOptions& o) {
   Terminal terminal;
   if (!terminal.ok()) return run_once(sampler, false);  // stdin is not a terminal: no keys to read
-  const Style style{};
+  const char* no_color = std::getenv("NO_COLOR");  // https://no-color.org: set and not empty means none
+  const Style style{no_color == nullptr || *no_color == '\0'};
   watch::MemoryHistory history;
   watch::ScreenState state;
   watch::Snapshot snapshot;
