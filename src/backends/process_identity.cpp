@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include "core/redact.hpp"
+
 namespace vramdoc::backends {
 
 namespace {
@@ -57,6 +59,7 @@ timeline::ProcessInfo read_process_identity(std::uint32_t pid, unsigned gpu, con
   const std::string dir = proc_root + "/" + std::to_string(pid);
   who.command = read_start(dir + "/comm", 256);
   if (!who.command.empty() && who.command.back() == '\n') who.command.pop_back();
+  who.command = redact_text(who.command);  // a process may name itself anything (docs/security.md)
   read_ranks(read_start(dir + "/environ", 1 << 20), who);  // environments are rarely above a few KiB
   return who;
 }

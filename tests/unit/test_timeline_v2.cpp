@@ -180,6 +180,17 @@ TEST(TimelineV2, MoreSeriesThanAnyJobHasIsRejected) {
 
 // Mutations of a valid two-rank recording: an error or a timeline every step of the per-process
 // diagnosis and the renderers get through.
+// A process's name is its own choice (prctl, setproctitle): a secret in it does not survive reading.
+TEST(TimelineV2, SeriesCommandIsRedactedWhenRead) {
+  ProcessInfo who = rank_of(100, 0);
+  who.command = "hf_5URYX45jqRO25g3uK5kbAAegiuE8LCAnmu";
+  std::string text = header_line(two_gpus()) + series_line(0, who);
+  auto tl = read_timeline(text, "secret.jsonl");
+  ASSERT_TRUE(tl) << tl.error();
+  ASSERT_EQ(tl->processes.size(), 1U);
+  EXPECT_EQ(tl->processes[0].who.command, "***");
+}
+
 TEST(TimelineV2, MutationFuzz) {
   std::string seed = header_line(two_gpus());
   TickWriter w;

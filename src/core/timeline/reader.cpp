@@ -211,6 +211,7 @@ void read_series(const json& v, Timeline& tl, const std::string& where) {
   p.who.local_rank = optional_rank(s, "local_rank", where);
   p.who.command = optional_string(s, "command").value_or("");
   if (p.who.command.size() > 200) p.who.command.resize(200);
+  p.who.command = redact_text(p.who.command);
   tl.processes.push_back(std::move(p));
 }
 
