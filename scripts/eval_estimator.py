@@ -13,8 +13,11 @@ the process is driver_process_used.
 
 --lomo: leave-one-model-out check of the fitted constants: the process overhead beyond reserved
 memory (CUDA context plus libraries, by inference / training / 16-bit fused-attention training),
-refit as medians over the other models' cases, and the held-out model's process error with it.
+refit as medians over the other models' cases, and the held-out model's errors with it (median
+and p95 of allocated, reserved and process).
 --lofo: the same, holding out whole families (the record's "arch").
+--by-mode: with --lomo / --lofo, the held-out errors per mode as well (inference forward, with
+generate(), fp8; LoRA; training per precision, checkpointed amp apart): a markdown table.
 
 Records of scripts/gpu/measure_estimator_families.py (a fresh process per case) carry their
 config in <JSONL>.models/<model>.json ("config"), and the extra fields generate (--new-tokens),
@@ -100,6 +103,7 @@ def main():
     ap.add_argument("--configs", default=None)
     ap.add_argument("--lomo", action="store_true")
     ap.add_argument("--lofo", action="store_true")
+    ap.add_argument("--by-mode", action="store_true")
     args = ap.parse_args()
     rows, skipped = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,9 +147,9 @@ def main():
     for s in skipped:
         print("skipped:", s)
     if args.lomo:
-        lomo(rows, "model")
+        lomo(rows, "model", args.by_mode)
     if args.lofo:
-        lomo(rows, "arch")
+        lomo(rows, "arch", args.by_mode)
     return 0 if rows else 1
 
 
@@ -157,11 +161,39 @@ def category(rec):
     return "train-fused16" if fused16 else "train"
 
 
-def lomo(rows, key):
+def mode_of(rec):
+    """The mode a case belongs to in the per-mode table."""
+    if rec["mode"] == "infer":
+        return "infer fp8" if rec.get("quant") else "infer generate" if rec.get("generate") else "infer forward"
+    if rec["mode"] != "train":
+        return rec["mode"]
+    precision = rec["precision"].replace("_", "-")
+    return f"train {precision}" + (" ck" if rec.get("grad_checkpointing") else "")
+
+
+def by_mode_table(held):
+    """held: (mode, allocated %, reserved %, process %) of every held-out case."""
+    print("\n| mode | cases | allocated median % | allocated p95 % | reserved median % | reserved p95 % | process median % | process p95 % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode in sorted({h[0] for h in held}):
+        a = [h[1] for h in held if h[0] == mode]
+        r = [h[2] for h in held if h[0] == mode]
+        p = [h[3] for h in held if h[0] == mode]
+        print(f"| {mode} | {len(a)} | {statistics.median(a):.2f} | {pct(a, .95):.2f} | {statistics.median(r):.2f} | "
+              f"{pct(r, .95):.2f} | {statistics.median(p):.2f} | {pct(p, .95):.2f} |")
+
+
+def summary(alloc, reserved, proc):
+    """One line of held-out |errors| in %: median and p95 of allocated, reserved and process."""
+    return " | ".join(f"{name} median {statistics.median(v):5.2f} % p95 {pct(v, .95):5.2f} %"
+                      for name, v in (("alloc", alloc), ("reserved", reserved), ("process", proc)))
+
+
+def lomo(rows, key, by_mode=False):
     """Refits the process overhead per category on the other groups; errors on the held-out one."""
     print(f"\nleave-one-{key}-out (process overhead refit as medians on the other {key}s):")
     groups = sorted({r[0].get(key, r[0]["model"]) for r in rows})
-    alloc_all, proc_all = [], []
+    alloc_all, reserved_all, proc_all, per_case = [], [], [], []
     for held in groups:
         train = [r for r in rows if r[0].get(key) != held and r[2]["process"]]
         test = [r for r in rows if r[0].get(key) == held and r[2]["process"]]
@@ -171,20 +203,23 @@ def lomo(rows, key):
         for cat in ("infer", "train", "train-fused16"):
             v = [t["process"] - t["peak_reserved"] for rec, _, t in train if category(rec) == cat]
             overhead[cat] = statistics.median(v) if v else None
-        alloc, proc = [], []
+        alloc, reserved, proc = [], [], []
         for rec, e, t in test:
             o = overhead[category(rec)]
             if o is None:
                 continue
             alloc.append(abs(e["peak_allocated_bytes"] - t["peak_allocated"]) / t["peak_allocated"] * 100)
+            reserved.append(abs(e["peak_reserved_bytes"] - t["peak_reserved"]) / t["peak_reserved"] * 100)
             proc.append(abs(e["peak_reserved_bytes"] + o - t["process"]) / t["process"] * 100)
+            per_case.append((mode_of(rec), alloc[-1], reserved[-1], proc[-1]))
         alloc_all += alloc
+        reserved_all += reserved
         proc_all += proc
-        print(f"  {held:16} cases {len(alloc):3} | alloc median {statistics.median(alloc):5.2f} % p95 {pct(alloc, .95):5.2f} % "
-              f"| process median {statistics.median(proc):5.2f} % p95 {pct(proc, .95):5.2f} %")
+        print(f"  {held:16} cases {len(alloc):3} | {summary(alloc, reserved, proc)}")
     if alloc_all:
-        print(f"  {'all held out':16} cases {len(alloc_all):3} | alloc median {statistics.median(alloc_all):5.2f} % "
-              f"p95 {pct(alloc_all, .95):5.2f} % | process median {statistics.median(proc_all):5.2f} % p95 {pct(proc_all, .95):5.2f} %")
+        print(f"  {'all held out':16} cases {len(alloc_all):3} | {summary(alloc_all, reserved_all, proc_all)}")
+    if by_mode and per_case:
+        by_mode_table(per_case)
 
 
 if __name__ == "__main__":

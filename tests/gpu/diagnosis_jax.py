@@ -1,11 +1,12 @@
 """A JAX training-like loop that keeps 64 MiB of device memory per step (issue 15, point 4).
 
-    python3 diagnosis_jax.py [STEPS]
+    python3 diagnosis_jax.py [STEPS] [--no-bytes]
 
 Run it with JAX's defaults (XLA preallocates 75 % of the card at start: the driver sees a flat
 line) and with XLA_PYTHON_CLIENT_PREALLOCATE=false (the driver sees the pool grow). Each step
 ends with "step N allocated=BYTES reserved=BYTES" (the device's memory_stats(): bytes_in_use,
-pool_bytes or bytes_reserved) on stdout and in $VRAMDOC_MARK_FILE when vramdoc run sets it.
+pool_bytes or bytes_reserved) on stdout and in $VRAMDOC_MARK_FILE when vramdoc run sets it;
+with --no-bytes the marks are plain "step N" (what a job that logs no memory statistics gives).
 """
 import os
 import sys
@@ -18,7 +19,17 @@ MARK_FILE = os.environ.get("VRAMDOC_MARK_FILE")
 dev = jax.devices()[0]
 
 
+NO_BYTES = "--no-bytes" in sys.argv[1:]
+
+
 def mark(label):
+    if NO_BYTES:
+        line = label
+        print(line, flush=True)
+        if MARK_FILE:
+            with open(MARK_FILE, "a") as f:
+                f.write(line + "\n")
+        return
     stats = dev.memory_stats() or {}
     used = stats.get("bytes_in_use", 0)
     pool = stats.get("pool_bytes", stats.get("bytes_reserved", 0))
@@ -37,7 +48,8 @@ def step(w, x):
 
 
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 60
+    numbers = [a for a in sys.argv[1:] if a.isdigit()]
+    steps = int(numbers[0]) if numbers else 60
     key = jax.random.PRNGKey(0)
     w = jax.random.normal(key, (4096, 4096), jnp.float32)
     x = jax.random.normal(key, (2048, 4096), jnp.float32)

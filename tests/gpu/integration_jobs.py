@@ -66,7 +66,7 @@ def lightning_loop():
     data = TensorDataset(torch.randn(512, 256), torch.randn(512, 1))
     trainer = L.Trainer(accelerator="gpu", devices=1, max_steps=10, accumulate_grad_batches=2, val_check_interval=8,
                         limit_val_batches=2, enable_checkpointing=False, logger=False, enable_progress_bar=False,
-                        enable_model_summary=False, num_sanity_val_steps=0)
+                        enable_model_summary=False, num_sanity_val_steps=0, callbacks=[VramdocCallback()])
     trainer.fit(Net(), DataLoader(data, batch_size=16), DataLoader(data, batch_size=16))
 
 

@@ -101,12 +101,21 @@ def test_lightning_callback_marks_each_optimizer_step_once(monkeypatch, torch, m
     from vramdoc.integrations.lightning import VramdocCallback
 
     callback, trainer = VramdocCallback(), types.SimpleNamespace(global_step=0)
-    for batch_index, step in enumerate([0, 1, 1, 2, 2]):  # gradient accumulation: two batches a step
+    callback.on_train_start(trainer, None)
+    # Gradient accumulation, two batches a step: global_step after each batch (Lightning 2.x).
+    for batch_index, step in enumerate([0, 1, 1, 2, 2]):
         trainer.global_step = step
         callback.on_train_batch_end(trainer, None, None, None, batch_index)
     callback.on_validation_start(trainer, None)
     callback.on_validation_end(trainer, None)
-    assert labels(marker) == ["step 0", "step 1", "step 2", "eval begin", "eval end"]
+    assert labels(marker) == ["step 1", "step 2", "eval begin", "eval end"]
+    resumed = VramdocCallback()  # from a checkpoint at step 1000: its first batch takes no step yet
+    trainer.global_step = 1000
+    resumed.on_train_start(trainer, None)
+    for batch_index, step in enumerate([1000, 1001]):
+        trainer.global_step = step
+        resumed.on_train_batch_end(trainer, None, None, None, batch_index)
+    assert labels(marker)[-1] == "step 1001" and "step 1000" not in labels(marker)
     stream = io.StringIO()
     callback.advisor.stream = stream
     callback.on_exception(trainer, None, ValueError("not memory"))

@@ -105,10 +105,10 @@ TEST(EstimatorFamilies, MeasuredSetAccuracy) {
     allocated.push_back(rel(c.estimate.peak_allocated_bytes, c.allocated));
     process.push_back(rel(c.estimate.process_bytes, c.process));
   }
-  EXPECT_LT(quantile(allocated, 0.5), 0.01);
-  EXPECT_LT(quantile(allocated, 0.95), 0.07);
-  EXPECT_LT(quantile(process, 0.5), 0.03);
-  EXPECT_LT(quantile(process, 0.95), 0.21);
+  EXPECT_LT(quantile(allocated, 0.5), 0.005);
+  EXPECT_LT(quantile(allocated, 0.95), 0.025);
+  EXPECT_LT(quantile(process, 0.5), 0.01);
+  EXPECT_LT(quantile(process, 0.95), 0.07);
 }
 
 // Every unknown model_type with its safetensors headers: weights sized tensor by tensor.
@@ -202,14 +202,25 @@ std::pair<std::vector<AllocEvent>, std::uint64_t> read_trace(const std::string& 
 }
 
 // The allocator model fed the real allocation sequence reproduces the real reserved peak exactly
-// (97 of 148 measured traces to the byte; the other cases: docs/estimator.md).
+// (127 of the 136 measured traces without fp8 to the byte; the others: docs/estimator.md).
 TEST(EstimatorFamilies, AllocatorModelReplaysRealTracesToTheByte) {
   for (auto [file, expandable] : {std::pair{"015-llama3-s-train-fp32", false}, std::pair{"018-llama3-s-infer-bf16", false},
-                                  std::pair{"149-llama3-m-train-bf16", true}}) {
+                                  std::pair{"149-llama3-m-train-bf16", true}, std::pair{"131-starcoder2-s-infer-bf16", false},
+                                  std::pair{"082-starcoder2-m-train-bf16", false}}) {
     const auto [events, real_peak] = read_trace(kDir + "traces/" + file + ".txt");
-    ASSERT_GT(events.size(), 1000U) << file;
+    ASSERT_GT(events.size(), 500U) << file;
     AllocatorSettings s;
     s.expandable_segments = expandable;
     EXPECT_EQ(replay(events, s).peak_reserved_bytes, real_peak) << file;
+  }
+}
+
+// Regression (issue 16): equal free blocks were taken lowest segment first; cudaMalloc hands later
+// segments lower addresses, so the allocator's address order takes the latest segment's first.
+// These two traces replay 4.6 % and 3.9 % off the other way.
+TEST(EstimatorFamilies, EqualFreeBlocksGoLatestSegmentFirst) {
+  for (const char* file : {"131-starcoder2-s-infer-bf16", "082-starcoder2-m-train-bf16"}) {
+    const auto [events, real_peak] = read_trace(kDir + "traces/" + file + ".txt");
+    EXPECT_EQ(replay(events).peak_reserved_bytes, real_peak) << file;
   }
 }

@@ -32,18 +32,18 @@ struct Miss {
 
 // docs/estimator.md, "Several GPUs: measured": why each of these misses.
 constexpr Miss kMisses[] = {
-    {"ddp/llama-1b/bf16/4x1024/bucket=100", -1, 0.12, 0.10, "DDP's bucket rebuild kept the old buckets (not modelled without bucket view)"},
-    {"ddp/llama-1b/bf16/4x1024/view", 1, 0.13, 0.14, "this rank's old buckets were released before the rebuild (a race)"},
-    {"fsdp1/qwen2.5-0.5b/mp/2x1024", -1, 0.12, 0.19, "FSDP1 MixedPrecision holds about one more fp32 gradient shard"},
-    {"fsdp1/qwen2.5-0.5b/mp/2x1024/shard=grad_op,ckpt", -1, 0.14, 0.13, "FSDP1 MixedPrecision, as above"},
-    {"fsdp1/qwen2.5-0.5b/mp/2x1024/shard=hybrid", -1, 0.12, 0.19, "FSDP1 MixedPrecision, as above"},
+    {"ddp/llama-1b/bf16/4x1024/bucket=100", -1, 0.12, 0.10, "DDP's bucket rebuild kept the old buckets (a race; not modelled without bucket view)"},
+    {"ddp/llama-1b/bf16/4x1024/view", 1, 0.13, 0.11, "this rank's old buckets were released before the rebuild (a race)"},
     {"ddp/llama-1b/bf16/8x1024/ckpt", -1, 0.03, 0.11, "checkpointing: the replayed backward fragments more than PyTorch's"},
-    {"ddp/qwen2.5-0.5b/amp/2x1024/ckpt", -1, 0.03, 0.11, "checkpointing, as above"},
-    {"fsdp1/llama-1b/bf16/4x1024/ckpt", -1, 0.03, 0.11, "checkpointing, as above"},
-    {"fsdp2/qwen2.5-0.5b/mp/2x1024/ckpt", -1, 0.03, 0.19, "checkpointing, as above"},
+    {"ddp/qwen2.5-0.5b/amp/2x1024/ckpt", -1, 0.03, 0.10, "checkpointing, as above"},
+    {"fsdp2/qwen2.5-0.5b/mp/2x1024/ckpt", -1, 0.03, 0.065, "checkpointing, as above"},
+    {"fsdp1/llama-1b/bf16/4x1024/ckpt", 1, 0.03, 0.065, "checkpointing, as above"},
     {"tp/llama-1b/bf16/4x1024/ckpt", -1, 0.05, 0.05, "checkpointing under DTensor keeps ~0.2 GiB more at the optimizer step"},
-    {"fsdp1/llama-1b/bf16/4x1024", 1, 0.03, 0.07, "this rank's reserved memory is 0.7 GiB above rank 0's"},
-    {"fsdp1/llama-1b/bf16/4x1024/shard=grad_op", 1, 0.03, 0.06, "as above"},
+    {"fsdp1/llama-1b/bf16/4x1024", 1, 0.03, 0.075, "this rank's reserved memory is 0.7 GiB above rank 0's"},
+    {"fsdp1/llama-1b/bf16/4x1024/shard=grad_op", 1, 0.03, 0.07, "as above"},
+    {"fsdp1/qwen2.5-0.5b/mp/2x1024", 0, 0.03, 0.085, "FSDP1's reserved memory on this rank: 1.3 GiB above the replay's"},
+    {"fsdp1/qwen2.5-0.5b/mp/2x1024/shard=hybrid", -1, 0.03, 0.105,
+     "HYBRID_SHARD makes a replicate group of one rank beside the shard group: one more NCCL communicator"},
 };
 
 const Miss* miss_for(const nlohmann::json& c) {
@@ -92,5 +92,5 @@ TEST(EstimatorMultiGpuMeasured, EveryRankWithinTheBarOrItsKnownMiss) {
     ++n;
   }
   EXPECT_EQ(n, 48);
-  EXPECT_GE(within, 27);  // docs/estimator.md's count; a change that loses cases fails here
+  EXPECT_GE(within, 31);  // docs/estimator.md's count; a change that loses cases fails here
 }

@@ -10,6 +10,8 @@ namespace vramdoc::estimator {
 // cuBLAS workspaces PyTorch allocates through its allocator, counted in peak allocated (calibration
 // env line: warm_allocated = 64 MiB). Measured, not fitted.
 constexpr std::uint64_t kCublasWorkspaceBytes = 64 * MiB;
+// Inference makes one (every fresh-process inference trace holds a single 32 MiB block).
+constexpr std::uint64_t kCublasInferenceWorkspaceBytes = 32 * MiB;
 
 // What the driver charges a process beyond PyTorch's reserved memory (driver_process_used -
 // reserved, fresh process per case, H200, driver 580, CUDA 13, PyTorch 2.11; docs/estimator.md):

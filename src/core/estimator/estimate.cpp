@@ -70,9 +70,20 @@ u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
   return std::max(replayed.peak_reserved_bytes, e.peak_allocated_bytes);
 }
 
+// FullyShardedDataParallel materialises a meta-device model with param_init_fn, calling
+// Module.to_empty(recurse=False) module by module: nn.Module._apply gives each module a new
+// Parameter for a meta one, so a tied lm_head trains with a weight of its own (measured: the FSDP1
+// qwen2.5-0.5b ranks hold half the embedding more than FSDP2's, in weights, gradients and state).
+bool fsdp1_unties(const ModelConfig& m, const Options& o) {
+  return m.tie_word_embeddings && o.parallel.data == DataParallel::Fsdp && o.parallel.fsdp_version == 1 &&
+         (o.gpus > 1 || o.tensor_parallel > 1);
+}
+
 }  // namespace
 
-Result<Estimate> estimate(const ModelConfig& model, const Options& o) {
+Result<Estimate> estimate(const ModelConfig& tied_model, const Options& o) {
+  ModelConfig model = tied_model;
+  if (fsdp1_unties(model, o)) model.tie_word_embeddings = false;
   if (auto ok = check_options(model, o); !ok) return make_error(ok.error());
   const std::vector<std::string> targets = o.lora_targets.empty() ? default_lora_targets(model) : o.lora_targets;
   const detail::Widths w = detail::widths_of(o);
@@ -83,11 +94,15 @@ Result<Estimate> estimate(const ModelConfig& model, const Options& o) {
   Estimate e;
   e.warnings = model.warnings;
   add_warnings(model, o, e);
+  if (fsdp1_unties(tied_model, o)) {
+    e.warnings.push_back("FSDP1 materialising a meta-device model unties lm_head from the embeddings (estimated "
+                         "untied); call model.tie_weights() after wrapping to share them again");
+  }
   e.n_params = run.s.params;
   e.n_trainable = o.mode == Mode::Train ? run.s.params : detail::adapters(o) ? run.s.adapter_params : 0;
   e.phases = phases_for(run, o.grad_checkpointing);
   e.peak_phase = peak_of(e.phases);
-  e.workspace_bytes = kCublasWorkspaceBytes;
+  e.workspace_bytes = detail::trains(o) ? kCublasWorkspaceBytes : kCublasInferenceWorkspaceBytes;
   e.peak_allocated_bytes = saturating_add(e.phases[e.peak_phase].allocated_bytes, e.workspace_bytes);
   if (e.peak_allocated_bytes >= kSaturated / 4) {
     return make_error("the estimate exceeds 2^62 bytes: batch x sequence is absurdly large");

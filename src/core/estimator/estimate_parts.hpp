@@ -22,7 +22,6 @@ struct Widths {
 
 // Widths of a run: precision, and QLoRA's fp32 norms / embeddings (prepare_model_for_kbit_training).
 Widths widths_of(const Options& o);
-u64 width(Dtype d, const Widths& w);
 
 // The quantisation a run uses: --mode qlora (nf4, double quantisation), --quant, or the checkpoint's.
 Quantization effective_quant(const ModelConfig& m, const Options& o);
@@ -44,11 +43,6 @@ Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std
 // Adds `t` to the tensor-parallel rank's sizes (parallel.cpp): local_params, layer_params, ...
 void count_local(const ModelConfig& m, const Options& o, const WeightTensor& t, Sizes& s);
 
-// Bytes per token of each tensor `a` keeps in this mode (tensor parallel splits heads and MLP).
-std::vector<u64> tensor_bytes_per_token(const LayerActivations& a, const Widths& w, const Options& o,
-                                        const std::vector<std::string>& targets, u64 tp);
-u64 total(const std::vector<u64>& v);
-
 // The attention kernel a layer runs (SDPA's math fallback in fp32 with grouped heads unless an explicit
 // sliding-window mask sends it to the memory-efficient kernel; Falcon's single KV head broadcast).
 AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind kind = {});
@@ -66,6 +60,24 @@ struct Run {
 
 std::vector<Phase> training_phases(const Run& r, bool checkpointing);
 std::vector<Phase> inference_phases(const Run& r);
+// The model's weights in bytes per tensor as the allocator sees them (stacked experts one tensor per
+// layer, quantised storage as stored): one decoder layer's share, the embeddings', the head's; and
+// the autocast 16-bit copies of a layer's Linears and of lm_head (under amp).
+struct WeightTensors {
+  std::vector<u64> layer, head, embed, layer_casts;
+  std::vector<bool> layer_cast;  // per `layer` tensor: a Linear weight autocast copies (its gradient comes 16-bit first)
+  u64 lm_head_cast = 0;
+};
+WeightTensors weight_tensors(const Run& r, u64 element_width);
+
+// What autograd keeps in training, from the forward recorded op by op (step_sequence.cpp):
+// every layer's saved activations, the largest layer's (what a checkpointed layer recomputes),
+// the head's (final norm, lm_head's input). Autocast weight copies are not included.
+struct SavedBytes {
+  u64 all_layers = 0, largest_layer = 0, head = 0;
+};
+SavedBytes saved_bytes(const Run& r);
+
 // The step's allocations and frees, tensor by tensor, as PyTorch makes them: weights, then three
 // training steps (or the prefill and the decoding steps). Replayed through CachingAllocator.
 std::vector<AllocEvent> step_events(const Run& r);
@@ -75,7 +87,5 @@ std::vector<AllocEvent> step_events(const Run& r);
 bool replays_rank(const Options& o);
 ReplayResult replay_rank(const Run& r);
 
-// KV cache bytes per token per layer (keys + values), as DynamicCache keeps them.
-u64 kv_bytes_per_token_layer(const Run& r);
 
 }  // namespace vramdoc::estimator::detail

@@ -2,6 +2,7 @@
 // config.json may leave out. The traits decide the tensors in architecture.cpp.
 #include "core/estimator/families.hpp"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -47,13 +48,15 @@ Result<bool> read_sizes(const json& cfg, const std::string& source,
   return true;
 }
 
-// Layers whose layer_types entry is "sliding_attention" (Gemma 2/3, Qwen); all when absent.
-std::uint64_t count_sliding(const json& cfg, std::uint64_t layers) {
+// Layers whose layer_types entry is "sliding_attention" (Gemma 2/3, Qwen); all when absent. Their
+// order goes to `pattern` when the list names every layer.
+std::uint64_t count_sliding(const json& cfg, std::uint64_t layers, std::vector<bool>& pattern) {
   auto it = cfg.find("layer_types");
   if (it == cfg.end() || !it->is_array()) return layers;
-  std::uint64_t n = 0;
-  for (const auto& t : *it) n += t.is_string() && t.get<std::string>() == "sliding_attention" ? 1 : 0;
-  return n;
+  std::vector<bool> sliding;
+  for (const auto& t : *it) sliding.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+  if (sliding.size() == layers) pattern = sliding;
+  return static_cast<std::uint64_t>(std::count(sliding.begin(), sliding.end(), true));
 }
 
 void set_traits(ModelConfig& m, const json& cfg) {
@@ -144,6 +147,20 @@ Result<bool> read_latent_attention(ModelConfig& m, const json& cfg, const std::s
   return true;
 }
 
+// The elements of each head RoPE rotates: qk_rope_head_dim (DeepSeek), head_dim x
+// partial_rotary_factor (Phi: 0.5 by default) or rotary_pct (GPT-NeoX: 0.25); GPT-2 and Falcon
+// with ALiBi have none.
+std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
+  if (m.family == Family::Gpt2 || (m.family == Family::Falcon && fields::flag(cfg, "alibi", false))) return 0;
+  if (m.mla.kv_lora_rank > 0) return m.mla.qk_rope_head_dim;
+  const char* name = m.family == Family::GptNeox ? "rotary_pct" : "partial_rotary_factor";
+  double fraction = m.family == Family::GptNeox ? 0.25 : m.family == Family::Phi ? 0.5 : 1.0;
+  if (auto it = cfg.find(name); it != cfg.end() && it->is_number() && it->get<double>() > 0 && it->get<double>() <= 1) {
+    fraction = it->get<double>();
+  }
+  return std::max<std::uint64_t>(static_cast<std::uint64_t>(static_cast<double>(m.head_dim) * fraction), 2);
+}
+
 }  // namespace
 
 Family family_of(std::string_view model_type) {
@@ -196,7 +213,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   }
   const bool windowed = m.family == Family::Mistral || m.family == Family::Starcoder2 || m.family == Family::Gemma2 ||
                         m.family == Family::Gemma3 || fields::flag(cfg, "use_sliding_window", false);
-  if (windowed && window > 0) m.sliding_window = window, m.sliding_layers = count_sliding(cfg, m.num_layers);
+  if (windowed && window > 0) m.sliding_window = window, m.sliding_layers = count_sliding(cfg, m.num_layers, m.layer_sliding);
   if (m.family == Family::DeepseekV2 || m.family == Family::DeepseekV3) {
     if (auto ok = read_latent_attention(m, cfg, source); !ok) return make_error(ok.error());
   }
@@ -225,6 +242,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   }
   m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 ? 0.1 : 0.0);
   m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
+  m.rotary_dims = rotary_dims(m, cfg);
   return true;
 }
 

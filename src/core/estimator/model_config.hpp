@@ -57,11 +57,13 @@ struct ModelConfig {
   std::uint64_t num_heads = 0;
   std::uint64_t num_kv_heads = 0;
   std::uint64_t head_dim = 0;           // explicit in the config, or hidden_size / num_heads
+  std::uint64_t rotary_dims = 0;        // elements of each head RoPE rotates (partial_rotary_factor, rotary_pct); 0: no RoPE
   std::uint64_t intermediate_size = 0;
   std::uint64_t vocab_size = 0;
   std::uint64_t max_positions = 0;      // learned position table rows (gpt2 only), else 0
   std::uint64_t sliding_window = 0;     // 0: every layer attends to the whole sequence
   std::uint64_t sliding_layers = 0;     // layers that use the window (Gemma 2/3 alternate; else all)
+  std::vector<bool> layer_sliding;      // per layer, from layer_types when given (its order); empty: by sliding_layers
   std::uint64_t num_experts = 0;        // mixture of experts: routed experts per layer (0: dense)
   std::uint64_t experts_per_token = 0;
   std::uint64_t moe_intermediate_size = 0;     // each routed expert's width (intermediate_size if 0)

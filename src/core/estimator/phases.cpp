@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/forward_ops.hpp"
 #include "core/estimator/parallel.hpp"
 #include "core/units.hpp"
 
@@ -39,35 +40,6 @@ Phase make_phase(std::string name, std::vector<Term> terms) {
     p.terms.push_back(std::move(t));
   }
   return p;
-}
-
-struct LayerBytes {
-  u64 all = 0;      // every layer's saved tensors
-  u64 largest = 0;  // one layer (the largest kind): what a checkpointed layer recomputes
-};
-
-LayerBytes layer_bytes(const Run& r, u64 tokens) {
-  LayerBytes b;
-  for (const auto& [kind, count] : layer_kinds(r.m)) {
-    const auto layer = describe_layer(r.m, attention_path(r.m, r.o, kind), r.o.seq, kind);
-    const u64 one = mul(total(tensor_bytes_per_token(layer, r.w, r.o, r.targets, r.o.tensor_parallel)), tokens);
-    b.all = add(b.all, mul(one, count));
-    b.largest = std::max(b.largest, one);
-  }
-  return b;
-}
-
-// Elements per token the MLP's forward holds at once under no_grad: a gated MLP's act(gate), up and
-// product (a fused gate_up buffer stays alive beside them: 4 I); fc1's output and gelu's (2 I); the
-// Python gelu_new's temporaries (4 I); grouped experts' locals: the gathered and permuted inputs,
-// gate_up, the product and the outputs of every routed copy, plus the shared expert.
-u64 mlp_temporaries_per_token(const ModelConfig& m) {
-  const u64 I = m.intermediate_size;
-  u64 dense = m.mlp == MlpKind::Gelu ? 2 * I : m.mlp == MlpKind::NewGelu || m.family == Family::Phi3 ? 4 * I : 3 * I;
-  if (m.num_experts == 0) return dense;
-  const u64 routed = mul(m.experts_per_token, 3 * m.hidden_size + 3 * m.moe_intermediate_size);
-  const u64 moe = add(routed, 3 * m.shared_expert_intermediate);
-  return m.dense_layers > 0 ? std::max(dense, moe) : moe;
 }
 
 ReplicaStates replica_states(const Run& r) {
@@ -110,9 +82,9 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   const bool lora = adapters(o);
   const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only ? o.batch : tokens;
   const ReplicaStates rs = replica_states(r);
-  const LayerBytes layers = layer_bytes(r, tokens);
+  const SavedBytes saved = saved_bytes(r);
   const u64 checkpoint_bytes = mul(m.hidden_size, w.wide, tokens);  // each layer's input
-  const u64 head_bytes = mul(total(tensor_bytes_per_token(describe_head(m), w, o, r.targets, 1)), tokens);
+  const u64 head_bytes = saved.head;
   const u64 cast_all = w.amp ? mul(2, s.local_matmul) : 0;
   const u64 cast_lm_head = w.amp ? mul(2, s.lm_head_params) : 0;
   // The quantised base dequantises one Linear's weight in the compute dtype per forward/backward.
@@ -121,7 +93,7 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   // Gemma 2's logit soft-capping also keeps tanh's output in the activation dtype. lm_head stays
   // whole under --tp: every rank computes all logits.
   const u64 logits = mul(12 + (m.final_logit_softcap > 0 ? w.act : 0), logit_tokens, m.vocab_size);
-  const u64 kept = checkpointing ? add(mul(checkpoint_bytes, m.num_layers), head_bytes) : add(layers.all, head_bytes);
+  const u64 kept = checkpointing ? add(mul(checkpoint_bytes, m.num_layers), head_bytes) : add(saved.all_layers, head_bytes);
   const u64 head_grads = lora ? 0 : mul(s.lm_head_params, rs.weight_width);
   const Term cast{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", checkpointing ? cast_lm_head : cast_all};
   std::vector<Phase> phases;
@@ -139,7 +111,7 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
       Phase p = with_states("backward (recomputing a checkpointed layer)", rs, o, StepPoint::BackwardLayer, grads,
                             {{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", add(cast_lm_head, layer_cast)},
                              {"checkpoints_bytes", "layer checkpoints", mul(checkpoint_bytes, checkpoints)},
-                             {"activations_bytes", "one recomputed layer", layers.largest},
+                             {"activations_bytes", "one recomputed layer", saved.largest_layer},
                              {"dequant_buffer_bytes", "dequantised weight (quantised base)", dequant}});
       if (p.allocated_bytes > best.allocated_bytes) best = std::move(p);
     }
@@ -153,52 +125,28 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
 }
 
 std::vector<Phase> inference_phases(const Run& r) {
-  const ModelConfig& m = r.m;
   const Options& o = r.o;
-  const Widths& w = r.w;
   const Sizes& s = r.s;
-  const bool generate = o.new_tokens > 0;
-  const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only || generate ? o.batch : tokens;
   const u64 tp = o.tensor_parallel;
-  const u64 weights = s.quant_params > 0 ? s.weight_bytes / tp : mul(s.local_params, w.weight);
-  const u64 cast = w.amp ? mul(2, s.local_matmul) : 0;
-  const u64 per_layer_kv = kv_bytes_per_token_layer(r);
-  // Sliding-window layers too: the prefill concatenates the whole prompt and keeps the window as
-  // a view of it, so the full states stay allocated until the next decoding step (cache_utils.py).
-  const u64 kv = mul(mul(m.num_layers, o.batch, o.seq), per_layer_kv);
-  const u64 kv_final = mul(mul(m.num_layers, o.batch, o.seq + o.new_tokens), per_layer_kv);
-  // Soft-capped logits (Gemma 2): tanh's output and the rescaled logits exist together.
-  const u64 logits_tensor = mul(logit_tokens, m.vocab_size, mul(w.act, m.final_logit_softcap > 0 ? 2 : 1));
-  const u64 head_input = mul(tokens, m.hidden_size, w.act);
-  const u64 logits = add(logits_tensor, add(head_input, generate ? mul(4, mul(o.batch, m.vocab_size)) : 0));
-  const u64 mlp = mul(mul(tokens, w.act), mlp_temporaries_per_token(m) / tp);
-  u64 attention = mul(tokens, mul(m.num_heads + 2 * m.num_kv_heads, m.head_dim) / tp, w.act);
-  if (attention_path(m, o) != AttentionPath::Fused) {
-    // scores in the activation dtype, and two fp32 copies: softmax(dtype=float32)'s upcast input and
-    // its output (eager), the math kernel's fp32 scores and probabilities
-    const u64 per_score = w.act + 8;
-    attention = mul(mul(o.batch, m.num_heads / tp), mul(o.seq, o.seq), per_score);
-  }
-  if (m.sliding_window > 0 && o.seq > m.sliding_window) {  // explicit mask, bool + additive copy
-    attention = add(attention, mul(o.batch, mul(o.seq, o.seq), 1 + w.act));
-  }
-  const u64 residual = mul(2 * w.wide, tokens, m.hidden_size);
-  const u64 dequant = mul(s.dequant_elements, w.act);
+  const u64 weights = s.quant_params > 0 ? s.weight_bytes / tp : mul(s.local_params, r.w.weight);
+  // Everything else from the op-by-op sequence (infer_sequence.cpp): the live bytes at each
+  // stage's peak, by what they are.
+  Sequence seq;
+  inference_events(seq, r);
+  const auto terms = [&](Stage stage, const char* key, const char* label) {
+    const StagePeak& p = seq.peak(stage);
+    return std::vector<Term>{{"weights_bytes", "weights", weights},
+                             {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", p.of(Use::Cast)},
+                             {"kv_cache_bytes", "KV cache", p.of(Use::Cache)},
+                             {key, label, p.of(Use::Activation)},
+                             {"dequant_buffer_bytes", "dequantised weight", p.of(Use::Dequant)}};
+  };
   std::vector<Phase> phases = {
-      make_phase("forward: logits", {{"weights_bytes", "weights", weights},
-                                     {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", cast},
-                                     {"kv_cache_bytes", "KV cache", kv},
-                                     {"logits_loss_bytes", "logits (and lm_head's input)", logits}}),
-      make_phase("forward: a decoder layer", {{"weights_bytes", "weights", weights},
-                                              {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", cast},
-                                              {"kv_cache_bytes", "KV cache", kv},
-                                              {"layer_transient_bytes", "layer temporaries", add(residual, std::max(mlp, attention))},
-                                              {"dequant_buffer_bytes", "dequantised weight", dequant}})};
-  if (generate) {  // each decoding step concatenates one layer's keys and values into new tensors
-    const u64 one_layer = mul(mul(o.batch, o.seq + o.new_tokens), per_layer_kv);
-    phases.push_back(make_phase("decoding (KV cache growing)", {{"weights_bytes", "weights", weights},
-                                                              {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", cast},
-                                                              {"kv_cache_bytes", "KV cache", add(kv_final, one_layer)}}));
+      make_phase("forward: logits", terms(Stage::Head, "logits_loss_bytes", "logits (and lm_head's input)")),
+      make_phase("forward: a decoder layer", terms(Stage::Layers, "layer_transient_bytes", "layer temporaries"))};
+  if (o.new_tokens > 0) {
+    phases.push_back(make_phase("decoding (KV cache growing)", terms(Stage::Decoding, "decoding_transient_bytes",
+                                                                     "decoding temporaries (logits, cache copies)")));
   }
   return phases;
 }

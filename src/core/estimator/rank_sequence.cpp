@@ -5,10 +5,12 @@
 // the layer's weights on the default stream; FSDP1: the unsharded FlatParameter itself) and
 // reduce-scatters on its own (the padded gradient buffer and the sharded gradient, which FSDP2
 // keeps as a view of the reduce-scatter output until zero_grad).
+#include <algorithm>
 #include <array>
 #include <unordered_map>
 
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/forward_ops.hpp"
 #include "core/estimator/parallel.hpp"
 #include "core/units.hpp"
 
@@ -23,33 +25,40 @@ enum Stream : std::size_t { kCompute = 0, kGather = 1, kReduce = 2 };
 constexpr u64 kWorkspace = 32 * MiB;      // cuBLAS and cuBLASLt, one each (as step_sequence.cpp)
 constexpr u64 kDdpBucketBytes = 25 * MiB;  // DistributedDataParallel's bucket_cap_mb default
 
-class Pools {
+class Pools : public Tape {
  public:
   explicit Pools(AllocatorSettings s) : pools_{CachingAllocator(s), CachingAllocator(s), CachingAllocator(s)} {}
-  u64 alloc(u64 bytes, Stream stream = kCompute) {
+  using Tape::free;
+  u64 alloc(u64 bytes, Use = Use::Activation) override { return alloc_on(bytes, kCompute); }
+  u64 alloc_on(u64 bytes, Stream stream) {
     if (bytes == 0) return 0;
-    live_[next_] = {stream, pools_[stream].allocate(bytes)};
+    live_[next_] = {stream, pools_[stream].allocate(bytes), bytes};
     u64 reserved = 0, allocated = 0;
     for (const auto& p : pools_) reserved = add(reserved, p.reserved_bytes()), allocated = add(allocated, p.allocated_bytes());
     result_.peak_reserved_bytes = std::max(result_.peak_reserved_bytes, reserved);
     result_.peak_allocated_bytes = std::max(result_.peak_allocated_bytes, allocated);
     return next_++;
   }
-  void free(u64 id) {
+  void free(u64 id) override {
     const auto it = live_.find(id);
     if (it == live_.end()) return;
-    pools_[it->second.first].release(it->second.second);
+    pools_[it->second.stream].release(it->second.handle);
     live_.erase(it);
   }
-  void free(std::vector<u64>& ids) {
-    for (u64 id : ids) free(id);
-    ids.clear();
+  u64 bytes_of(u64 id) const override {
+    const auto it = live_.find(id);
+    return it == live_.end() ? 0 : it->second.bytes;
   }
   ReplayResult result() const { return result_; }
 
  private:
+  struct Live {
+    Stream stream;
+    CachingAllocator::Handle handle;
+    u64 bytes;
+  };
   std::array<CachingAllocator, 3> pools_;
-  std::unordered_map<u64, std::pair<Stream, CachingAllocator::Handle>> live_;
+  std::unordered_map<u64, Live> live_;
   ReplayResult result_;
   u64 next_ = 1;
 };
@@ -61,8 +70,7 @@ struct RankPlan {
   std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
   std::vector<u64> layer_casts;                     // autocast 16-bit copies of one layer's Linears
   u64 lm_head_cast = 0;
-  std::vector<std::vector<u64>> layer_saved;
-  std::vector<u64> head_saved;
+  std::vector<LayerKind> kinds;
   u64 residual = 0, logits_act = 0, logits_fp32 = 0, grad_inner = 0, states_per_tensor = 0;
   bool foreach_temporaries = false, checkpointing = false;
   DataParallel wrapper = DataParallel::Ddp;
@@ -122,15 +130,7 @@ RankPlan rank_plan(const Run& r) {
     const u64 total = add(add(sum(p.embed_grads), sum(p.head_grads)), mul(sum(p.layer_grads), r.m.num_layers));
     for (u64 left = total; left > 0; left -= std::min(left, kDdpBucketBytes)) p.buckets.push_back(std::min(left, kDdpBucketBytes));
   }
-  for (const auto& [kind, count] : layer_kinds(r.m)) {
-    std::vector<u64> one;
-    for (u64 b : tensor_bytes_per_token(describe_layer(r.m, attention_path(r.m, o, kind), o.seq, kind), r.w, o, r.targets,
-                                        o.tensor_parallel)) {
-      one.push_back(mul(b, tokens));
-    }
-    for (u64 i = 0; i < count; ++i) p.layer_saved.push_back(one);
-  }
-  for (u64 b : tensor_bytes_per_token(describe_head(r.m), r.w, o, r.targets, 1)) p.head_saved.push_back(mul(b, tokens));
+  p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
   p.logits_act = mul(mul(logit_tokens, r.m.vocab_size), r.w.act);
   p.logits_fp32 = mul(mul(logit_tokens, r.m.vocab_size), 4);
@@ -143,12 +143,14 @@ RankPlan rank_plan(const Run& r) {
 
 class RankStep {
  public:
-  RankStep(Pools& pools, const RankPlan& p) : s_(pools), p_(p), gathered_(p.layer_saved.size(), 0) {}
+  RankStep(Pools& pools, const RankPlan& p, const Run& r) : s_(pools), p_(p), f_(pools, r), gathered_(p.kinds.size(), 0) {
+    f_.use_cache = !p.checkpointing;  // transformers turns the cache off under gradient checkpointing
+  }
 
   void setup() {
     s_.alloc(kWorkspace), s_.alloc(kWorkspace);
     for (u64 b : p_.embed) s_.alloc(b);
-    for (std::size_t l = 0; l < p_.layer_saved.size(); ++l) {
+    for (std::size_t l = 0; l < p_.kinds.size(); ++l) {
       for (u64 b : p_.layer) s_.alloc(b);
     }
     for (u64 b : p_.head) s_.alloc(b);
@@ -169,8 +171,8 @@ class RankStep {
 
  private:
   u64 gather(u64 bytes) {  // FSDP2: all-gather output on its stream, copied out; FSDP1: the FlatParameter
-    if (p_.fsdp1) return s_.alloc(bytes, kGather);
-    const u64 out = s_.alloc(bytes, kGather), unsharded = s_.alloc(bytes);
+    if (p_.fsdp1) return s_.alloc_on(bytes, kGather);
+    const u64 out = s_.alloc_on(bytes, kGather), unsharded = s_.alloc(bytes);
     s_.free(out);
     return unsharded;
   }
@@ -182,31 +184,31 @@ class RankStep {
     gathered_[l] = 0;
   }
 
+  // The forward op by op (forward_ops.hpp) between FSDP's gathers: each layer's saved tensors kept
+  // (with checkpointing only its input), the final norm's and lm_head's.
   void forward() {
     if (p_.sharded) root_ = gather(p_.root);
-    u64 residual = s_.alloc(p_.residual);
-    for (std::size_t l = 0; l < p_.layer_saved.size(); ++l) {
+    f_.train = true;
+    Prelude pre = prelude(f_, p_.kinds, 0);
+    embeddings_ = f_.take_saved();
+    std::vector<u64> cache;
+    u64 x = pre.hidden;
+    for (std::size_t l = 0; l < p_.kinds.size(); ++l) {
       gather_layer(l);
       gather_layer(l + 1);  // the next layer's all-gather is issued before this one reshards
-      std::vector<u64> ids;
-      for (u64 c : p_.layer_casts) ids.push_back(s_.alloc(c));
-      for (u64 b : p_.layer_saved[l]) ids.push_back(s_.alloc(b));
-      const u64 out = s_.alloc(p_.residual);
-      if (p_.checkpointing) {
-        checkpoints_.push_back(residual);
-        s_.free(ids);
-      } else {
-        s_.free(residual);
-      }
-      saved_.push_back(std::move(ids));
-      residual = out;
+      std::vector<u64> saved;
+      const u64 out = p_.checkpointing ? checkpointed_layer(f_, p_.layer_casts, p_.kinds[l], x)
+                                       : recorded_layer(f_, p_.layer_casts, p_.kinds[l], x, saved, cache);
+      const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
+      if (p_.checkpointing) checkpoints_.push_back(x);
+      else if (l == 0) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
+      else if (!kept) s_.free(x);
+      saved_.push_back(std::move(saved));
+      x = out;
       if (p_.reshard) reshard_layer(l);
     }
-    std::vector<u64> head;
-    for (u64 b : p_.head_saved) head.push_back(s_.alloc(b));
-    head.push_back(s_.alloc(p_.lm_head_cast));
-    saved_.push_back(std::move(head));
-    s_.free(residual);
+    saved_.push_back(record_head(f_, x, p_.lm_head_cast));
+    s_.free(pre.held), s_.free(cache);
   }
 
   // The loss as step_sequence.cpp has it: lm_head's output, its fp32 copy and log_softmax, then
@@ -227,9 +229,9 @@ class RankStep {
   // sharded result kept as the gradient (FSDP1 frees it at the next forward's pre-forward, which
   // for the allocator's pools is the same as zero_grad: the blocks stay in the reduce stream's).
   void reduce(std::vector<u64>& unsharded, u64 in, u64 out) {
-    const u64 buffer = s_.alloc(in, kReduce);
+    const u64 buffer = s_.alloc_on(in, kReduce);
     s_.free(unsharded);
-    grads_.push_back(s_.alloc(out, kReduce));
+    grads_.push_back(s_.alloc_on(out, kReduce));
     s_.free(buffer);
   }
 
@@ -238,10 +240,8 @@ class RankStep {
       gather_layer(l);
       if (l > 0) gather_layer(l - 1);  // backward prefetch of the next unit
     }
-    if (p_.checkpointing) {
-      for (u64 c : p_.layer_casts) saved_[l].push_back(s_.alloc(c));
-      for (u64 b : p_.layer_saved[l]) saved_[l].push_back(s_.alloc(b));
-    }
+    std::vector<u64> none;
+    if (p_.checkpointing) s_.free(recorded_layer(f_, p_.layer_casts, p_.kinds[l], checkpoints_[l], saved_[l], none));
     const u64 inner = s_.alloc(p_.grad_inner), inner2 = s_.alloc(p_.grad_inner), next_dx = s_.alloc(p_.residual);
     std::vector<u64> made;
     std::size_t g = 0;
@@ -274,7 +274,8 @@ class RankStep {
     u64 dx = s_.alloc(p_.residual);
     s_.free(logits_grad);
     s_.free(saved_.back());
-    for (std::size_t l = p_.layer_saved.size(); l-- > 0;) layer_backward(l, dx);
+    for (std::size_t l = p_.kinds.size(); l-- > 0;) layer_backward(l, dx);
+    s_.free(embeddings_);
     for (u64 g : p_.embed_grads) root_grads.push_back(s_.alloc(g));
     s_.free(dx);
     keep_grads(root_grads, p_.root_rs_in, p_.root_rs_out);
@@ -284,7 +285,7 @@ class RankStep {
 
   void optimizer(bool first) {
     std::vector<u64> trainable = p_.embed;  // the optimizer's tensors: weights as stored, in order
-    for (std::size_t l = 0; l < p_.layer_saved.size(); ++l) trainable.insert(trainable.end(), p_.layer.begin(), p_.layer.end());
+    for (std::size_t l = 0; l < p_.kinds.size(); ++l) trainable.insert(trainable.end(), p_.layer.begin(), p_.layer.end());
     trainable.insert(trainable.end(), p_.head.begin(), p_.head.end());
     if (first) {
       for (u64 b : trainable) {
@@ -301,7 +302,8 @@ class RankStep {
 
   Pools& s_;
   const RankPlan& p_;
-  std::vector<u64> gathered_, buckets_, grads_, checkpoints_;
+  Forward f_;
+  std::vector<u64> gathered_, buckets_, grads_, checkpoints_, embeddings_;
   std::vector<std::vector<u64>> saved_;
   u64 root_ = 0;
 };
@@ -317,7 +319,7 @@ bool replays_rank(const Options& o) {
 ReplayResult replay_rank(const Run& r) {
   const RankPlan plan = rank_plan(r);
   Pools pools(AllocatorSettings{r.o.expandable_segments, std::numeric_limits<u64>::max()});
-  RankStep step(pools, plan);
+  RankStep step(pools, plan, r);
   step.setup();
   for (int i = 0; i < 3; ++i) step.step(i == 0, i == 1 && plan.bucket_view && !plan.buckets.empty());
   return pools.result();

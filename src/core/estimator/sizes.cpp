@@ -35,18 +35,6 @@ Widths widths_of(const Options& o) {
   return {4, 4, 4, false, false};
 }
 
-u64 width(Dtype d, const Widths& w) {
-  switch (d) {
-    case Dtype::Act: return w.act;
-    case Dtype::Wide: return w.wide;
-    case Dtype::Fp32: return 4;
-    case Dtype::Mask: return 1;
-    case Dtype::Copy16: return w.act == 4 ? 0 : 2;
-    case Dtype::AutocastCopy16: return w.amp ? 2 : 0;
-  }
-  return 4;
-}
-
 Quantization effective_quant(const ModelConfig& m, const Options& o) {
   Quantization q;
   if (o.mode == Mode::Qlora || o.quant == Quant::Int4) {
@@ -132,45 +120,6 @@ Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std
   return s;
 }
 
-std::vector<u64> tensor_bytes_per_token(const LayerActivations& a, const Widths& w, const Options& o,
-                                        const std::vector<std::string>& targets, u64 tp) {
-  std::vector<u64> out;
-  const bool lora = adapters(o);
-  for (const auto& s : a.saved) {
-    if (lora && s.weight_grad_only) continue;
-    const u64 n = std::max<u64>(s.tensors, 1), bytes = mul(s.elements_per_token, width(s.dtype, w)) / (s.tp_split ? tp : 1);
-    for (u64 i = 0; i < n; ++i) out.push_back(bytes / n);
-  }
-  for (const auto& li : a.linear_inputs) {
-    u64 copies = 0, each = 0;  // how many saved copies of the input, and bytes per element of each
-    if (lora) {
-      u64 n = 0;
-      for (const auto& c : li.consumers) n += is_lora_target(c, targets) ? 1 : 0;
-      // PEFT casts the input to the adapters' fp32 (one copy per adapter; none in an fp32 model or
-      // where it already is fp32, as in QLoRA); under autocast lora_A's matmul then saves a 16-bit copy.
-      if (w.amp) {
-        copies = n, each = 2;
-      } else if (w.act == 4 || w.fp32_adapter_inputs) {
-        copies = n > 0 && !li.already_saved ? 1 : 0, each = 4;
-      } else {
-        copies = n, each = 4;
-      }
-    } else if (w.amp) {
-      copies = li.wide_source ? li.consumers.size() : (li.already_saved ? 0 : 1), each = 2;
-    } else {
-      copies = li.already_saved ? 0 : 1, each = w.act;
-    }
-    for (u64 i = 0; i < copies; ++i) out.push_back(mul(li.elements_per_token, each) / (li.tp_split ? tp : 1));
-  }
-  return out;
-}
-
-u64 total(const std::vector<u64>& v) {
-  u64 t = 0;
-  for (u64 x : v) t = add(t, x);
-  return t;
-}
-
 AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind kind) {
   if (o.attention == Attention::Eager) return AttentionPath::Eager;
   // Falcon 7B passes its one key/value head to SDPA as a broadcast, which only the math kernel takes.
@@ -182,19 +131,6 @@ AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind k
     return AttentionPath::Math;
   }
   return AttentionPath::Fused;
-}
-
-u64 kv_bytes_per_token_layer(const Run& r) {
-  const ModelConfig& m = r.m;
-  const u64 tp = r.o.tensor_parallel;
-  u64 k = mul(m.kv_broadcast_to_heads ? m.num_heads : m.num_kv_heads, m.head_dim), v = k;
-  if (m.mla.kv_lora_rank > 0) {  // the cache keeps the compressed latent and the rotary key (measured)
-    k = m.mla.kv_lora_rank, v = m.mla.qk_rope_head_dim;
-  }
-  // Keys after RoPE are fp32 under autocast (RoPE's cos/sin are fp32), values in the activation dtype.
-  const u64 kw = r.o.kv_bytes_per_element ? *r.o.kv_bytes_per_element : (r.w.amp ? 4 : r.w.act);
-  const u64 vw = r.o.kv_bytes_per_element ? *r.o.kv_bytes_per_element : r.w.act;
-  return add(mul(k, kw), mul(v, vw)) / tp;
 }
 
 }  // namespace vramdoc::estimator::detail

@@ -1,11 +1,13 @@
-// The allocation sequence of a step, tensor by tensor, in the order PyTorch makes and frees them:
-// weights; then three training steps (forward keeps each layer's saved tensors, backward frees
-// them layer by layer while the gradients appear, the optimizer's state arrives in step one, its
-// foreach temporaries and the gradients go at the end of each step), or the prefill and the
-// decoding steps. Replaying it through CachingAllocator gives the reserved memory.
+// The allocation sequence of training, tensor by tensor, in the order PyTorch makes and frees them:
+// the weights, then three steps. The forward runs op by op (forward_ops.hpp) with autograd keeping
+// each layer's saved tensors (with gradient checkpointing only the layers' inputs, the layer run
+// again in the backward); the backward frees them layer by layer while the gradients appear; the
+// optimizer's state arrives in step one, its foreach temporaries and the gradients go at the end of
+// each step. Inference: infer_sequence.cpp. Replaying it through CachingAllocator gives reserved.
 #include <algorithm>
 
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/forward_ops.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -14,79 +16,25 @@ namespace {
 
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
-constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training makes two, inference one (traces)
+constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training makes two (traces)
 
-class Sequence {
- public:
-  u64 alloc(u64 bytes) {
-    if (bytes == 0) return 0;
-    events_.push_back({true, bytes, next_});
-    return next_++;
-  }
-  void free(u64 id) {
-    if (id != 0) events_.push_back({false, 0, id});
-  }
-  void free(std::vector<u64>& ids) {
-    for (u64 id : ids) free(id);
-    ids.clear();
-  }
-  std::vector<AllocEvent> take() { return std::move(events_); }
-
- private:
-  std::vector<AllocEvent> events_;
-  u64 next_ = 1;
-};
-
-// Tensors of the model: every weight (stacked experts one tensor per layer), and which belong to a
-// decoder layer (split evenly over the layers) or to the embeddings / head.
-struct Tensors {
-  std::vector<u64> layer, head, embed;  // bytes per tensor; `layer` holds one layer's share
-  std::vector<u64> layer_casts;         // a layer's autocast 16-bit copies
-  u64 lm_head_cast = 0;
-};
-
-Tensors weight_tensors(const Run& r, u64 elem_width) {
-  Tensors t;
-  const u64 L = std::max<u64>(r.m.num_layers, 1);
-  const Quantization q = effective_quant(r.m, r.o);
-  for (const auto& w : describe_weights(r.m)) {
-    const u64 each = mul(w.rows, w.cols);
-    const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
-    if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
-    if (w.tied) continue;
-    u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
-    if (w.count >= L && w.count % L == 0) {  // per layer: count / L tensors (stacked experts: one)
-      const u64 per_layer = w.count / L, tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
-      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors));
-      if (w.matmul && r.w.amp && !quantized) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
-    } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
-      t.head.push_back(mul(bytes, w.count));
-    } else {
-      t.embed.push_back(mul(bytes, w.count));
-    }
-  }
-  return t;
-}
-
-// What one training step allocates and frees, given the model's tensors.
+// What one training step allocates and frees beyond the forward, given the model's tensors.
 struct TrainPlan {
-  Tensors weights, grads;
-  std::vector<std::vector<u64>> layer_saved;  // per layer, each saved tensor's bytes
-  std::vector<u64> head_saved;
+  WeightTensors weights, grads;
+  std::vector<LayerKind> kinds;
   u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
   u64 tied_embedding = 0;     // full training with a tied lm_head: bytes of the shared weight's gradient
   u64 states_per_tensor = 0;  // optimizer states per trainable tensor (same bytes)
-  bool foreach_temporaries = false, checkpointing = false, lora = false;
+  bool foreach_temporaries = false, checkpointing = false;
 };
 
 TrainPlan train_plan(const Run& r) {
   TrainPlan p;
   const u64 tokens = mul(r.o.batch, r.o.seq), tp = r.o.tensor_parallel;
   const u64 logit_tokens = r.o.logits_last_only ? r.o.batch : tokens, V = r.m.vocab_size / tp;
-  p.lora = adapters(r.o);
   p.checkpointing = r.o.grad_checkpointing;
   p.weights = weight_tensors(r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
-  if (p.lora) {  // the adapters' A and B, fp32, as one layer's share
+  if (adapters(r.o)) {  // the adapters' A and B, fp32, as one layer's share
     const u64 per_layer = r.s.adapter_params / std::max<u64>(r.m.num_layers, 1);
     p.grads.layer = {mul(per_layer / 2, 4), mul(per_layer - per_layer / 2, 4)};
     for (u64 g : p.grads.layer) p.weights.layer.push_back(g);
@@ -94,14 +42,7 @@ TrainPlan train_plan(const Run& r) {
     p.grads = weight_tensors(r, r.w.weight);
     if (r.m.tie_word_embeddings && !p.grads.embed.empty()) p.tied_embedding = p.grads.embed.front();
   }
-  for (const auto& [kind, count] : layer_kinds(r.m)) {
-    std::vector<u64> one;
-    for (u64 b : tensor_bytes_per_token(describe_layer(r.m, attention_path(r.m, r.o, kind), r.o.seq, kind), r.w, r.o, r.targets, tp)) {
-      one.push_back(mul(b, tokens));
-    }
-    for (u64 i = 0; i < count; ++i) p.layer_saved.push_back(one);
-  }
-  for (u64 b : tensor_bytes_per_token(describe_head(r.m), r.w, r.o, r.targets, 1)) p.head_saved.push_back(mul(b, tokens));
+  p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
   p.logits_act = mul(mul(logit_tokens, V), r.w.act);
   p.logits_fp32 = mul(mul(logit_tokens, V), 4);
@@ -112,38 +53,40 @@ TrainPlan train_plan(const Run& r) {
   return p;
 }
 
-// The bytes of each tensor a layer keeps, in the order forward() allocates them.
-std::vector<u64> layer_order(const TrainPlan& p, std::size_t l) {
-  std::vector<u64> bytes = p.weights.layer_casts;
-  bytes.insert(bytes.end(), p.layer_saved[l].begin(), p.layer_saved[l].end());
-  return bytes;
-}
+struct Recorded {
+  std::vector<std::vector<u64>> layers;  // each layer's saved tensors (empty when checkpointed)
+  std::vector<u64> head;                 // the final norm's and lm_head's
+  std::vector<u64> embeddings;           // before the first layer (GPT-2's embedding dropout mask)
+  std::vector<u64> checkpoints;          // the layers' inputs (gradient checkpointing)
+};
 
-void forward(Sequence& s, const TrainPlan& p, std::vector<std::vector<u64>>& saved, std::vector<u64>& checkpoints) {
-  u64 residual = s.alloc(p.residual);
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) {
-    std::vector<u64> ids;
-    for (u64 b : layer_order(p, l)) ids.push_back(s.alloc(b));
-    const u64 out = s.alloc(p.residual);
-    if (p.checkpointing) {
-      checkpoints.push_back(residual);
-      s.free(ids);
-    } else {
-      s.free(residual);
-    }
-    saved.push_back(std::move(ids));
-    residual = out;
+// The forward: embeddings, masks, rotary tables (the first step's first matmul makes a cuBLAS
+// workspace), the layers, the final norm and lm_head's saved input (the logits: loss_and_its_gradient).
+Recorded forward(Forward& f, const TrainPlan& p, bool first) {
+  Recorded rec;
+  f.train = true;
+  Prelude pre = prelude(f, p.kinds, first ? kCublasWorkspace : 0);
+  rec.embeddings = f.take_saved();
+  std::vector<u64> cache;
+  u64 x = pre.hidden;
+  for (std::size_t l = 0; l < p.kinds.size(); ++l) {
+    std::vector<u64> saved;
+    const u64 out = p.checkpointing ? checkpointed_layer(f, p.weights.layer_casts, p.kinds[l], x) : recorded_layer(f, p.weights.layer_casts, p.kinds[l], x, saved, cache);
+    const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
+    if (p.checkpointing) rec.checkpoints.push_back(x);
+    else if (l == 0) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
+    else if (!kept) f.s.free(x);
+    rec.layers.push_back(std::move(saved));
+    x = out;
   }
-  std::vector<u64> head;
-  for (u64 b : p.head_saved) head.push_back(s.alloc(b));
-  head.push_back(s.alloc(p.weights.lm_head_cast));
-  saved.push_back(std::move(head));
-  s.free(residual);
+  rec.head = record_head(f, x, p.weights.lm_head_cast);
+  f.s.free(pre.held), f.s.free(cache);
+  return rec;
 }
 
 // The loss: lm_head's output, soft-capping, the fp32 copy and log_softmax (saved); backward's
 // fp32 gradients, then the 16-bit gradient of the logits.
-u64 loss_and_its_gradient(Sequence& s, const TrainPlan& p) {
+u64 loss_and_its_gradient(Tape& s, const TrainPlan& p) {
   const u64 logits = s.alloc(p.logits_act), tanh = s.alloc(p.softcap);
   const u64 upcast = p.logits_act == p.logits_fp32 ? 0 : s.alloc(p.logits_fp32);
   const u64 log_probs = s.alloc(p.logits_fp32);
@@ -155,52 +98,37 @@ u64 loss_and_its_gradient(Sequence& s, const TrainPlan& p) {
   return grad16;
 }
 
-void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& states) {
-  std::vector<std::vector<u64>> saved, saved_bytes;
-  std::vector<u64> checkpoints, grads;
-  if (first) s.alloc(kCublasWorkspace);  // the first workspace: at the first forward matmul (traces)
-  forward(s, p, saved, checkpoints);
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) saved_bytes.push_back(layer_order(p, l));
-  const u64 logits_grad = loss_and_its_gradient(s, p);
-  for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
-  const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
-  u64 dx = s.alloc(p.residual);
-  if (first) s.alloc(kCublasWorkspace);  // the second workspace: at lm_head's backward matmuls (traces)
-  s.free(logits_grad);
-  s.free(saved.back());
-  for (std::size_t l = p.layer_saved.size(); l-- > 0;) {
-    if (p.checkpointing) {
-      for (u64 b : saved_bytes[l]) saved[l].push_back(s.alloc(b));
-    }
-    // Autograd walks the layer's ops backwards: each frees its saved operands as it makes its
-    // gradients, so the weight gradients land in the holes the activations leave.
-    // Each saved activation's gradient has its shape: made, used by the next op back, then freed.
-    const u64 next_dx = s.alloc(p.residual);
-    std::size_t g = 0;
-    u64 previous = 0;
-    for (std::size_t i = saved[l].size(); i-- > 0;) {
-      const u64 grad = s.alloc(saved_bytes[l][i]);
-      s.free(previous);
-      previous = grad;
-      s.free(saved[l][i]);
-      if (g < p.grads.layer.size()) grads.push_back(s.alloc(p.grads.layer[g++]));
-    }
+// The backward of one layer: autograd walks its ops backwards, each saved tensor's gradient made
+// (its shape), used by the next op back and freed, the saved tensor freed; the weight gradients
+// land in the holes the activations leave.
+// A weight's gradient: under autocast a Linear's arrives as the gradient of its 16-bit copy, which
+// the copy's backward (to(float32)) turns into the fp32 gradient AccumulateGrad keeps.
+u64 weight_gradient(Tape& s, const TrainPlan& p, std::size_t g) {
+  const bool via_cast = g < p.grads.layer_cast.size() && p.grads.layer_cast[g];
+  const u64 grad16 = via_cast ? s.alloc(p.grads.layer[g] / 2) : 0, grad = s.alloc(p.grads.layer[g]);
+  s.free(grad16);
+  return grad;
+}
+
+void layer_backward(Tape& s, const TrainPlan& p, std::vector<u64>& saved, std::vector<u64>& grads) {
+  std::size_t g = 0;
+  u64 previous = 0;
+  for (std::size_t i = saved.size(); i-- > 0;) {
+    const u64 grad = s.alloc(s.bytes_of(saved[i]));
     s.free(previous);
-    for (; g < p.grads.layer.size(); ++g) grads.push_back(s.alloc(p.grads.layer[g]));
-    saved[l].clear();
-    s.free(dx);
-    dx = next_dx;
-    if (p.checkpointing) s.free(checkpoints[l]);
+    previous = grad;
+    s.free(saved[i]);
+    if (g < p.grads.layer.size()) grads.push_back(weight_gradient(s, p, g++));
   }
-  for (u64 g : p.grads.embed) grads.push_back(s.alloc(g));
-  if (tied_head_grad != 0) {  // AccumulateGrad sums the two shares into a new tensor
-    grads.push_back(s.alloc(p.tied_embedding));
-    s.free(tied_head_grad), s.free(grads[grads.size() - 2]);
-  }
-  s.free(dx);
+  s.free(previous);
+  for (; g < p.grads.layer.size(); ++g) grads.push_back(weight_gradient(s, p, g));
+  saved.clear();
+}
+
+void optimizer_step(Tape& s, const TrainPlan& p, bool first, std::vector<u64>& states, std::vector<u64>& grads) {
   // optimizer state and foreach temporaries in model.parameters() order: embeddings, layers, head
   std::vector<u64> trainable = p.grads.embed;
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) trainable.insert(trainable.end(), p.grads.layer.begin(), p.grads.layer.end());
+  for (std::size_t l = 0; l < p.kinds.size(); ++l) trainable.insert(trainable.end(), p.grads.layer.begin(), p.grads.layer.end());
   trainable.insert(trainable.end(), p.grads.head.begin(), p.grads.head.end());
   if (first) {
     for (u64 b : trainable) {
@@ -215,60 +143,84 @@ void train_step(Sequence& s, const TrainPlan& p, bool first, std::vector<u64>& s
   s.free(grads);  // zero_grad(set_to_none=True)
 }
 
-void inference(Sequence& s, const Run& r) {
-  const u64 tokens = mul(r.o.batch, r.o.seq), tp = r.o.tensor_parallel, act = r.w.act;
-  const u64 kv = kv_bytes_per_token_layer(r), residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
-  const u64 q = mul(r.m.num_heads, r.m.head_dim) / tp;
-  const u64 mlp = mul(mul(tokens, r.m.num_experts > 0 ? mul(r.m.moe_intermediate_size, r.m.experts_per_token) : r.m.intermediate_size / tp), act);
-  std::vector<u64> cache;
-  u64 hidden = s.alloc(residual);
-  s.alloc(kCublasWorkspace);  // inference needs one workspace (the traces hold one 32 MiB block)
-  for (u64 l = 0; l < r.m.num_layers; ++l) {
-    cache.push_back(s.alloc(mul(tokens, kv) / 2));
-    cache.push_back(s.alloc(mul(tokens, kv) - mul(tokens, kv) / 2));
-    const u64 attn = s.alloc(mul(mul(tokens, q), act)), deq = s.alloc(mul(r.s.dequant_elements, act));
-    const u64 mid = s.alloc(residual);
-    s.free(attn), s.free(deq), s.free(hidden);
-    std::vector<u64> m3 = {s.alloc(mlp), s.alloc(mlp), s.alloc(mlp)};
-    hidden = s.alloc(residual);
-    s.free(m3), s.free(mid);
+void train_step(Forward& f, const TrainPlan& p, bool first, std::vector<u64>& states) {
+  Tape& s = f.s;
+  Recorded rec = forward(f, p, first);
+  std::vector<u64> grads;
+  const u64 logits_grad = loss_and_its_gradient(s, p);
+  for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
+  const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
+  u64 dx = s.alloc(p.residual);
+  if (first) s.alloc(kCublasWorkspace);  // the second workspace: at lm_head's backward matmuls (traces)
+  s.free(logits_grad);
+  s.free(rec.head);
+  for (std::size_t l = p.kinds.size(); l-- > 0;) {
+    std::vector<u64> none;
+    if (p.checkpointing) s.free(recorded_layer(f, p.weights.layer_casts, p.kinds[l], rec.checkpoints[l], rec.layers[l], none));  // recomputed
+    const u64 next_dx = s.alloc(p.residual);
+    layer_backward(s, p, rec.layers[l], grads);
+    s.free(dx);
+    dx = next_dx;
+    if (p.checkpointing) s.free(rec.checkpoints[l]);
   }
-  const u64 logit_rows = r.o.logits_last_only || r.o.new_tokens > 0 ? r.o.batch : tokens;
-  const u64 normed = s.alloc(mul(mul(tokens, r.m.hidden_size), act));
-  const u64 logits = s.alloc(mul(mul(logit_rows, r.m.vocab_size / tp), act));
-  s.free(normed), s.free(hidden);
-  for (u64 t = 1; t <= r.o.new_tokens; ++t) {  // DynamicCache: torch.cat into a one-token-longer tensor
-    for (u64& id : cache) {
-      const u64 grown = s.alloc(mul(mul(r.o.batch, r.o.seq + t), kv) / 2);
-      s.free(id);
-      id = grown;
-    }
+  s.free(rec.embeddings);
+  for (u64 g : p.grads.embed) grads.push_back(s.alloc(g));
+  if (tied_head_grad != 0) {  // AccumulateGrad sums the two shares into a new tensor
+    grads.push_back(s.alloc(p.tied_embedding));
+    s.free(tied_head_grad), s.free(grads[grads.size() - 2]);
   }
-  s.free(logits);
+  s.free(dx);
+  optimizer_step(s, p, first, states, grads);
+}
+
+// The bytes of `ids` that are activations (the cache copies SDPA saves included; not the autocast
+// weight copies, which the phases count apart).
+u64 activation_bytes(const Sequence& s, const std::vector<u64>& ids) {
+  u64 sum = 0;
+  for (u64 id : ids) sum = saturating_add(sum, s.bytes_of(id) - s.bytes_of(id, Use::Cast));
+  return sum;
 }
 
 }  // namespace
 
+SavedBytes saved_bytes(const Run& r) {
+  Sequence s;
+  Forward f(s, r);
+  f.use_cache = !r.o.grad_checkpointing;
+  const TrainPlan p = train_plan(r);
+  f.train = true;
+  Prelude pre = prelude(f, p.kinds, 0);
+  f.take_saved();
+  SavedBytes out;
+  for (const auto& [kind, count] : layer_kinds(r.m)) {
+    std::vector<u64> saved, cache;
+    const u64 x = s.alloc(p.residual), y = recorded_layer(f, p.weights.layer_casts, kind, x, saved, cache);
+    const u64 one = activation_bytes(s, saved);
+    out.all_layers = saturating_add(out.all_layers, saturating_mul(one, count));
+    out.largest_layer = std::max(out.largest_layer, one);
+    s.free(saved), s.free(cache), s.free(x), s.free(y);
+  }
+  out.head = activation_bytes(s, record_head(f, s.alloc(p.residual), 0));
+  return out;
+}
+
 std::vector<AllocEvent> step_events(const Run& r) {
   Sequence s;
   if (!trains(r.o)) {
-    for (u64 b : weight_tensors(r, r.w.weight).embed) s.alloc(b);
-    const Tensors t = weight_tensors(r, r.w.weight);
-    for (u64 l = 0; l < r.m.num_layers; ++l) {
-      for (u64 b : t.layer) s.alloc(b);
-    }
-    for (u64 b : t.head) s.alloc(b);
-    inference(s, r);
+    inference_events(s, r);
     return s.take();
   }
   const TrainPlan p = train_plan(r);
-  for (u64 b : p.weights.embed) s.alloc(b);
-  for (std::size_t l = 0; l < p.layer_saved.size(); ++l) {
-    for (u64 b : p.weights.layer) s.alloc(b);
+  for (u64 b : p.weights.embed) s.alloc(b, Use::Weight);
+  for (std::size_t l = 0; l < p.kinds.size(); ++l) {
+    for (u64 b : p.weights.layer) s.alloc(b, Use::Weight);
   }
-  for (u64 b : p.weights.head) s.alloc(b);
+  for (u64 b : p.weights.head) s.alloc(b, Use::Weight);
+  release_tied_head(s, r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
+  Forward f(s, r);
+  f.use_cache = !p.checkpointing;  // transformers turns the cache off under gradient checkpointing
   std::vector<u64> states;
-  for (int step = 0; step < 3; ++step) train_step(s, p, step == 0, states);
+  for (int step = 0; step < 3; ++step) train_step(f, p, step == 0, states);
   return s.take();
 }
 

@@ -193,7 +193,8 @@ Features measure(const Timeline& tl, const std::optional<TraceEvidence>& trace, 
   const double tolerance = std::max(8 * kMiB, 0.005 * static_cast<double>(ev.peak_bytes));
   f.driver = analyse(driver_floors(tl, d.step_ends), tolerance);
   Series retained = retained_per_step(tl, d.step_ends);
-  f.have_retained = retained.y.size() >= 3;
+  // A framework that counts nothing (JAX's platform allocator reports bytes_in_use 0) gives no step-end bytes.
+  f.have_retained = retained.y.size() >= 3 && std::any_of(retained.y.begin(), retained.y.end(), [](double y) { return y > 0; });
   const double retained_tolerance = std::max(kMiB, 0.002 * median(retained.y));
   if (f.have_retained) f.retained = analyse(std::move(retained), retained_tolerance);
   record_trend(f.have_retained ? f.retained : f.driver, d);

@@ -1,0 +1,346 @@
+// A forward op by op (see forward_ops.hpp): Linears with PEFT's adapters, norms, RoPE and the
+// attention kernels, each allocation in the order transformers 5.17 and PyTorch 2.11 make it
+// (checked against docs/results/h200-2026-11-30-h16/traces/), and what autograd saves of each.
+#include <algorithm>
+#include <vector>
+
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+bool gemma_norm(Family f) { return f == Family::Gemma || f == Family::Gemma2 || f == Family::Gemma3; }
+// The partial-rotary code path (rotate the first dims, then torch.cat with the rest), taken even at
+// full rotation by Phi-3.
+bool rope_with_cat(const ModelConfig& m, const LayerDims& d) {
+  return d.rotary < d.head_dim || m.family == Family::Phi3 || m.family == Family::Phi || m.family == Family::GptNeox;
+}
+
+// PEFT's LoRA branch (peft/tuners/lora/layer.py Linear.forward): the input cast to the adapters'
+// fp32 (saved by lora_A; under autocast lora_A's matmul casts it to 16 bit instead), A's output
+// (saved by B), B's output, times scaling, added to the base output (promoting to fp32) and cast
+// back to the base output's dtype.
+u64 lora_branch(Forward& f, u64 x, u64 in, u64 out, bool input_wide, u64 base) {
+  const u64 aw = f.amp ? 2 : 4, rank = f.r.o.lora_rank;
+  const bool fp32_input = f.r.w.fp32_adapter_inputs || (input_wide && f.wide == 4) || f.act == 4;
+  const u64 xa = f.amp ? (input_wide ? f.s.alloc(f.bytes(in, 2)) : x) : fp32_input ? x : f.s.alloc(f.bytes(in, 4));
+  f.keep(xa);
+  const u64 a = f.s.alloc(f.bytes(rank, aw));
+  f.keep(a);
+  const u64 b = f.s.alloc(f.bytes(out, aw)), scaled = f.s.alloc(f.bytes(out, aw));
+  f.drop(b);
+  const u64 sum_width = std::max(f.act, aw), sum = f.s.alloc(f.bytes(out, sum_width));
+  f.drop(scaled), f.drop(base);
+  if (xa != x) f.drop(xa);
+  if (sum_width == f.act) return sum;
+  const u64 cast = f.s.alloc(f.bytes(out, f.act));
+  f.drop(sum);
+  return cast;
+}
+
+// q * cos + rotate_half(q) * sin over `e` elements per token: the product, -x2 (half), the cat,
+// rotate_half * sin, the sum (autograd saves only cos and sin). `pw`: the products' width (fp32
+// when cos is: OLMo 2, autocast).
+u64 rope(Forward& f, u64 e, u64 xw, u64 pw) {
+  const u64 a = f.s.alloc(f.bytes(e, pw)), neg = f.s.alloc(f.bytes(e / 2, xw)), cat = f.s.alloc(f.bytes(e, xw));
+  f.drop(neg);
+  const u64 b = f.s.alloc(f.bytes(e, pw));
+  f.drop(cat);
+  const u64 sum = f.s.alloc(f.bytes(e, pw));
+  f.drop(a), f.drop(b);
+  return sum;
+}
+
+// Eager attention (transformers' eager_attention_forward; Gemma 2 soft-caps the scores): repeated
+// keys and values, the query copied for the batched matmul, scores scaled, capped (tanh saves its
+// output) and masked, softmax in fp32 (saved) and its 16-bit copy (saved by the value matmul, and
+// kept to the layer's end as attn_weights), the output made contiguous.
+u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_major, u64& held) {
+  const bool repeat = d.kv_heads < d.heads;
+  const u64 kr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : k, vr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : v;
+  const u64 qc = q_heads_major ? q : f.s.alloc(f.bytes(d.q, f.act));
+  f.keep(qc), f.keep(kr);
+  const u64 sc = f.s.alloc(f.scores(d.heads, f.act));
+  if (qc != q) f.drop(qc);
+  u64 x = f.s.alloc(f.scores(d.heads, f.act));
+  f.drop(sc);
+  const bool capped = f.r.m.attn_logit_softcap > 0;
+  for (int i = 0; i < (capped ? 4 : 1); ++i) {  // / cap, tanh, * cap; the mask
+    const u64 next = f.s.alloc(f.scores(d.heads, f.act));
+    if (capped && i == 1) f.keep(next);
+    f.drop(x);
+    x = next;
+  }
+  const bool cast = f.act != 4;
+  const u64 up = cast ? f.s.alloc(f.scores(d.heads, 4)) : 0, sm = f.s.alloc(f.scores(d.heads, 4));
+  f.keep(sm);
+  f.drop(up);
+  held = cast ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
+  f.keep(held), f.keep(vr);
+  f.drop(x);
+  if (cast) f.drop(sm);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(out);
+  if (kr != k) f.drop(kr);
+  if (vr != v) f.drop(vr);
+  return contiguous;
+}
+
+// GPT-2's own eager attention (modeling_gpt2.py eager_attention_forward): scores, divided by the
+// scale, masked with torch.where, softmax (saved; fp32 under autocast) and its copy in the values'
+// dtype, attention dropout (its mask and output saved), the output made contiguous for c_proj.
+u64 gpt2_eager(Forward& f, const LayerDims& d, u64 k, u64 v) {
+  f.keep(k), f.keep(v);
+  const u64 sw = f.amp ? 4 : f.act;
+  u64 x = f.s.alloc(f.scores(d.heads, f.act));
+  for (int i = 0; i < 2; ++i) {  // / scale, torch.where(causal, ...)
+    const u64 next = f.s.alloc(f.scores(d.heads, f.act));
+    f.drop(x);
+    x = next;
+  }
+  const u64 sm = f.s.alloc(f.scores(d.heads, sw));
+  f.keep(sm);
+  f.drop(x);
+  u64 probs = sw != f.act ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
+  if (f.train && f.r.m.attention_dropout > 0) {
+    const u64 mask = f.s.alloc(f.scores(d.heads, 1)), dropped = f.s.alloc(f.scores(d.heads, f.act));
+    f.keep(mask);
+    if (probs != sm) f.drop(probs);
+    probs = dropped;
+  }
+  f.keep(probs);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(out), f.drop(probs), f.drop(sm);
+  return contiguous;
+}
+
+// SDPA's math kernel (aten _scaled_dot_product_attention_math): 16-bit inputs upcast to fp32, the
+// query and keys scaled, keys expanded to every head, the query reshaped for the batched matmul,
+// fp32 scores and probabilities (saved with the matmuls' operands), a bool mask of rows
+// (_safe_softmax), the probabilities' 16-bit copy (returned), the output cast back. The query's own
+// copy first was measured (Falcon 7B) and is kept as measured.
+u64 math_kernel(Forward& f, const LayerDims& d) {
+  const bool up = f.act != 4, expand = d.kv_heads < d.heads;
+  const u64 qx = f.s.alloc(f.bytes(d.q, f.act));
+  const u64 qf = up ? f.s.alloc(f.bytes(d.q, 4)) : 0, kf = up ? f.s.alloc(f.bytes(d.kv, 4)) : 0;
+  const u64 vf = up ? f.s.alloc(f.bytes(d.kv, 4)) : 0;
+  const u64 qs = f.s.alloc(f.bytes(d.q, 4)), ks = f.s.alloc(f.bytes(d.kv, 4));
+  const u64 kx = expand ? f.s.alloc(f.bytes(d.q, 4)) : ks, qr = f.s.alloc(f.bytes(d.q, 4));
+  f.keep(qr), f.keep(kx);
+  const u64 sc = f.s.alloc(f.scores(d.heads, 4));
+  f.drop(qr), f.drop(kx), f.drop(ks);
+  const u64 pr = f.s.alloc(f.scores(d.heads, 4)), rows = f.s.alloc(f.scores(d.heads, 1));
+  f.keep(pr);
+  f.drop(rows), f.drop(sc);
+  const u64 p16 = up ? f.s.alloc(f.scores(d.heads, f.act)) : 0;
+  const u64 vx = expand ? f.s.alloc(f.bytes(d.q, 4)) : vf, o32 = f.s.alloc(f.bytes(d.q, 4));
+  f.keep(vx);
+  if (vx != vf) f.drop(vx);
+  const u64 out = up ? f.s.alloc(f.bytes(d.q, f.act)) : o32;
+  if (up) f.drop(o32);
+  for (u64 id : {pr, qs, vf, kf, qf, p16, qx}) f.drop(id);
+  return out;
+}
+
+// Projections: q, k and v (own Linears, or views of one fused Linear's output, which Falcon copies:
+// its single key/value head by index, and for the new architecture every head broadcast).
+struct Qkv {
+  u64 q = 0, k = 0, v = 0;  // tensors of their own (0: a view of `fused`)
+  u64 fused = 0;
+  std::vector<u64> end;     // dropped when attention returns
+};
+
+// The q/k norm of Qwen 3 and OLMo 2 (right after each projection) or Gemma 3 (after all three).
+u64 qk_normed(Forward& f, u64 raw, u64 elements) {
+  const u64 n = norm(f, raw, elements, f.act);
+  f.drop(raw);
+  return n;
+}
+
+Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
+  const ModelConfig& m = f.r.m;
+  Qkv t;
+  if (!m.fused_qkv && m.family != Family::Gpt2) {
+    const bool norm_each = m.qk_norm != QkNorm::None && m.family != Family::Gemma3;
+    t.q = linear(f, x, d.h, d.q, input_wide, "q_proj");
+    if (norm_each) t.q = qk_normed(f, t.q, d.q);
+    t.k = linear(f, x, d.h, d.kv, input_wide, "k_proj");
+    if (norm_each) t.k = qk_normed(f, t.k, d.kv);
+    t.v = linear(f, x, d.h, d.kv, input_wide, "v_proj");
+    if (m.qk_norm != QkNorm::None && !norm_each) t.q = qk_normed(f, t.q, d.q), t.k = qk_normed(f, t.k, d.kv);
+    return t;
+  }
+  const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1);
+  const u64 kv_fused = m.kv_broadcast_to_heads ? mul(m.num_kv_heads / tp, d.head_dim) : d.kv;
+  const char* name = m.family == Family::Phi3 ? "qkv_proj" : m.family == Family::Gpt2 ? "c_attn" : "query_key_value";
+  t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, name);
+  if (m.family != Family::Falcon) return t;
+  if (m.kv_broadcast_to_heads) {
+    const u64 ki = f.s.alloc(f.bytes(kv_fused, f.act)), vi = f.s.alloc(f.bytes(kv_fused, f.act));
+    t.q = f.s.alloc(f.bytes(d.q, f.act)), t.k = f.s.alloc(f.bytes(d.q, f.act)), t.v = f.s.alloc(f.bytes(d.q, f.act));
+    f.drop(ki), f.drop(vi);
+  } else if (d.kv_heads < d.heads) {
+    t.k = f.s.alloc(f.bytes(d.kv, f.act)), t.v = f.s.alloc(f.bytes(d.kv, f.act));
+  }
+  return t;
+}
+
+// RoPE on q and k: the rotated query and key, and whether the query's memory is [batch, heads,
+// seq, dim] (made by a cat), which SDPA's output inherits.
+struct Rotated {
+  u64 q = 0, k = 0;
+  bool heads_major = false;
+};
+
+Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
+  const ModelConfig& m = f.r.m;
+  const u64 cos_width = m.family == Family::Olmo2 ? 4 : f.wide, pw = std::max(f.act, cos_width);
+  Rotated out;
+  if (!rope_with_cat(m, d)) {
+    out.q = rope(f, mul(d.heads, d.rotary), f.act, pw), out.k = rope(f, mul(d.kv_heads, d.rotary), f.act, pw);
+    f.drop(t.q), f.drop(t.k);
+    if (m.family == Family::Olmo2 && pw != f.act) {  // q_embed.to(q_type), k_embed.to(k_type)
+      const u64 qc = f.s.alloc(f.bytes(d.q, f.act)), kc = f.s.alloc(f.bytes(d.kv, f.act));
+      f.drop(out.q), f.drop(out.k);
+      out.q = qc, out.k = kc;
+    }
+    return out;
+  }
+  out.heads_major = true;
+  const u64 qe = mul(d.heads, d.rotary), ke = mul(d.kv_heads, d.rotary);
+  if (m.family == Family::Phi3) {  // q rotated and concatenated, then k
+    const u64 qr = rope(f, qe, f.act, pw);
+    out.q = f.s.alloc(f.bytes(d.q, pw));
+    f.drop(qr);
+    const u64 kr = rope(f, ke, f.act, pw);
+    out.k = f.s.alloc(f.bytes(d.kv, pw));
+    f.drop(kr);
+    return out;
+  }
+  const u64 qr = rope(f, qe, f.act, pw), kr = rope(f, ke, f.act, pw);
+  out.q = f.s.alloc(f.bytes(d.q, pw));
+  const bool phi = m.family == Family::Phi;  // Phi's attention holds query_rot, key_rot and q, k to its end
+  if (phi) t.end.push_back(qr); else f.drop(qr);
+  out.k = f.s.alloc(f.bytes(d.kv, pw));
+  if (phi) t.end.insert(t.end.end(), {kr, t.q, t.k}); else f.drop(kr), f.drop(t.q), f.drop(t.k);
+  return out;
+}
+
+// SDPA's fused kernels (flash / memory-efficient): the output, saved with q, k, v; a bool mask made
+// additive per call (saved in training); under autocast q, k, v cast to 16 bit first.
+u64 fused_kernel(Forward& f, const LayerDims& d, LayerKind kind, u64 q, u64 k, u64 v) {
+  std::vector<u64> casts;
+  if (f.amp) casts = {f.s.alloc(f.bytes(d.q, 2)), f.s.alloc(f.bytes(d.kv, 2)), f.s.alloc(f.bytes(d.kv, 2))};
+  for (u64 id : casts.empty() ? std::vector<u64>{q, k, v} : casts) f.keep(id);
+  const u64 mask = kind.sliding && f.sliding_bool_mask != 0 ? f.s.alloc(f.scores(1, f.act)) : 0;
+  f.keep(mask);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act));
+  f.keep(out);
+  f.drop(mask), f.drop(casts);
+  return out;
+}
+
+}  // namespace
+
+LayerDims layer_dims(const Run& r) {
+  const ModelConfig& m = r.m;
+  const u64 tp = std::max<u64>(r.o.tensor_parallel, 1);
+  LayerDims d{};
+  d.h = m.hidden_size, d.head_dim = m.head_dim;
+  d.heads = std::max<u64>(m.num_heads / tp, 1);
+  d.kv_heads = m.kv_broadcast_to_heads ? d.heads : std::max<u64>(m.num_kv_heads / tp, 1);
+  d.q = mul(d.heads, d.head_dim), d.kv = mul(d.kv_heads, d.head_dim);
+  d.inter = m.intermediate_size / tp;
+  d.rotary = std::min(m.rotary_dims, m.head_dim);
+  return d;
+}
+
+u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide, const std::string& name) {
+  const u64 cast = f.amp && input_wide ? f.s.alloc(f.bytes(in_elements, 2)) : 0;
+  const u64 dequant = f.quantized ? f.s.alloc(mul(mul(in_elements, out_elements), f.act), Use::Dequant) : 0;
+  u64 out = f.s.alloc(f.bytes(out_elements, f.act));
+  f.drop(dequant);
+  if (f.weights_train()) f.keep(cast != 0 ? cast : x);  // the input, for the weight's gradient
+  f.drop(cast);
+  if (f.train && adapters(f.r.o) && is_lora_target(name, f.r.targets)) out = lora_branch(f, x, in_elements, out_elements, input_wide, out);
+  return out;
+}
+
+// LayerNorm: one output (fp32 under autocast), its input saved. RMSNorm: hidden.to(float32) (saved
+// by pow and the product), pow(2) (its mean is small), hidden * rsqrt(...), then the weight: Llama
+// casts back and multiplies in the weight's dtype; Gemma multiplies (1 + weight) in fp32 and casts;
+// OLMo 2 multiplies in fp32 and casts. The weight's multiplication saves the normalised tensor
+// when the weight trains.
+u64 norm(Forward& f, u64 x, u64 elements, u64 in_width) {
+  const ModelConfig& m = f.r.m;
+  if (m.norm == NormKind::LayerNorm || m.family == Family::Gpt2) {
+    f.keep(x);
+    return f.s.alloc(f.bytes(elements, f.amp ? 4 : in_width));
+  }
+  const u64 up = in_width == 4 ? x : f.s.alloc(f.bytes(elements, 4));
+  f.keep(up);
+  const u64 pow = f.s.alloc(f.bytes(elements, 4));
+  f.drop(pow);
+  const u64 y = f.s.alloc(f.bytes(elements, 4));
+  if (up != x) f.drop(up);
+  const bool weight_grad = f.weights_train();
+  if (m.norm == NormKind::Rms) {
+    const u64 cast = in_width == 4 ? y : f.s.alloc(f.bytes(elements, in_width));
+    const u64 out = f.s.alloc(f.bytes(elements, std::max(f.r.w.weight, in_width)));
+    if (weight_grad) f.keep(cast);
+    f.drop(cast), f.drop(y);
+    return out;
+  }
+  if (weight_grad) f.keep(y);
+  const u64 weighted = f.s.alloc(f.bytes(elements, 4));
+  if (gemma_norm(m.family)) f.drop(y);
+  const u64 cast = in_width == 4 ? 0 : f.s.alloc(f.bytes(elements, in_width));
+  if (cast != 0) f.drop(weighted);
+  f.drop(y);
+  return cast != 0 ? cast : weighted;
+}
+
+u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& cache, u64& held) {
+  const ModelConfig& m = f.r.m;
+  if (m.mla.kv_lora_rank > 0) return latent_attention(f, input, cache);
+  const LayerDims d = layer_dims(f.r);
+  Qkv t = projections(f, d, input, input_wide);
+  Rotated rot{t.q, t.k, false};
+  if (d.rotary > 0) rot = apply_rope(f, d, t);
+  u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
+  if (f.use_cache) {  // DynamicCache's first update concatenates onto an empty tensor: copies
+    const u64 kw = f.r.o.kv_bytes_per_element.value_or(f.amp ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
+    cache[0] = f.s.alloc(f.bytes(d.kv, kw), Use::Cache), cache[1] = f.s.alloc(f.bytes(d.kv, vw), Use::Cache);
+    if (rot.k != t.k) f.drop(rot.k);
+    f.drop(t.k), f.drop(t.v);
+    k = cache[0], v = cache[1];
+  }
+  const u64 q = rot.q != 0 ? rot.q : t.fused;
+  u64 out = 0;
+  const AttentionPath path = attention_path(m, f.r.o, kind);
+  if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
+    out = gpt2_eager(f, d, k, v);
+  } else if (path == AttentionPath::Eager) {
+    out = eager(f, d, q, k, v, rot.heads_major, held);
+  } else {
+    const bool math = path == AttentionPath::Math;
+    const u64 raw = math ? math_kernel(f, d) : fused_kernel(f, d, kind, q, k, v);
+    out = raw;
+    if (math || rot.heads_major) {  // transpose(1, 2).contiguous() of a [batch, heads, seq, dim] output
+      out = f.s.alloc(f.bytes(d.q, f.act));
+      f.drop(raw);
+    }
+  }
+  const bool dense = m.family == Family::Phi || m.family == Family::Falcon || m.family == Family::GptNeox;
+  const u64 o = linear(f, out, d.q, d.h, false, m.family == Family::Gpt2 ? "attn.c_proj" : dense ? "dense" : "o_proj");
+  f.drop(out);
+  if (rot.q != t.q) f.drop(rot.q);
+  if (!f.use_cache) f.drop(rot.k), f.drop(t.k), f.drop(t.v);
+  f.drop(t.q), f.drop(t.fused), f.drop(t.end);
+  return o;
+}
+
+}  // namespace vramdoc::estimator::detail

@@ -1,0 +1,212 @@
+// A forward op by op (see forward_ops.hpp): what the model computes before its first layer (the
+// embeddings, attention masks, rotary tables and, at the first matmul, the cuBLAS workspace) and one
+// decoder layer as its family's forward() runs it.
+#include <algorithm>
+
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+// The rotary tables (LlamaRotaryEmbedding.forward): inv_freq @ positions in fp32 (the run's first
+// matmul: cuBLAS allocates its workspace there), cat, cos and sin times attention_scaling, cast to
+// the hidden states' dtype (OLMo 2 keeps fp32). Gemma 3 has a local and a global table.
+void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
+  const ModelConfig& m = f.r.m;
+  const u64 rd = std::min(m.rotary_dims, m.head_dim), positions = mul(f.batch, f.q_len);
+  for (int i = 0; i < (m.family == Family::Gemma3 ? 2 : 1); ++i) {
+    const u64 freqs = f.s.alloc(mul(positions, mul(rd / 2, 4)));
+    if (workspace != 0) f.s.alloc(workspace, Use::Workspace), workspace = 0;
+    const u64 emb = f.s.alloc(mul(positions, mul(rd, 4)));
+    std::vector<u64> scaled;
+    for (int t = 0; t < 2; ++t) {  // cos, then sin: each times attention_scaling
+      const u64 raw = f.s.alloc(mul(positions, mul(rd, 4)));
+      scaled.push_back(f.s.alloc(mul(positions, mul(rd, 4))));
+      f.s.free(raw);
+    }
+    if (m.family != Family::Olmo2 && f.wide != 4) {
+      p.held.push_back(f.s.alloc(mul(positions, mul(rd, f.wide)))), p.held.push_back(f.s.alloc(mul(positions, mul(rd, f.wide))));
+      f.s.free(scaled);
+    } else {
+      p.held.insert(p.held.end(), scaled.begin(), scaled.end());
+    }
+    f.s.free(freqs), f.s.free(emb);
+  }
+}
+
+// Masks (transformers' masking_utils, built before the rotary tables): the causal condition over
+// seq x seq (a sliding window adds its own condition and their combination), expanded to a bool
+// batch x seq x seq mask; eager attention makes it additive (one per kind of layer). SDPA gets none
+// (is_causal) except for a window shorter than the prompt: the bool mask, made additive per call.
+void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
+  const ModelConfig& m = f.r.m;
+  const bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k.sliding; });
+  const bool any_full = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return !k.sliding; });
+  const bool eager = attention_path(m, f.r.o) == AttentionPath::Eager;
+  const u64 square = mul(f.q_len, f.kv_len), batched = mul(f.batch, square);
+  for (bool sliding : {false, true}) {
+    const bool needed = eager ? (sliding ? any_sliding : any_full) : sliding && any_sliding && f.q_len > m.sliding_window;
+    if (!needed) continue;
+    u64 cond = f.s.alloc(square);
+    for (int i = 0; i < (sliding ? 3 : 1); ++i) {  // causal; the window; their combination
+      const u64 next = f.s.alloc(square);
+      f.s.free(cond);
+      cond = next;
+    }
+    const u64 bool_mask = f.s.alloc(batched);
+    f.s.free(cond);
+    if (!eager) {
+      f.sliding_bool_mask = bool_mask;
+      p.held.push_back(bool_mask);
+      continue;
+    }
+    p.held.push_back(f.s.alloc(mul(batched, f.act)));
+    f.s.free(bool_mask);
+  }
+}
+
+// The parallel layers (Phi, Falcon, GPT-NeoX): attention and MLP read the same input (one norm, or
+// Falcon 40B's ln_attn and ln_mlp made first, or GPT-NeoX's second norm after attention); the
+// sum with the residual (Falcon adds the two outputs in place).
+u64 parallel_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size;
+  u64 held = 0, n_mlp = 0;
+  u64 n_attn = norm(f, x, h, f.wide);
+  if (!m.shared_norm && m.family == Family::Falcon) n_mlp = norm(f, x, h, f.wide);
+  u64 a = attention(f, kind, n_attn, f.amp, cache, held);
+  a = dropout(f, a, h, f.act, m.residual_dropout);
+  if (!m.shared_norm && n_mlp == 0) {
+    f.drop(n_attn), n_attn = 0;
+    n_mlp = norm(f, x, h, f.wide);
+  }
+  u64 mo = mlp(f, kind, n_mlp != 0 ? n_mlp : n_attn, f.amp);
+  mo = dropout(f, mo, h, f.act, m.residual_dropout);
+  if (m.family == Family::GptNeox) f.drop(n_mlp), n_mlp = 0;
+  const u64 partial = m.family == Family::Falcon ? 0 : f.s.alloc(f.bytes(h, f.wide));
+  const u64 out = f.s.alloc(f.bytes(h, f.wide));
+  for (u64 id : {partial, n_attn, n_mlp, a, mo, held}) f.drop(id);
+  return out;
+}
+
+}  // namespace
+
+Forward::Forward(Tape& tape, const Run& run) : s(tape), r(run) {
+  batch = run.o.batch, q_len = kv_len = run.o.seq;
+  act = run.w.act, wide = run.w.wide, amp = run.w.amp;
+  quantized = effective_quant(run.m, run.o).method != QuantMethod::None;
+}
+
+std::vector<LayerKind> layer_order(const ModelConfig& m) {
+  std::vector<LayerKind> kinds;
+  const u64 dense = m.num_experts > 0 ? m.dense_layers : m.num_layers;
+  const bool listed = m.layer_sliding.size() == m.num_layers;
+  for (u64 i = 0; i < m.num_layers; ++i) {
+    const bool sliding = m.sliding_window > 0 && (listed ? m.layer_sliding[i] : m.sliding_layers >= m.num_layers);
+    kinds.push_back({i >= dense, sliding});
+  }
+  return kinds;
+}
+
+Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) {
+  const ModelConfig& m = f.r.m;
+  Prelude p;
+  const u64 width = f.r.w.weight;  // the embedding's dtype (fp32 weights under autocast)
+  p.hidden = f.s.alloc(f.bytes(m.hidden_size, width));
+  if (m.family == Family::Gemma || m.family == Family::Gemma2 || m.family == Family::Gemma3) {
+    const u64 scaled = f.s.alloc(f.bytes(m.hidden_size, width));  // embeddings * sqrt(hidden_size)
+    f.s.free(p.hidden), p.hidden = scaled;
+  } else if (m.family == Family::Gpt2) {  // + position embeddings, then the embeddings' dropout
+    const u64 positions = f.s.alloc(f.bytes(m.hidden_size, width)), sum = f.s.alloc(f.bytes(m.hidden_size, width));
+    f.s.free(positions), f.s.free(p.hidden);
+    p.hidden = dropout(f, sum, m.hidden_size, width, m.residual_dropout);
+  }
+  masks(f, p, kinds);
+  if (m.rotary_dims > 0) rotary_tables(f, p, workspace);
+  if (workspace != 0) f.s.alloc(workspace, Use::Workspace);
+  return p;
+}
+
+// Pre-norm layers (Llama), sandwich norms (Gemma 2/3), norms after the sublayers only (OLMo 2):
+// attention, the residual sum, the MLP, the second sum; or the parallel form above.
+u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
+  const ModelConfig& m = f.r.m;
+  if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
+  const u64 h = m.hidden_size, wide = f.wide;
+  u64 held = 0, a = 0;
+  if (m.post_norms_only) {
+    a = attention(f, kind, x, f.amp, cache, held);
+  } else {
+    const u64 n = norm(f, x, h, wide);
+    a = attention(f, kind, n, f.amp, cache, held);
+    f.drop(n);
+  }
+  a = dropout(f, a, h, f.act, m.residual_dropout);
+  if (m.sandwich_norms || m.post_norms_only) {
+    const u64 pa = norm(f, a, h, f.act);
+    f.drop(a), a = pa;
+  }
+  const u64 x2 = f.s.alloc(f.bytes(h, wide));
+  f.drop(a);
+  u64 mo = 0;
+  if (m.post_norms_only) {
+    mo = mlp(f, kind, x2, f.amp);
+  } else {
+    const u64 n2 = norm(f, x2, h, wide);
+    mo = mlp(f, kind, n2, f.amp);
+    f.drop(n2);
+  }
+  mo = dropout(f, mo, h, f.act, m.residual_dropout);
+  if (m.sandwich_norms || m.post_norms_only) {
+    const u64 pm = norm(f, mo, h, f.act);
+    f.drop(mo), mo = pm;
+  }
+  const u64 out = f.s.alloc(f.bytes(h, wide));
+  f.drop(mo), f.drop(x2), f.drop(held);
+  return out;
+}
+
+// One layer's forward with autograd recording: under autocast its Linears' 16-bit weight copies
+// first (saved), then the layer op by op. `saved` receives what autograd keeps; the cache entries
+// it does not keep go to `cache` (DynamicCache holds them to the forward's end).
+u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x, std::vector<u64>& saved,
+                   std::vector<u64>& cache) {
+  f.train = true;
+  for (u64 b : casts) f.keep(f.s.alloc(b, Use::Cast));
+  CacheIds entries{0, 0};
+  const u64 out = decoder_layer(f, kind, x, entries);
+  for (u64 id : entries) {
+    if (id != 0 && !f.kept(id)) cache.push_back(id);
+  }
+  saved = f.take_saved();
+  return out;
+}
+
+// A checkpointed layer's forward: nothing saved (its input is the checkpoint), the autocast copies
+// made and released again.
+u64 checkpointed_layer(Forward& f, const std::vector<u64>& layer_casts, LayerKind kind, u64 x) {
+  f.train = false;
+  std::vector<u64> casts;
+  for (u64 b : layer_casts) casts.push_back(f.s.alloc(b, Use::Cast));
+  CacheIds cache{0, 0};
+  const u64 out = decoder_layer(f, kind, x, cache);
+  f.s.free(casts);
+  return out;
+}
+
+// The final norm and lm_head's input (cast to 16 bit under autocast, saved when lm_head trains),
+// lm_head's autocast copy; frees the last layer's output unless saved. Returns the saved tensors.
+std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast) {
+  f.train = true;
+  const u64 normed = norm(f, x, f.r.m.hidden_size, f.wide);
+  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(f.bytes(f.r.m.hidden_size, 2)) : normed);  // lm_head's input
+  f.keep(f.s.alloc(lm_head_cast, Use::Cast));
+  f.drop(normed);
+  if (!f.kept(x)) f.s.free(x);
+  return f.take_saved();
+}
+
+}  // namespace vramdoc::estimator::detail

@@ -1,0 +1,266 @@
+// A forward op by op (see forward_ops.hpp): the MLPs, routed and shared experts, DeepSeek's latent
+// attention, and what a decoding step allocates per layer. Orders as the allocator traces of
+// docs/results/h200-2026-11-30-h16/traces/ show them (transformers 5.17, PyTorch 2.11).
+#include <algorithm>
+
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+// gate, act(gate) (saves gate), up, act * up (saves both), down (saves the product when it trains).
+u64 gated(Forward& f, u64 x, u64 h, u64 inter, bool input_wide, const std::string& prefix) {
+  const u64 gate = linear(f, x, h, inter, input_wide, prefix + "gate_proj"), act = f.s.alloc(f.bytes(inter, f.act));
+  f.keep(gate), f.keep(act);
+  f.drop(gate);
+  const u64 up = linear(f, x, h, inter, input_wide, prefix + "up_proj"), prod = f.s.alloc(f.bytes(inter, f.act));
+  f.keep(up);
+  f.drop(act), f.drop(up);
+  const u64 down = linear(f, prod, inter, h, false, prefix + "down_proj");
+  f.drop(prod);
+  return down;
+}
+
+// Python gelu_new: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), left to right; pow
+// runs in fp32 under autocast (its input cast and saved), so does the chain after it. Saved: x,
+// tanh's output, 1 + tanh, 0.5 * x.
+u64 new_gelu(Forward& f, u64 x, u64 inter) {
+  const u64 cw = f.amp ? 4 : f.act;
+  const u64 half = f.s.alloc(f.bytes(inter, f.act));
+  f.keep(half);
+  const u64 x32 = f.amp ? f.s.alloc(f.bytes(inter, 4)) : x;
+  f.keep(x32);
+  u64 t = f.s.alloc(f.bytes(inter, cw));  // pow(x, 3)
+  for (int i = 0; i < 5; ++i) {           // * 0.044715, x +, * sqrt(2 / pi), tanh, 1 +
+    const u64 next = f.s.alloc(f.bytes(inter, cw));
+    if (i >= 3) f.keep(next);
+    f.drop(t);
+    t = next;
+  }
+  const u64 act = f.s.alloc(f.bytes(inter, std::max(cw, f.act)));
+  if (x32 != x) f.drop(x32);
+  f.drop(half), f.drop(t);
+  return act;
+}
+
+u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
+  const ModelConfig& m = f.r.m;
+  const bool gpt2 = m.family == Family::Gpt2;
+  if (m.mlp == MlpKind::Gated && m.family != Family::Phi3 && !gpt2) return gated(f, x, h, inter, input_wide, "");
+  if (m.family == Family::Phi3) {  // gate_up_proj, chunked (both halves saved): act(gate), up * act(gate)
+    const u64 gate_up = linear(f, x, h, 2 * inter, input_wide, "gate_up_proj"), act = f.s.alloc(f.bytes(inter, f.act));
+    f.keep(gate_up), f.keep(act);
+    const u64 prod = f.s.alloc(f.bytes(inter, f.act));
+    f.drop(act);
+    const u64 down = linear(f, prod, inter, h, false, "down_proj");
+    f.drop(prod), f.drop(gate_up);
+    return down;
+  }
+  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2;
+  const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : "dense_h_to_4h");
+  f.keep(first);  // gelu saves its input (gelu_new's pow and product too)
+  const bool python_gelu = m.mlp == MlpKind::NewGelu || gpt2;  // its output is fp32 under autocast
+  const u64 act = python_gelu ? new_gelu(f, first, inter) : f.s.alloc(f.bytes(inter, f.act));
+  f.drop(first);
+  const u64 down = linear(f, act, inter, h, f.amp && python_gelu, phi ? "fc2" : gpt2 ? "mlp.c_proj" : coder ? "c_proj" : "dense_4h_to_h");
+  f.drop(act);
+  return down;
+}
+
+// Router: logits, softmax in fp32 (saved; DeepSeek runs the gate in fp32), top-k weights and ids;
+// Qwen-MoE casts the weights back to the activation dtype. Returns the tensors held to the end.
+std::vector<u64> router(Forward& f, u64 h, u64 experts, u64 k) {
+  const ModelConfig& m = f.r.m;
+  const bool deepseek = m.family == Family::DeepseekV2 || m.family == Family::DeepseekV3;
+  std::vector<u64> held;
+  if (deepseek) {
+    const u64 in32 = f.s.alloc(f.bytes(h, 4));
+    held.push_back(f.s.alloc(f.bytes(experts, 4)));
+    f.drop(in32);
+  } else {
+    held.push_back(f.s.alloc(f.bytes(experts, f.act)));
+  }
+  const u64 up = f.act != 4 && !deepseek ? f.s.alloc(f.bytes(experts, 4)) : 0, probs = f.s.alloc(f.bytes(experts, 4));
+  f.keep(probs);
+  f.drop(up);
+  const u64 biased = m.family == Family::DeepseekV3 ? f.s.alloc(f.bytes(experts, 4)) : 0;  // + e_score_correction_bias
+  held.push_back(f.s.alloc(f.bytes(k, 4))), held.push_back(f.s.alloc(f.bytes(k, 8)));
+  if (m.family == Family::Qwen2Moe || m.family == Family::Qwen3Moe) held.push_back(f.s.alloc(f.bytes(k, f.act)));
+  f.drop(biased), f.drop(probs);
+  return held;
+}
+
+// Routed experts through grouped_mm (transformers' integrations/moe.py), S = tokens x k rows: the
+// token index, argsort and inverse permutation, the gathered inputs (saved when the experts train),
+// gate_up and a second tensor of its size (seen after each grouped matmul in every MoE trace; the
+// one act() reads is saved), act (saved) and the product (saved when down_proj trains), down and its
+// companion (saved by the weighting), the weighted
+// outputs in the routing weights' dtype (fp32 for Mixtral and DeepSeek), reordered and summed per
+// token (then cast back).
+u64 routed_experts(Forward& f, u64 h, u64 inter, u64 experts, u64 k) {
+  const ModelConfig& m = f.r.m;
+  std::vector<u64> held = router(f, h, experts, k);
+  const u64 rw = m.family == Family::Qwen2Moe || m.family == Family::Qwen3Moe ? f.act : 4;
+  const u64 idx = f.s.alloc(f.bytes(k, 8)), perm = f.s.alloc(f.bytes(k, 8)), inv = f.s.alloc(f.bytes(k, 8));
+  const u64 gathered = f.s.alloc(f.bytes(mul(k, h), f.act));
+  if (f.weights_train()) f.keep(gathered);  // for the experts' weight gradients
+  f.drop(inv);
+  const u64 weights = f.s.alloc(f.bytes(k, rw)), ids = f.s.alloc(f.bytes(k, 4));
+  f.keep(weights);
+  const u64 gate_up = f.s.alloc(f.bytes(mul(k, 2 * inter), f.act)), gate_up2 = f.s.alloc(f.bytes(mul(k, 2 * inter), f.act));
+  f.keep(gate_up2);
+  f.drop(gate_up);
+  const u64 act = f.s.alloc(f.bytes(mul(k, inter), f.act)), prod = f.s.alloc(f.bytes(mul(k, inter), f.act));
+  f.keep(act);
+  if (f.weights_train()) f.keep(prod);
+  f.drop(act), f.drop(gate_up2);
+  const u64 down = f.s.alloc(f.bytes(mul(k, h), f.act)), down2 = f.s.alloc(f.bytes(mul(k, h), f.act));
+  f.keep(down2);
+  f.drop(prod), f.drop(down);
+  const u64 weighted = f.s.alloc(f.bytes(mul(k, h), rw)), inverse = f.s.alloc(f.bytes(k, 8));
+  const u64 reordered = f.s.alloc(f.bytes(mul(k, h), rw));
+  f.drop(weighted);
+  u64 sum = f.s.alloc(f.bytes(h, rw));
+  if (rw != f.act) {
+    const u64 cast = f.s.alloc(f.bytes(h, f.act));
+    f.drop(sum);
+    sum = cast;
+  }
+  for (u64 id : {idx, perm, gathered, weights, ids, down2, reordered, inverse}) f.drop(id);
+  f.drop(held);
+  return sum;
+}
+
+u64 moe(Forward& f, u64 x, u64 h) {
+  const ModelConfig& m = f.r.m;
+  const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1), shared = m.shared_expert_intermediate / tp;
+  const u64 inter = m.moe_intermediate_size / tp;
+  const std::string prefix = m.shared_expert_gate ? "shared_expert." : "shared_experts.";
+  if (m.shared_expert_gate) {  // Qwen2-MoE: the shared expert first, scaled by sigmoid(gate) after
+    const u64 s = gated(f, x, h, shared, false, prefix), routed = routed_experts(f, h, inter, m.num_experts, m.experts_per_token);
+    f.keep(s);
+    const u64 scaled = f.s.alloc(f.bytes(h, f.act));
+    f.drop(s);
+    const u64 sum = f.s.alloc(f.bytes(h, f.act));
+    f.drop(routed), f.drop(scaled);
+    return sum;
+  }
+  const u64 routed = routed_experts(f, h, inter, m.num_experts, m.experts_per_token);
+  if (shared == 0) return routed;
+  const u64 s = gated(f, x, h, shared, false, prefix), sum = f.s.alloc(f.bytes(h, f.act));
+  f.drop(s), f.drop(routed);
+  return sum;
+}
+
+// RoPE on DeepSeek's rotary part of `e` elements per token: V2 multiplies complex numbers in fp32
+// (view_as_complex(x.float()), saved), V3 interleaves the halves.
+u64 latent_rope(Forward& f, u64 e) {
+  if (f.r.m.family == Family::DeepseekV2) {
+    const u64 x32 = f.s.alloc(f.bytes(e, 4)), freqs = f.s.alloc(f.bytes(f.r.m.mla.qk_rope_head_dim, 4));
+    f.keep(x32);
+    const u64 prod = f.s.alloc(f.bytes(e, 4)), out = f.s.alloc(f.bytes(e, f.act));
+    f.drop(prod), f.drop(x32), f.drop(freqs);
+    return out;
+  }
+  const u64 a = f.s.alloc(f.bytes(e / 2, f.act)), b = f.s.alloc(f.bytes(e / 2, f.act)), c = f.s.alloc(f.bytes(e / 2, f.act));
+  f.drop(a), f.drop(b);  // x1 * cos, x2 * sin, their difference; then x2 * cos, x1 * sin, their sum
+  const u64 d = f.s.alloc(f.bytes(e / 2, f.act)), g = f.s.alloc(f.bytes(e / 2, f.act)), sum = f.s.alloc(f.bytes(e / 2, f.act));
+  f.drop(d), f.drop(g);
+  const u64 out = f.s.alloc(f.bytes(e, f.act));
+  f.drop(sum), f.drop(c);
+  return out;
+}
+
+}  // namespace
+
+u64 mlp(Forward& f, LayerKind kind, u64 input, bool input_wide) {
+  const LayerDims d = layer_dims(f.r);
+  if (kind.moe) return moe(f, input, d.h);
+  return dense_mlp(f, input, d.h, d.inter, input_wide);
+}
+
+u64 dropout(Forward& f, u64 x, u64 elements, u64 width, double p) {
+  if (!f.train || p <= 0) return x;
+  const u64 mask = f.s.alloc(f.bytes(elements, 1));
+  f.keep(mask);
+  const u64 out = f.s.alloc(f.bytes(elements, width));
+  f.drop(x);
+  return out;
+}
+
+// Multi-head latent attention (DeepSeek V2/V3, transformers 5.17): q through its low-rank pair (or
+// q_proj), the compressed kv and its norm, RoPE on the rotary parts, the cache (the normed latent
+// and the rotary key: what DynamicCache keeps), then the full query, kv_b_proj of the cached
+// latent (its output saved: the value is a view of it) and the full key, SDPA, and o_proj on the
+// contiguous output.
+u64 latent_attention(Forward& f, u64 input, CacheIds& cache) {
+  const LatentAttention& l = f.r.m.mla;
+  const LayerDims d = layer_dims(f.r);
+  const u64 qk = mul(d.heads, l.qk_nope_head_dim + l.qk_rope_head_dim);
+  u64 q = 0;
+  if (l.q_lora_rank > 0) {
+    const u64 qa = linear(f, input, d.h, l.q_lora_rank, false, "q_a_proj"), qn = norm(f, qa, l.q_lora_rank, f.act);
+    f.drop(qa);
+    q = linear(f, qn, l.q_lora_rank, qk, false, "q_b_proj");
+    f.drop(qn);
+  } else {
+    q = linear(f, input, d.h, qk, false, "q_proj");
+  }
+  const u64 kva = linear(f, input, d.h, l.kv_lora_rank + l.qk_rope_head_dim, false, "kv_a_proj_with_mqa");
+  u64 latent = norm(f, kva, l.kv_lora_rank, f.act);
+  const u64 q_rot = latent_rope(f, mul(d.heads, l.qk_rope_head_dim));
+  u64 k_rot = latent_rope(f, l.qk_rope_head_dim);
+  if (f.use_cache) {
+    cache[0] = f.s.alloc(f.bytes(l.kv_lora_rank, f.act), Use::Cache);
+    cache[1] = f.s.alloc(f.bytes(l.qk_rope_head_dim, f.act), Use::Cache);
+    f.drop(latent), f.drop(k_rot);
+    latent = cache[0], k_rot = cache[1];
+  }
+  const u64 query = f.s.alloc(f.bytes(qk, f.act));
+  const u64 kvb = linear(f, latent, l.kv_lora_rank, mul(d.heads, l.qk_nope_head_dim + l.v_head_dim), false, "kv_b_proj");
+  const u64 key = f.s.alloc(f.bytes(qk, f.act));
+  f.keep(query), f.keep(key), f.keep(kvb);
+  const u64 v = mul(d.heads, l.v_head_dim), raw = f.s.alloc(f.bytes(v, f.act));
+  f.keep(raw);
+  const u64 out = f.s.alloc(f.bytes(v, f.act));
+  f.drop(raw);
+  const u64 o = linear(f, out, v, d.h, false, "o_proj");
+  for (u64 id : {out, q, q_rot, kva, query, key, kvb}) f.drop(id);
+  if (!f.use_cache) f.drop(latent), f.drop(k_rot);
+  return o;
+}
+
+void decode_layer(Forward& f, LayerKind kind, CacheIds& cache) {
+  const ModelConfig& m = f.r.m;
+  const LayerDims d = layer_dims(f.r);
+  if (m.mla.kv_lora_rank > 0) {
+    const LatentAttention& l = m.mla;
+    for (auto [slot, width] : {std::pair<std::size_t, u64>{0, l.kv_lora_rank}, {1, l.qk_rope_head_dim}}) {
+      const u64 grown = f.s.alloc(saturating_mul(mul(f.batch, f.kv_len), mul(width, f.act)), Use::Cache);
+      f.s.free(cache[slot]), cache[slot] = grown;
+    }
+    const u64 keys = mul(f.batch, f.kv_len);
+    const u64 kvb = f.s.alloc(mul(keys, mul(mul(d.heads, l.qk_nope_head_dim + l.v_head_dim), f.act)));
+    const u64 key = f.s.alloc(mul(keys, mul(mul(d.heads, l.qk_nope_head_dim + l.qk_rope_head_dim), f.act)));
+    f.s.free(kvb), f.s.free(key);
+  } else {
+    // DynamicLayer: torch.cat onto the cache; DynamicSlidingWindowLayer keeps the last window.
+    const bool window = kind.sliding && m.sliding_window > 0;
+    const u64 keys = window ? std::min(f.kv_len, m.sliding_window) : f.kv_len;
+    const u64 kw = f.r.o.kv_bytes_per_element.value_or(f.amp ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
+    for (auto [slot, width] : {std::pair<std::size_t, u64>{0, kw}, {1, vw}}) {
+      const u64 grown = f.s.alloc(saturating_mul(mul(f.batch, keys), mul(d.kv, width)), Use::Cache);
+      f.s.free(cache[slot]), cache[slot] = grown;
+    }
+  }
+  if (kind.moe) {  // few rows: each routed token gathers its experts' weights (gate_up_proj[ids], down_proj[ids])
+    const u64 rows = mul(f.batch, m.experts_per_token), inter = m.moe_intermediate_size / std::max<u64>(f.r.o.tensor_parallel, 1);
+    const u64 gate_up = f.s.alloc(mul(rows, mul(mul(2 * inter, d.h), f.act))), down = f.s.alloc(mul(rows, mul(mul(inter, d.h), f.act)));
+    f.s.free(gate_up), f.s.free(down);
+  }
+}
+
+}  // namespace vramdoc::estimator::detail

@@ -1,0 +1,126 @@
+// A forward pass op by op: every tensor transformers' modeling code and PyTorch's kernels allocate
+// (outputs and temporaries), freed when the Python name holding it goes out of scope, as the
+// allocator traces of docs/results/h200-2026-11-30-h16/ show them. In training, the tensors autograd
+// saves for backward (PyTorch's derivatives.yaml) stay alive in the layer's saved list instead.
+// Shared by forward_attention.cpp (norms, RoPE, attention), forward_mlp.cpp (MLPs, experts, latent
+// attention), forward_layer.cpp (a decoder layer, embeddings, masks, rotary tables), and the two
+// sequences: infer_sequence.cpp and step_sequence.cpp.
+#pragma once
+#include <array>
+#include <unordered_set>
+#include <vector>
+
+#include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/sequence.hpp"
+
+namespace vramdoc::estimator::detail {
+
+// One forward: the prefill or a training forward (q_len = seq), or a decoding step (q_len = 1).
+struct Forward {
+  // A forward of the run's batch and sequence at the run's widths.
+  Forward(Tape& tape, const Run& run);
+
+  Tape& s;
+  const Run& r;
+  u64 batch = 1, q_len = 1, kv_len = 1;  // sequences; new tokens of each; keys each attends to
+  u64 act = 2;                           // matmul outputs (16-bit under autocast or in a 16-bit model)
+  u64 wide = 2;                          // the residual stream (fp32 in fp32 and under autocast)
+  bool amp = false, quantized = false;   // autocast; the layers' Linears dequantise their weights per call
+  bool use_cache = true;                 // DynamicCache copies keys and values (not with gradient checkpointing)
+  bool train = false;                    // autograd records: saved tensors stay (in `saved`) for the backward
+  u64 sliding_bool_mask = 0;             // SDPA with a window shorter than the prompt: the explicit bool mask
+  std::vector<u64> saved;                // the current layer's saved tensors, in the order they were saved
+
+  u64 tokens() const { return saturating_mul(batch, q_len); }
+  // Bytes of a tensor of `elements` per token at `width` bytes each.
+  u64 bytes(u64 elements, u64 width) const { return saturating_mul(saturating_mul(tokens(), elements), width); }
+  // Bytes of a batch x heads x q_len x kv_len matrix at `width`.
+  u64 scores(u64 heads, u64 width) const {
+    return saturating_mul(saturating_mul(saturating_mul(batch, heads), saturating_mul(q_len, kv_len)), width);
+  }
+  // Autograd saves `id` (training only; once).
+  void keep(u64 id) {
+    if (train && id != 0 && kept_.insert(id).second) saved.push_back(id);
+  }
+  // The forward lets go of `id`: freed unless autograd saved it.
+  void drop(u64 id) {
+    if (kept_.count(id) == 0) s.free(id);
+  }
+  void drop(std::vector<u64>& ids) {
+    for (u64 id : ids) drop(id);
+    ids.clear();
+  }
+  bool kept(u64 id) const { return kept_.count(id) != 0; }
+  // Starts a new layer's saved list (the previous one was taken by the caller).
+  std::vector<u64> take_saved() {
+    kept_.clear();
+    return std::move(saved);
+  }
+  // Every weight trains (full fine-tuning): Linears save their inputs, norms their normalised input.
+  bool weights_train() const { return train && r.o.mode == Mode::Train; }
+
+ private:
+  std::unordered_set<u64> kept_;
+};
+
+// A layer's widths on one tensor-parallel rank (heads and MLP channels divided by --tp).
+struct LayerDims {
+  u64 h, heads, kv_heads, head_dim, q, kv, inter, rotary;
+};
+LayerDims layer_dims(const Run& r);
+
+// The layer's KV cache entries (keys, values; DeepSeek: the latent and the rotary key).
+using CacheIds = std::array<u64, 2>;
+
+// Linear `name` (as PEFT names it) on input `x` of `in_elements` per token: under autocast an fp32
+// input is cast to 16 bit first, a quantised weight is dequantised for the call, a LoRA target adds
+// PEFT's adapter branch. Returns the output (the adapter's sum for a LoRA target).
+u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide, const std::string& name);
+// The family's norm over `elements` per token of input `x` (`in_width` bytes each): its output.
+u64 norm(Forward& f, u64 x, u64 elements, u64 in_width);
+// Attention of a decoder layer reading `input`: projections, RoPE, the cache update, the kernel and
+// the output projection; returns o_proj's output. `held` receives tensors the layer keeps to its
+// end (eager attention's probabilities, returned as attn_weights).
+u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& cache, u64& held);
+// DeepSeek's multi-head latent attention (the cache keeps the compressed latent).
+u64 latent_attention(Forward& f, u64 input, CacheIds& cache);
+// The MLP (dense or mixture of experts) of a layer reading `input`: returns its output.
+u64 mlp(Forward& f, LayerKind kind, u64 input, bool input_wide);
+// Dropout in training (p > 0): a bool mask (saved) and the dropped copy, which replaces `x`.
+u64 dropout(Forward& f, u64 x, u64 elements, u64 width, double p);
+// One decoder layer reading `x` (the caller frees `x` unless saved): its output.
+u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
+// Each layer's kind in model order: dense layers first, sliding layers as layer_types lists them.
+std::vector<LayerKind> layer_order(const ModelConfig& m);
+
+// What the model holds from its start to its end: the embeddings' output, rotary tables, masks.
+struct Prelude {
+  std::vector<u64> held;
+  u64 hidden = 0;  // the first layer's input
+};
+// Embeddings, masks, rotary tables; the cuBLAS workspace appears at the first matmul (`workspace`
+// is its size, 0 when an earlier step made it).
+Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace);
+// One decoding step's work for a layer that allocates more than a few MiB: the cache grows by the
+// new token (a sliding-window layer keeps its window), DeepSeek decompresses its whole latent
+// cache, routed experts gather their weights per token.
+void decode_layer(Forward& f, LayerKind kind, CacheIds& cache);
+
+// Training: one layer's forward with autograd recording (the autocast copies `casts` first), its
+// saved tensors into `saved`, the cache entries autograd does not keep into `cache`; the output.
+u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x, std::vector<u64>& saved,
+                   std::vector<u64>& cache);
+// Training with gradient checkpointing: the layer's forward with nothing saved; the output.
+u64 checkpointed_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x);
+// Training: the final norm and lm_head's input (and its autocast copy), freeing the last layer's
+// output unless saved; returns the saved tensors.
+std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
+
+// The weights, tensor by tensor (embeddings, layers, head), as loaded.
+void allocate_weights(Sequence& s, const Run& r);
+// A tied lm_head built on the GPU: its own weight, freed when post_init() ties it.
+void release_tied_head(Tape& s, const Run& r, u64 element_width);
+// Inference: the weights, the prefill op by op, generate()'s decoding steps (--new-tokens).
+void inference_events(Sequence& s, const Run& r);
+
+}  // namespace vramdoc::estimator::detail

@@ -1,0 +1,75 @@
+// Inference, the whole model op by op (see forward_ops.hpp): the weights; the prefill (embeddings,
+// masks, rotary tables and the cuBLAS workspace at the first matmul, each decoder layer as its
+// family's modeling code runs it, the final norm and the logits); then generate()'s decoding steps. Both the inference phases (peak allocated, by stage) and the allocator replay (reserved)
+// are taken from this one sequence.
+#include <algorithm>
+#include <vector>
+
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+constexpr u64 kInferenceWorkspace = 32 * MiB;  // one cuBLAS workspace: every fresh inference trace holds one 32 MiB block
+
+// The final norm, then lm_head on the rows transformers keeps (the last position in generate(),
+// or with --logits last), Gemma 2's soft-capping (/ cap, tanh, * cap), generate()'s fp32 copy of
+// the next-token logits. Returns that copy (held into the decoding steps).
+u64 head(Forward& f, u64 x, Prelude& p) {
+  const ModelConfig& m = f.r.m;
+  const u64 normed = norm(f, x, m.hidden_size, f.wide);
+  f.s.free(x), f.s.free(p.held);
+  const bool generate = f.r.o.new_tokens > 0;
+  const u64 rows = generate || f.r.o.logits_last_only ? f.batch : f.tokens();
+  const u64 cast = f.amp ? f.s.alloc(mul(rows, mul(m.hidden_size, 2))) : 0;
+  u64 logits = f.s.alloc(mul(rows, mul(m.vocab_size, f.act)));
+  f.s.free(cast);
+  for (int i = 0; i < (m.final_logit_softcap > 0 ? 3 : 0); ++i) {
+    const u64 next = f.s.alloc(mul(rows, mul(m.vocab_size, f.act)));
+    f.s.free(logits);
+    logits = next;
+  }
+  const u64 scores = generate ? f.s.alloc(mul(f.batch, mul(m.vocab_size, 4))) : 0;
+  if (generate) f.s.free(logits);
+  f.s.free(normed);
+  return scores;
+}
+
+}  // namespace
+
+void inference_events(Sequence& s, const Run& r) {
+  const ModelConfig& m = r.m;
+  Forward f(s, r);
+  allocate_weights(s, r);
+  s.stage(Stage::Layers);
+  const std::vector<LayerKind> kinds = layer_order(m);
+  Prelude p = prelude(f, kinds, kInferenceWorkspace);
+  std::vector<u64> casts = weight_tensors(r, r.w.weight).layer_casts;
+  for (u64& b : casts) b /= std::max<u64>(r.o.tensor_parallel, 1);
+  std::vector<CacheIds> cache(kinds.size(), CacheIds{0, 0});
+  u64 x = p.hidden;
+  for (std::size_t l = 0; l < kinds.size(); ++l) {
+    if (f.amp) {
+      for (u64 b : casts) s.alloc(b, Use::Cast);
+    }
+    const u64 out = decoder_layer(f, kinds[l], x, cache[l]);
+    if (l == 0) p.held.push_back(x); else s.free(x);  // the embeddings' output lives to the model's end
+    x = out;
+  }
+  s.stage(Stage::Head);
+  u64 scores = head(f, x, p);
+  s.stage(Stage::Decoding);
+  f.q_len = 1;
+  for (u64 t = 1; t <= r.o.new_tokens; ++t) {
+    f.kv_len = saturating_add(r.o.seq, t);
+    for (std::size_t l = 0; l < kinds.size(); ++l) decode_layer(f, kinds[l], cache[l]);
+    const u64 logits = s.alloc(mul(f.batch, mul(m.vocab_size, f.act))), next = s.alloc(mul(f.batch, mul(m.vocab_size, 4)));
+    s.free(logits), s.free(scores);
+    scores = next;
+  }
+}
+
+}  // namespace vramdoc::estimator::detail

@@ -1,0 +1,58 @@
+// The model's weights as the allocator sees them: tensor by tensor, in the order the model's
+// constructor creates them, with what building it on the GPU leaves behind.
+#include <algorithm>
+
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+}  // namespace
+
+// A model built on the GPU (from_config under a CUDA device, as measured) creates lm_head with its own
+// weight last and frees it when post_init() ties it to the embeddings: one free block of its size
+// before the first step. Loading a quantised model (or from the meta device) makes no such block.
+void release_tied_head(Tape& s, const Run& r, u64 elem_width) {
+  if (!r.m.tie_word_embeddings || effective_quant(r.m, r.o).method != QuantMethod::None) return;
+  s.free(s.alloc(mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width), Use::Weight));
+}
+
+WeightTensors weight_tensors(const Run& r, u64 elem_width) {
+  WeightTensors t;
+  const u64 L = std::max<u64>(r.m.num_layers, 1);
+  const Quantization q = effective_quant(r.m, r.o);
+  for (const auto& w : describe_weights(r.m)) {
+    const u64 each = mul(w.rows, w.cols);
+    const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
+    if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
+    if (w.tied) continue;
+    u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
+    if (w.count >= L && w.count % L == 0) {  // per layer: count / L tensors (stacked experts: one)
+      const u64 per_layer = w.count / L, tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
+      const bool cast = w.matmul && r.w.amp && !quantized;
+      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors)), t.layer_cast.push_back(cast);
+      if (cast) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
+    } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
+      t.head.push_back(mul(bytes, w.count));
+    } else {
+      t.embed.push_back(mul(bytes, w.count));
+    }
+  }
+  return t;
+}
+
+void allocate_weights(Sequence& s, const Run& r) {
+  const WeightTensors t = weight_tensors(r, r.w.weight);
+  for (u64 b : t.embed) s.alloc(b, Use::Weight);
+  const u64 tp = std::max<u64>(r.o.tensor_parallel, 1);  // a tensor-parallel rank's share of each layer
+  for (u64 l = 0; l < r.m.num_layers; ++l) {
+    for (u64 b : t.layer) s.alloc(b / tp, Use::Weight);
+  }
+  for (u64 b : t.head) s.alloc(b, Use::Weight);
+  release_tied_head(s, r, r.w.weight);
+}
+
+}  // namespace vramdoc::estimator::detail
