@@ -1,5 +1,8 @@
 #include "backends/host.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -39,6 +42,13 @@ HostInfo read_host_info(const std::string& proc_root) {
   info.ram_total_bytes = meminfo_bytes(proc_root + "/meminfo", "MemTotal");
   info.ram_available_bytes = meminfo_bytes(proc_root + "/meminfo", "MemAvailable");
   return info;
+}
+
+std::string node_name() {
+  if (const char* node = std::getenv("NODE_NAME"); node && *node) return node;
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
 }
 
 }  // namespace vramdoc::backends

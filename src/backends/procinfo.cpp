@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -46,6 +47,25 @@ std::optional<std::string> user_name(std::uint32_t uid) {
 // Container ids are lower-case hex.
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
+// The UUID shape 8-4-4-4-12 of lower-case hex at text[at], with '-' or (systemd) '_' between.
+bool uuid_at(const std::string& text, std::size_t at) {
+  static constexpr std::size_t kDash[] = {8, 13, 18, 23};
+  if (at + 36 > text.size()) return false;
+  for (std::size_t i = 0; i < 36; ++i) {
+    const char c = text[at + i];
+    const bool dash = std::find(std::begin(kDash), std::end(kDash), i) != std::end(kDash);
+    if (dash ? (c != '-' && c != '_') : !is_hex(c)) return false;
+  }
+  return true;
+}
+
+// An RFC 1123 label: what Kubernetes accepts as a namespace name.
+bool is_namespace_name(const std::string& name) {
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
 }  // namespace
 
 std::vector<std::string> split_cmdline(const std::string& cmdline) {
@@ -59,6 +79,39 @@ std::vector<std::string> split_cmdline(const std::string& cmdline) {
   }
   while (!argv.empty() && argv.back().empty()) argv.pop_back();
   return argv;
+}
+
+std::optional<std::string> pod_uid_from_cgroup(const std::string& cgroup_text) {
+  for (std::size_t at = cgroup_text.find("pod"); at != std::string::npos; at = cgroup_text.find("pod", at + 1)) {
+    if (at == 0 || (cgroup_text[at - 1] != '/' && cgroup_text[at - 1] != '-')) continue;
+    const std::size_t uid = at + 3, end = uid + 36;
+    if (!uuid_at(cgroup_text, uid)) continue;
+    if (end < cgroup_text.size() && cgroup_text[end] != '/' && cgroup_text[end] != '.' && cgroup_text[end] != '\n')
+      continue;
+    const std::size_t line = cgroup_text.rfind('\n', at);
+    const std::size_t tree = cgroup_text.rfind("kubepods", at);
+    if (tree == std::string::npos || (line != std::string::npos && tree < line)) continue;  // not the kubelet's tree
+    std::string out = cgroup_text.substr(uid, 36);
+    std::replace(out.begin(), out.end(), '_', '-');
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> namespace_from_file(const std::string& text) {
+  std::string name = text.substr(0, text.find('\n'));
+  if (!is_namespace_name(name)) return std::nullopt;
+  return name;
+}
+
+std::optional<std::string> namespace_from_environ(const std::string& environ) {
+  static constexpr std::string_view kName = "POD_NAMESPACE=";
+  for (const auto& entry : split_cmdline(environ)) {
+    if (entry.rfind(kName, 0) != 0) continue;
+    std::string value = entry.substr(kName.size());
+    if (is_namespace_name(value)) return value;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> container_id_from_cgroup(const std::string& cgroup_text) {
@@ -84,6 +137,19 @@ std::optional<std::uint32_t> container_pid_from_status(const std::string& status
   return levels.back();
 }
 
+namespace {
+
+// What the pod says its namespace is: the service-account file the kubelet mounts, else the
+// environment (read only for that one variable; the rest is dropped here).
+std::optional<std::string> pod_namespace(const std::string& dir) {
+  if (auto file = slurp(dir + "/root/var/run/secrets/kubernetes.io/serviceaccount/namespace", 256))
+    if (auto name = namespace_from_file(*file)) return name;
+  if (auto environ = slurp(dir + "/environ", 256 * 1024)) return namespace_from_environ(*environ);
+  return std::nullopt;
+}
+
+}  // namespace
+
 watch::ProcessDetails read_process_details(std::uint32_t pid, const std::string& proc_root) {
   watch::ProcessDetails details;
   std::string dir = proc_root + "/" + std::to_string(pid);
@@ -107,7 +173,11 @@ watch::ProcessDetails read_process_details(std::uint32_t pid, const std::string&
     details.executable = redact_text(*comm);
     details.command = "[" + *details.executable + "]";  // kernel threads and zombies have no cmdline
   }
-  if (auto cgroup = slurp(dir + "/cgroup")) details.container_id = container_id_from_cgroup(*cgroup);
+  if (auto cgroup = slurp(dir + "/cgroup")) {
+    details.container_id = container_id_from_cgroup(*cgroup);
+    details.pod_uid = pod_uid_from_cgroup(*cgroup);
+  }
+  if (details.pod_uid) details.pod_namespace = pod_namespace(dir);
   return details;
 }
 

@@ -45,7 +45,7 @@ std::string value_label(const CLI::Option& opt) {
       {"svg", "FILE"},         {"web-config", "FILE"}, {"keep", "DIR"},        {"report", "DIR"},       {"trace-dir", "DIR"},
       {"interval", "DURATION"}, {"duration", "DURATION"}, {"budget", "DURATION"}, {"trial-time", "DURATION"},
       {"gpu-memory", "SIZE"},  {"model", "NAME"},      {"gpu", "NAME"},         {"serve", "ADDRESS"},
-      {"color", "WHEN"},       {"cmd", "COMMAND"},     {"step-regex", "REGEX"}, {"only", "LIST"},
+      {"color", "WHEN"},       {"metrics", "LIST"},    {"cmd", "COMMAND"},     {"step-regex", "REGEX"}, {"only", "LIST"},
       {"lora-targets", "LIST"}, {"margin", "PERCENT"}, {"memory-share", "FRACTION"}, {"batch", "N"},
       {"seq", "N"},             {"lora-rank", "N"},     {"gpus", "N"},           {"tp", "N"},
       {"mode", "NAME"},         {"precision", "NAME"},  {"optimizer", "NAME"},   {"attention", "NAME"},

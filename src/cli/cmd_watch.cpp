@@ -3,13 +3,18 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include "backends/host.hpp"
 #include "cli/command.hpp"
 #include "cli/watch_modes.hpp"
 #include "core/units.hpp"
+#include "core/watch/dcgm.hpp"
 
 namespace vramdoc::cli {
 
 namespace {
+
+// Where --serve alone listens: loopback, one port above dcgm-exporter's 9400 so both can run.
+constexpr const char* kDefaultServe = "127.0.0.1:9401";
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -48,7 +53,8 @@ std::optional<std::string> validate(WatchOptions& o, const std::string& interval
 
 int cmd_watch(const std::vector<std::string>& args) {
   CLI::App app{"Live GPU and per-process memory monitor. On a terminal: a full-screen view (q quit, s sort, "
-               "g / arrows / 0-9 pick a GPU). Otherwise, or with --once: one table.",
+               "g / left / right / 0-9 pick a GPU, up / down / j / k pick a process, T / K / I send it SIGTERM / "
+               "SIGKILL / SIGINT after a y). Otherwise, or with --once: one table.",
                "watch"};
   WatchOptions o;
   std::string interval = "1s";
@@ -60,10 +66,15 @@ int cmd_watch(const std::vector<std::string>& args) {
   app.add_option("--interval", interval, "time between samples, 10ms to 24h, e.g. 100ms, 1s (default 1s)");
   app.add_option("--duration", duration, "stop after this long, at most 100 days, e.g. 10m (default: until Ctrl-C)");
   app.add_option("--serve", o.serve,
-                 "serve Prometheus metrics on ADDRESS (e.g. 127.0.0.1:9400; a non-loopback address such as "
-                 "0.0.0.0:9400 must be given explicitly and is warned about)")
+                 "serve Prometheus metrics on ADDRESS (default 127.0.0.1:9401, beside dcgm-exporter's 9400; a "
+                 "non-loopback address such as 0.0.0.0:9401 must be given explicitly and is warned about)")
       ->expected(0, 1)
-      ->default_str("127.0.0.1:9400");
+      ->default_str(kDefaultServe);
+  std::string metrics = "vramdoc,dcgm";
+  app.add_option("--metrics", metrics,
+                 "with --serve: the metric sets to export, vramdoc (per GPU and per process), dcgm (dcgm-exporter's "
+                 "DCGM_FI_DEV_* names, for its dashboards) or both (default vramdoc,dcgm; beside a running "
+                 "dcgm-exporter: vramdoc)");
   app.add_flag("--export-command", o.export_options.command,
                "with --serve: also publish each process's command line (redacted) as a label; by default only "
                "the executable's name");
@@ -76,7 +87,12 @@ int cmd_watch(const std::vector<std::string>& args) {
                  "docs/security.md)");
   app.add_option("--device", device, "watch only GPU N (NVML index)");
   if (int code = parse_args(app, args); code >= 0) return code;
-  if (app.count("--serve") && o.serve.empty()) o.serve = "127.0.0.1:9400";
+  if (app.count("--serve") && o.serve.empty()) o.serve = kDefaultServe;
+  if (app.count("--metrics") && o.serve.empty()) return fail("watch", "--metrics goes with --serve");
+  auto sets = watch::parse_metric_sets(metrics);
+  if (!sets) return fail("watch", sets.error());
+  o.export_options.metrics = *sets;
+  if (sets->dcgm) o.export_options.hostname = backends::node_name();
   if (auto problem = validate(o, interval, duration)) return fail("watch", *problem);
   o.device = device;
   if (!o.once && o.log_path.empty() && o.serve.empty() && !isatty(STDOUT_FILENO)) o.once = true;

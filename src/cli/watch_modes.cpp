@@ -2,12 +2,15 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "backends/http_server.hpp"
+#include "backends/signals.hpp"
 #include "cli/command.hpp"
 #include "cli/style.hpp"
 #include "cli/watch_exporter.hpp"
@@ -39,8 +42,19 @@ int run_once(WatchSampler& sampler, bool json) {
   return kOk;
 }
 
+// Says on stderr when the driver stops or starts answering (the exporter keeps serving).
+void report_driver(const watch::Snapshot& snapshot, std::optional<std::string>& said) {
+  if (snapshot.driver_error == said) return;
+  if (snapshot.driver_error)
+    std::fprintf(stderr, "vramdoc watch: warning: cannot read the GPUs: %s; serving vramdoc_up 0 and trying again\n",
+                 snapshot.driver_error->c_str());
+  else if (said)
+    std::fprintf(stderr, "vramdoc watch: the GPU driver answers now (%zu GPU(s))\n", snapshot.gpus.size());
+  said = snapshot.driver_error;
+}
+
 // Samples every interval until --duration, Ctrl-C or SIGTERM; logs and/or serves each sample.
-int run_headless(WatchSampler& sampler, const WatchOptions& o) {
+int run_headless(const std::function<watch::Snapshot()>& sample, const WatchOptions& o) {
   std::FILE* log = nullptr;
   if (!o.log_path.empty()) {
     std::error_code ec;  // a new or empty log gets the CSV header (no open: the log may be a FIFO)
@@ -49,8 +63,10 @@ int run_headless(WatchSampler& sampler, const WatchOptions& o) {
     if (!log) return fail("watch", "cannot write the log " + o.log_path + ": " + std::strerror(errno), kFailure);
     if (fresh && o.log_format == WatchOptions::LogFormat::Csv) std::fputs(watch::csv_header().c_str(), log);
   }
+  std::optional<std::string> driver_said;
   // The first sample is taken before serving, so that /metrics never answers empty.
-  auto latest = std::make_shared<const watch::Snapshot>(sampler.sample());
+  auto latest = std::make_shared<const watch::Snapshot>(sample());
+  report_driver(*latest, driver_said);
   ExporterFeed feed(o.export_options.max_processes);
   feed.publish(latest);
   std::unique_ptr<backends::HttpServer> server;
@@ -71,7 +87,8 @@ int run_headless(WatchSampler& sampler, const WatchOptions& o) {
     if (o.duration_s && Clock::now() - start >= std::chrono::duration<double>(*o.duration_s)) break;
     std::shared_ptr<const watch::Snapshot> snapshot = latest;
     if (!first) {
-      snapshot = std::make_shared<const watch::Snapshot>(sampler.sample());
+      snapshot = std::make_shared<const watch::Snapshot>(sample());
+      report_driver(*snapshot, driver_said);
       if (server) feed.publish(snapshot);
     }
     first = false;
@@ -96,6 +113,8 @@ int run_headless(WatchSampler& sampler, const WatchOptions& o) {
 int run_view(WatchSampler& sampler, const WatchOptions& o) {
   Terminal terminal;
   if (!terminal.ok()) return run_once(sampler, false);  // stdin is not a terminal: no keys to read
+  const char* no_color = std::getenv("NO_COLOR");  // https://no-color.org: set and not empty means none
+  const Style style{no_color == nullptr || *no_color == '\0'};
   watch::MemoryHistory history;
   watch::ScreenState state;
   watch::Snapshot snapshot;
@@ -114,12 +133,17 @@ int run_view(WatchSampler& sampler, const WatchOptions& o) {
     }
     if (dirty || g_watch_resized.exchange(false)) {
       auto [rows, cols] = Terminal::size();
-      Terminal::draw(watch::render_screen(snapshot, history, state, rows, cols, clock_text()));
+      Terminal::draw(watch::render_screen(snapshot, history, state, rows, cols, clock_text(), style));
       dirty = false;
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
     for (const auto& key : watch::parse_keys(Terminal::read_keys(static_cast<int>(std::max<long long>(wait, 0))))) {
-      state = watch::apply(state, key, snapshot.gpus.size());
+      state = watch::apply(state, key, snapshot);
+      if (state.request) {  // confirmed with y: sent here, the outcome on the bottom line
+        const auto& r = *state.request;
+        state.status = watch::signal_outcome(r, backends::send_signal(r.process.pid, r.start_ticks, r.signal));
+        state.request.reset();
+      }
       dirty = true;
     }
   }
@@ -129,25 +153,21 @@ int run_view(WatchSampler& sampler, const WatchOptions& o) {
 }  // namespace
 
 int run_watch(const WatchOptions& o) {
+  install_watch_signal_handlers();
+  if (!o.serve.empty()) {  // the exporter serves vramdoc_up 0 until the driver answers
+    DriverRetryingSampler sampler(o.device);
+    return run_headless([&] { return sampler.sample(); }, o);
+  }
   auto nvml = backends::Nvml::open();
   if (!nvml) {
     return fail("watch", "cannot read the GPUs: " + nvml.error() +
                              "\n  (is the NVIDIA driver installed? `nvidia-smi` should list the GPUs)");
   }
-  unsigned count = (*nvml)->device_count();
-  std::vector<unsigned> devices;
-  if (o.device) {
-    if (*o.device >= count)
-      return fail("watch", "--device " + std::to_string(*o.device) + ": this machine has " + std::to_string(count) +
-                               " GPU(s), numbered from 0");
-    devices.push_back(*o.device);
-  } else {
-    for (unsigned i = 0; i < count; ++i) devices.push_back(i);
-  }
-  WatchSampler sampler(*nvml, devices);
-  install_watch_signal_handlers();
+  auto devices = watched_devices(**nvml, o.device);
+  if (!devices) return fail("watch", devices.error());
+  WatchSampler sampler(*nvml, *devices);
   if (o.once) return run_once(sampler, o.json);
-  if (!o.log_path.empty() || !o.serve.empty()) return run_headless(sampler, o);
+  if (!o.log_path.empty()) return run_headless([&] { return sampler.sample(); }, o);
   return run_view(sampler, o);
 }
 

@@ -60,14 +60,48 @@ watch::Snapshot WatchSampler::sample() {
       for (const auto& p : samples.back()->processes) pids.push_back(p.pid);
   }
   auto details = processes_.lookup(pids);
+  if (full) usage_ = usage_tracker_.sample(pids, std::chrono::duration<double>(now.time_since_epoch()).count());
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     auto& s = samples[i];
     if (s.ok()) {
-      snapshot.gpus.push_back(watch::make_gpu_view(static_info(devices_[i]), std::move(*s), std::nullopt, details));
+      snapshot.gpus.push_back(watch::make_gpu_view(static_info(devices_[i]), std::move(*s), std::nullopt, details, usage_));
     } else {
       snapshot.gpus.push_back(watch::make_gpu_view(static_info(devices_[i]), std::nullopt, s.error(), details));
     }
   }
+  return snapshot;
+}
+
+Result<std::vector<unsigned>> watched_devices(backends::Nvml& nvml, std::optional<unsigned> device) {
+  const unsigned count = nvml.device_count();
+  if (!device) {
+    std::vector<unsigned> all(count);
+    for (unsigned i = 0; i < count; ++i) all[i] = i;
+    return all;
+  }
+  if (*device >= count)
+    return make_error("--device " + std::to_string(*device) + ": this machine has " + std::to_string(count) +
+                      " GPU(s), numbered from 0");
+  return std::vector<unsigned>{*device};
+}
+
+DriverRetryingSampler::DriverRetryingSampler(std::optional<unsigned> device, double retry_s)
+    : device_(device),
+      retry_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(retry_s))) {}
+
+watch::Snapshot DriverRetryingSampler::sample() {
+  const auto now = std::chrono::steady_clock::now();
+  if (!sampler_ && (!last_try_ || now - *last_try_ >= retry_)) {
+    last_try_ = now;
+    auto nvml = backends::Nvml::open();
+    auto devices = nvml ? watched_devices(**nvml, device_) : Result<std::vector<unsigned>>(make_error(nvml.error()));
+    if (devices) sampler_ = std::make_unique<WatchSampler>(*nvml, *devices);
+    else error_ = devices.error();
+  }
+  if (sampler_) return sampler_->sample();
+  watch::Snapshot snapshot;
+  snapshot.t_unix_seconds = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  snapshot.driver_error = error_;
   return snapshot;
 }
 

@@ -4,7 +4,8 @@
 // Two cadences: memory and the per-process memory (cheap: ~0.01 ms of CPU per call on an H200)
 // are read at every sample; utilisation, PCIe, clocks, power and temperature (a full NVML
 // sample: the two PCIe counters alone block 20 ms and cost ~0.5 ms of CPU each) at most once per
-// `full_period_s`, and carried in between. NVML averages utilisation over 1/6 s to 1 s windows
+// `full_period_s`, and carried in between; so are the processes' CPU share, host memory and
+// running time (/proc/PID/stat). NVML averages utilisation over 1/6 s to 1 s windows
 // anyway, so a faster full sample adds cost, not information.
 #pragma once
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "backends/nvml.hpp"
+#include "backends/proc_usage.hpp"
 #include "backends/procinfo.hpp"
 #include "core/watch/model.hpp"
 
@@ -37,6 +39,28 @@ class WatchSampler {
   std::map<unsigned, GpuSample> full_;     // the last full sample of each device that succeeded
   std::map<unsigned, GpuStatic> statics_;  // read once per device, once it succeeds
   backends::ProcessDetailsCache processes_;
+  backends::ProcessUsageTracker usage_tracker_;  // CPU, host memory, running time: read at full samples
+  std::map<std::uint32_t, watch::ProcessUsage> usage_;
+};
+
+// The GPUs to watch: `device` alone (checked against the count) or every GPU.
+Result<std::vector<unsigned>> watched_devices(backends::Nvml& nvml, std::optional<unsigned> device);
+
+// A sampler that survives a missing or failing driver, for the exporter (a supervised exporter
+// must not crash-loop): NVML is opened at the first sample and, while that fails, again at most
+// every `retry_s`; meanwhile each snapshot has no GPU and says why in `driver_error`.
+class DriverRetryingSampler {
+ public:
+  explicit DriverRetryingSampler(std::optional<unsigned> device, double retry_s = 10.0);
+  // A snapshot of the watched GPUs, or of none with the reason the driver could not be used.
+  watch::Snapshot sample();
+
+ private:
+  std::optional<unsigned> device_;
+  std::chrono::steady_clock::duration retry_;
+  std::optional<std::chrono::steady_clock::time_point> last_try_;
+  std::string error_;
+  std::unique_ptr<WatchSampler> sampler_;
 };
 
 }  // namespace vramdoc::cli

@@ -22,7 +22,8 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;  // an empty row is a rule
 };
 
-// Display width of UTF-8 text (code points; East Asian wide characters count 2; colour codes 0).
+// Display width of UTF-8 text (code points; East Asian wide characters count 2; colour codes, CSI
+// escape sequences such as "\x1b[32m", count 0).
 std::size_t display_width(const std::string& text);
 
 }  // namespace vramdoc

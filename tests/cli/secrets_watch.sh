@@ -40,7 +40,7 @@ serve() {
   kill -TERM $server; wait $server
 }
 serve
-contains "executable label" "$dir/metrics" "vramdoc_process_info{gpu=\"0\",uuid=\"[^\"]*\",pid=\"$first\",user=\"[^\"]*\",executable=\"sh\",container=\"\"} 1"
+contains "executable label" "$dir/metrics" "vramdoc_process_info{gpu=\"0\",uuid=\"[^\"]*\",pid=\"$first\",user=\"[^\"]*\",executable=\"sh\",container=\"\",pod_uid=\"\",namespace=\"\"} 1"
 grep -q 'command=' "$dir/metrics" && fail "the command line is published without --export-command"
 no_secrets "metrics" "$dir/metrics"
 serve --export-command

@@ -41,19 +41,28 @@ check_exit() {
 
 tm -f /dev/null new-session -d -s view -x 100 -y 30 "$(run view)"
 tm set-option -t view remain-on-exit on >/dev/null
-wait_for "vramdoc watch .* GPU 1 of 2  sort: memory"
+wait_for "vramdoc watch .* GPU 0 (1 of 2)  sort: memory"
 wait_for "> 0 NVIDIA H200"
-contains "process list of GPU 0" "$dir/screen" "^ *$$  $(id -un) .*3.00 GiB"
+# One list of both GPUs' processes (the fake puts each process on every GPU).
+contains "process of GPU 0" "$dir/screen" "^ *0 *$$  $(id -un) .*3.00 GiB"
+contains "process of GPU 1" "$dir/screen" "^ *1 *$$  $(id -un) .*3.00 GiB"
 contains "hint" "$dir/screen" "hint     bandwidth-bound"
-[[ $(grep -n -- "$$  $(id -un)" "$dir/screen" | cut -d: -f1) -lt $(grep -n "4194303" "$dir/screen" | cut -d: -f1) ]] ||
-  fail "not sorted by memory"
+first_line() { grep -n -- "$1" "$dir/screen" | head -n 1 | cut -d: -f1; }
+last_line() { grep -n -- "$1" "$dir/screen" | tail -n 1 | cut -d: -f1; }
+(($(last_line "$$  $(id -un)") < $(first_line " 4194303 "))) || fail "not sorted by memory"
+tm send-keys -t view s; wait_for "sort: gpu"
+(($(first_line "^ *1  ") > $(last_line "^ *0  "))) || fail "not sorted by GPU"
 tm send-keys -t view s; wait_for "sort: pid"
-[[ $(grep -n "4194303" "$dir/screen" | cut -d: -f1) -gt $(grep -n -- "$$  $(id -un)" "$dir/screen" | cut -d: -f1) ]] ||
-  fail "not sorted by pid"
-tm send-keys -t view 1; wait_for "GPU 2 of 2"
+(($(last_line "$$  $(id -un)") < $(first_line " 4194303 "))) || fail "not sorted by pid"
+# A signal is asked for and cancelled by any key but y (the process is this test's shell).
+tm send-keys -t view j; tm send-keys -t view T; wait_for "Send SIGTERM to PID $$ "
+tm send-keys -t view n; sleep 0.3
+tm capture-pane -p -t view >"$dir/screen"
+grep -q "Send SIGTERM" "$dir/screen" && fail "the prompt stayed after n"
+tm send-keys -t view 1; wait_for "GPU 1 (2 of 2)"
 wait_for "> 1 NVIDIA H200"
-tm send-keys -t view Right; wait_for "GPU 1 of 2"
-tm send-keys -t view g; wait_for "GPU 2 of 2"
+tm send-keys -t view Right; wait_for "GPU 0 (1 of 2)"
+tm send-keys -t view g; wait_for "GPU 1 (2 of 2)"
 
 # Resize: every line fits the new width, the title is still there.
 tm resize-window -t view -x 60 -y 12; sleep 0.3
@@ -66,7 +75,7 @@ grep -q "^... [0-9]* more line(s)" "$dir/screen" || fail "12 rows: no note of th
 tm resize-window -t view -x 120 -y 30
 touch "$dir/gpu1-lost"
 wait_for "1 NVIDIA H200 *not read: .*GPU is lost"
-contains "GPU 0 still shown" "$dir/screen" "0 NVIDIA H200 *\[#*\.*\] 3.91 GiB"
+contains "GPU 0 still shown" "$dir/screen" "0 NVIDIA H200 *MEM \[#*\.*\] 3.91 GiB"
 tm send-keys -t view q
 check_exit view q
 
@@ -83,14 +92,14 @@ check_exit term SIGTERM
 tm new-session -d -s tstp -x 100 -y 30 "env PS1='prompt> ' bash --norc --noprofile -i"
 wait_for "prompt>" tstp
 tm send-keys -t tstp "VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/fake.conf $VRAMDOC watch --interval 100ms" Enter
-wait_for "vramdoc watch .* GPU 1 of 2" tstp
+wait_for "vramdoc watch .* GPU 0 (1 of 2)" tstp
 tm send-keys -t tstp C-z
 wait_for "Stopped" tstp
 [[ $(tm display -p -t tstp '#{alternate_on}') == 0 ]] || fail "after Ctrl-Z: still on the alternate screen"
 tm send-keys -t tstp "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e echo -e -icanon -e -echo | sort | tr '\\n' ,; echo" Enter
 wait_for "^echo,icanon,$" tstp
 tm send-keys -t tstp fg Enter
-wait_for "vramdoc watch .* GPU 1 of 2" tstp
+wait_for "vramdoc watch .* GPU 0 (1 of 2)" tstp
 [[ $(tm display -p -t tstp '#{alternate_on}') == 1 ]] || fail "after fg: not on the alternate screen"
 tm send-keys -t tstp q
 for _ in $(seq 100); do [[ $(tm display -p -t tstp '#{alternate_on}') == 0 ]] && break; sleep 0.1; done

@@ -1,6 +1,8 @@
 # On a GPU machine: while a small PyTorch job holds memory and keeps GPU 0 busy, `vramdoc watch
 # --once --json` agrees with nvidia-smi (GPU memory, utilisation, clocks, power, temperature) and
-# per process (PID and used memory); the exporter serves the same numbers. The job carries a
+# per process (PID and used memory); the exporter serves the same numbers, under vramdoc's names
+# and dcgm-exporter's (DCGM_FI_DEV_*: MiB, labels UUID / pci_bus_id / modelName as nvidia-smi
+# names them). The job carries a
 # made-up token on its command line: neither output may show it (docs/security.md).
 set -u
 nvidia-smi -L >/dev/null 2>&1 || { echo "no NVIDIA GPU (nvidia-smi -L failed): skipped"; exit 77; }
@@ -90,4 +92,39 @@ grep -q '^vramdoc_process_memory_used_bytes{gpu="0",uuid="GPU-[^"]*",pid="'$job'
 grep -q 'pid="'$job'",user="[^"]*",executable="python3",container=' "$dir/metrics" ||
   { echo "FAIL: /metrics lacks the job's executable"; grep vramdoc_process_info "$dir/metrics"; exit 1; }
 grep -q "5URYX45jqRO2" "$dir/metrics" && { echo "FAIL: /metrics shows the job's token"; exit 1; }
+nvidia-smi --id=0 --query-gpu=memory.used,memory.free,temperature.gpu,uuid,pci.bus_id,name \
+  --format=csv,noheader,nounits >"$dir/smi-dcgm.csv"
+
+# dcgm-exporter's names beside vramdoc's: the same labels and units as NVIDIA's exporter.
+python3 - "$dir" <<'PY' || exit 1
+import re, sys
+d = sys.argv[1]
+used, free, temp, uuid, bus, name = [x.strip() for x in open(f"{d}/smi-dcgm.csv").read().split(",")]
+metrics = open(f"{d}/metrics").read()
+def sample(metric):
+    m = re.search(r"^" + metric + r"\{([^}]*)\} (\S+)$", metrics, re.M)
+    return (dict(re.findall(r'(\w+)="([^"]*)"', m.group(1))), float(m.group(2))) if m else (None, None)
+failures = []
+if not re.search(r"^vramdoc_up 1$", metrics, re.M): failures.append("vramdoc_up is not 1")
+labels, fb_used = sample("DCGM_FI_DEV_FB_USED")
+if labels is None:
+    print("FAIL: no DCGM_FI_DEV_FB_USED"); sys.exit(1)
+# nvidia-smi's bus id has 8 hex digits of domain, NVML's too; the names and UUID must be equal.
+want = {"gpu": "0", "UUID": uuid, "device": "nvidia0", "modelName": name}
+for k, v in want.items():
+    if labels.get(k) != v: failures.append(f"label {k}={labels.get(k)!r}, nvidia-smi {v!r}")
+if labels.get("pci_bus_id", "").lower() != bus.lower(): failures.append(f"pci_bus_id {labels.get('pci_bus_id')} vs {bus}")
+if "Hostname" not in labels: failures.append("no Hostname label")
+for metric, smi, slack in (("DCGM_FI_DEV_FB_USED", float(used), 64), ("DCGM_FI_DEV_FB_FREE", float(free), 64),
+                           ("DCGM_FI_DEV_GPU_TEMP", float(temp), 3)):
+    v = sample(metric)[1]
+    ok = v is not None and abs(v - smi) <= slack
+    print(f"{'ok  ' if ok else 'FAIL'} {metric}: vramdoc {v}, nvidia-smi {smi:g}")
+    if not ok: failures.append(metric)
+for metric in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK",
+               "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "DCGM_FI_DEV_PCIE_RX_THROUGHPUT"):
+    if sample(metric)[1] is None: failures.append(f"{metric} missing")
+if failures:
+    print("FAIL:", "; ".join(failures)); sys.exit(1)
+PY
 echo "all checks passed"

@@ -65,3 +65,4 @@ TEST(Table, AlignsColumns) {
 }
 
 TEST(Table, WideCharactersCountTwice) { EXPECT_EQ(display_width("显存"), 4U); }
+TEST(Table, ColourCodesHaveNoWidth) { EXPECT_EQ(display_width("\x1b[7m> \x1b[32m#\x1b[0m显\x1b[27m"), 5U); }

@@ -36,12 +36,12 @@ TEST(WatchExport, ExecutableByDefaultCommandOnlyWhenAsked) {
   const auto snap = fixture::two_gpus();
   const std::string plain = render_metrics(snap);
   EXPECT_NE(plain.find("vramdoc_process_info{gpu=\"0\",uuid=\"GPU-00000000\",pid=\"1234\",user=\"alice\","
-                       "executable=\"python\",container=\"0123456789ab\"} 1\n"),
+                       "executable=\"python\",container=\"0123456789ab\",pod_uid=\"\",namespace=\"\"} 1\n"),
             std::string::npos)
       << plain;
   EXPECT_EQ(plain.find("command="), std::string::npos);
   EXPECT_EQ(plain.find("train.py"), std::string::npos);
-  const std::string with = render_metrics(snap, ExpositionFormat::Prometheus, ExportOptions{true});
+  const std::string with = render_metrics(snap, ExpositionFormat::Prometheus, fixture::with_command());
   EXPECT_NE(with.find("executable=\"python\",command=\"python train.py --lr 0.1\""), std::string::npos) << with;
 }
 
@@ -59,7 +59,7 @@ TEST(WatchExport, LabelValuesAreCutValidUtf8WithoutControlCharacters) {
   EXPECT_EQ(cut, "\xc3\xa9\xc3\xa9\xc3\xa9...");
   auto snap = fixture::two_gpus();
   snap.gpus[0].processes[0].details.command = "python " + std::string(1000, 'x');
-  const std::string text = render_metrics(snap, ExpositionFormat::Prometheus, ExportOptions{true});
+  const std::string text = render_metrics(snap, ExpositionFormat::Prometheus, fixture::with_command());
   const auto at = text.find("command=\"python x");
   ASSERT_NE(at, std::string::npos);
   EXPECT_EQ(text.find('"', at + 9) - (at + 9), kMaxLabelBytes);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/watch/format.hpp"
 #include "watch_fixture.hpp"
 
@@ -64,7 +66,23 @@ TEST(WatchModel, SortByMemoryPidUtilWithUnknownLast) {
   sort_processes(p, SortKey::Util);
   EXPECT_EQ(p[0].gpu.pid, 10U);
   EXPECT_EQ(p[2].gpu.pid, 20U);
-  EXPECT_EQ(next_sort_key(next_sort_key(next_sort_key(SortKey::Memory))), SortKey::Memory);
+  for (auto& v : p) {  // by PID: 30 uses 5 % of a core, 20 two busy threads, 10 unknown
+    if (v.gpu.pid == 30) v.usage = {5.0, std::nullopt, 60.0, std::nullopt};
+    if (v.gpu.pid == 20) v.usage = {150.0, std::nullopt, std::nullopt, std::nullopt};
+    if (v.gpu.pid == 10) v.usage = {std::nullopt, std::nullopt, 7200.0, std::nullopt};
+  }
+  sort_processes(p, SortKey::Cpu);
+  EXPECT_EQ(p[0].gpu.pid, 20U);
+  EXPECT_EQ(p[2].gpu.pid, 10U);  // unknown last
+  sort_processes(p, SortKey::Time);
+  EXPECT_EQ(p[0].gpu.pid, 10U);
+  EXPECT_EQ(p[2].gpu.pid, 20U);
+  // `s` visits every key once, then memory again.
+  std::set<std::string> names;
+  SortKey key = SortKey::Memory;
+  for (int i = 0; i < 6; ++i, key = next_sort_key(key)) names.insert(sort_key_name(key));
+  EXPECT_EQ(names.size(), 6U);
+  EXPECT_EQ(key, SortKey::Memory);
 }
 
 TEST(WatchFormat, ThrottleReasonsNamedAndUnknownIsNotNone) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "core/table.hpp"
@@ -18,64 +19,191 @@ std::vector<std::string> split_lines(const std::string& frame) {
   return out;
 }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Both GPUs busy (the second with its own processes), for the process list and the GPU label.
+Snapshot busy_pair() {
+  auto snap = fixture::two_gpus(false);
+  auto second = fixture::busy_sample();
+  second.index = 1;
+  second.processes = {GpuProcess{4321, 1, 50 * GiB, std::nullopt, std::nullopt}};
+  std::map<std::uint32_t, ProcessDetails> details;
+  details[4321] = ProcessDetails{"carol", "torchrun --nproc 2 finetune.py", std::nullopt, std::nullopt, "torchrun", std::nullopt, std::nullopt};
+  std::map<std::uint32_t, ProcessUsage> usage;
+  usage[4321] = ProcessUsage{12.0, 3 * GiB, 200000.0, 70000};
+  snap.gpus[1] = make_gpu_view(fixture::h200_static(1), second, std::nullopt, details, usage);
+  return snap;
+}
+
+ScreenState press(ScreenState state, const std::string& keys, const Snapshot& snap) {
+  for (const auto& key : parse_keys(keys)) state = apply(state, key, snap);
+  return state;
+}
+
 }  // namespace
 
 TEST(WatchScreen, KeysDecodeIncludingArrowsAndIgnoreNoise) {
-  auto keys = parse_keys("s\x1b[Cx3\x1b[Dq\x1b[Z");
-  ASSERT_EQ(keys.size(), 5U);
+  auto keys = parse_keys("s\x1b[Cx3\x1b[Dq\x1b[Z\x1b[A\x1b[BjkTKIy");
+  ASSERT_EQ(keys.size(), 15U);
   EXPECT_EQ(keys[0].action, Action::CycleSort);
   EXPECT_EQ(keys[1].action, Action::NextGpu);
-  EXPECT_EQ(keys[2].action, Action::PickGpu);
-  EXPECT_EQ(keys[2].gpu_position, 3U);
-  EXPECT_EQ(keys[3].action, Action::PrevGpu);
-  EXPECT_EQ(keys[4].action, Action::Quit);
+  EXPECT_EQ(keys[2].action, Action::Other);
+  EXPECT_EQ(keys[3].action, Action::PickGpu);
+  EXPECT_EQ(keys[3].gpu_position, 3U);
+  EXPECT_EQ(keys[4].action, Action::PrevGpu);
+  EXPECT_EQ(keys[5].action, Action::Quit);
+  EXPECT_EQ(keys[6].action, Action::Other);  // an unknown escape sequence
+  EXPECT_EQ(keys[7].action, Action::ProcessUp);
+  EXPECT_EQ(keys[8].action, Action::ProcessDown);
+  EXPECT_EQ(keys[9].action, Action::ProcessDown);
+  EXPECT_EQ(keys[10].action, Action::ProcessUp);
+  EXPECT_EQ(keys[11].signal, ProcessSignal::Terminate);
+  EXPECT_EQ(keys[12].signal, ProcessSignal::Kill);
+  EXPECT_EQ(keys[13].signal, ProcessSignal::Interrupt);
+  EXPECT_EQ(keys[14].action, Action::Yes);
+  EXPECT_EQ(parse_keys("y")[0].action, Action::Yes);
 }
 
-TEST(WatchScreen, SelectionWrapsAndIgnoresDigitsPastTheLastGpu) {
+TEST(WatchScreen, GpuSelectionWrapsAndIgnoresDigitsPastTheLastGpu) {
+  const auto snap = fixture::two_gpus();
   ScreenState s;
-  s = apply(s, {Action::PrevGpu}, 3);
-  EXPECT_EQ(s.selected, 2U);
-  s = apply(s, {Action::NextGpu}, 3);
-  EXPECT_EQ(s.selected, 0U);
-  s = apply(s, {Action::PickGpu, 7}, 3);
-  EXPECT_EQ(s.selected, 0U);
-  s = apply(s, {Action::PickGpu, 1}, 3);
+  s = apply(s, {Action::PrevGpu}, snap);
   EXPECT_EQ(s.selected, 1U);
-  s = apply(s, {Action::NextGpu}, 0);  // no GPU: no crash
-  EXPECT_FALSE(apply(s, {Action::CycleSort}, 3).quit);
-  EXPECT_TRUE(apply(s, {Action::Quit}, 3).quit);
+  s = apply(s, {Action::NextGpu}, snap);
+  EXPECT_EQ(s.selected, 0U);
+  s = apply(s, {Action::PickGpu, 7}, snap);
+  EXPECT_EQ(s.selected, 0U);
+  s = apply(s, {Action::PickGpu, 1}, snap);
+  EXPECT_EQ(s.selected, 1U);
+  EXPECT_EQ(apply(s, {Action::NextGpu}, Snapshot{}).selected, 1U);  // no GPU: no crash
+  EXPECT_FALSE(apply(s, {Action::CycleSort}, snap).quit);
+  EXPECT_TRUE(apply(s, {Action::Quit}, snap).quit);
+}
+
+// The bug report: the title said "GPU 1 of 2" while GPU 0 was shown. The title names the GPU
+// shown in detail by its NVML index, then its place in the list.
+TEST(WatchScreen, GpuLabelNamesTheSelectedGpu) {
+  auto snap = busy_pair();
+  ScreenState s;
+  auto frame = render_screen(snap, MemoryHistory{}, s, 30, 140);
+  EXPECT_NE(split_lines(frame)[0].find("GPU 0 (1 of 2)"), std::string::npos) << split_lines(frame)[0];
+  EXPECT_NE(frame.find("\nGPU 0  NVIDIA H200"), std::string::npos);
+  s = press(s, "\x1b[C", snap);
+  frame = render_screen(snap, MemoryHistory{}, s, 30, 140);
+  EXPECT_NE(split_lines(frame)[0].find("GPU 1 (2 of 2)"), std::string::npos);
+  EXPECT_NE(frame.find("\nGPU 1  NVIDIA H200"), std::string::npos);
+  snap.gpus.erase(snap.gpus.begin());  // `watch --device 1`: the only GPU is number 1
+  frame = render_screen(snap, MemoryHistory{}, {}, 30, 140);
+  EXPECT_NE(split_lines(frame)[0].find("GPU 1 (1 of 1)"), std::string::npos);
+}
+
+TEST(WatchScreen, OneProcessListForAllGpusInEachSortOrder) {
+  const auto snap = busy_pair();
+  auto pids = [&](SortKey key) {
+    std::vector<std::uint32_t> out;
+    for (const auto& row : process_rows(snap, key)) out.push_back(row.process.gpu.pid);
+    return out;
+  };
+  EXPECT_EQ(pids(SortKey::Memory), (std::vector<std::uint32_t>{4321, 1234, 77}));
+  EXPECT_EQ(pids(SortKey::Gpu), (std::vector<std::uint32_t>{77, 1234, 4321}));
+  EXPECT_EQ(pids(SortKey::Pid), (std::vector<std::uint32_t>{77, 1234, 4321}));
+  EXPECT_EQ(pids(SortKey::Cpu), (std::vector<std::uint32_t>{1234, 4321, 77}));  // unknown CPU last
+  EXPECT_EQ(pids(SortKey::Time), (std::vector<std::uint32_t>{4321, 1234, 77}));
+  SortKey key = SortKey::Memory;
+  std::vector<std::string> names;
+  for (int i = 0; i < 6; ++i, key = next_sort_key(key)) names.push_back(sort_key_name(key));
+  EXPECT_EQ(names, (std::vector<std::string>{"memory", "gpu", "pid", "cpu", "time", "util"}));
+  EXPECT_EQ(key, SortKey::Memory);
+}
+
+TEST(WatchScreen, ProcessSelectionFollowsTheProcessAcrossSortsAndStopsAtTheEnds) {
+  const auto snap = busy_pair();
+  ScreenState s = press({}, "j", snap);  // the first row
+  ASSERT_TRUE(s.process.has_value());
+  EXPECT_EQ(s.process->pid, 4321U);
+  s = press(s, "jjjj", snap);  // stops at the last row
+  EXPECT_EQ(s.process->pid, 77U);
+  s = press(s, "s", snap);  // by GPU: 77 is now first, still selected
+  EXPECT_EQ(s.process->pid, 77U);
+  s = press(s, "k", snap);
+  EXPECT_EQ(s.process->pid, 77U);
+  s = press(s, "\x1b[B", snap);
+  EXPECT_EQ(s.process, (ProcessKey{0, 1234}));
+  EXPECT_EQ(press({}, "\x1b[A", snap).process->pid, 77U);  // up first: the last row
+}
+
+TEST(WatchScreen, SignalIsAskedThenSentOnlyAfterYes) {
+  const auto snap = busy_pair();
+  ScreenState s = press({}, "T", snap);  // nothing selected: a hint, no prompt
+  EXPECT_FALSE(s.prompt.has_value());
+  EXPECT_NE(s.status.find("select a process first"), std::string::npos);
+  s = press({}, "jK", snap);
+  ASSERT_TRUE(s.prompt.has_value());
+  EXPECT_EQ(s.prompt->signal, ProcessSignal::Kill);
+  EXPECT_EQ(s.prompt->process, (ProcessKey{1, 4321}));
+  EXPECT_EQ(s.prompt->start_ticks, 70000U);
+  EXPECT_EQ(s.prompt->command, "torchrun --nproc 2 finetune.py");
+  EXPECT_FALSE(s.request.has_value());
+  auto cancelled = press(s, "q", snap);  // any key but y cancels, q too (it does not quit)
+  EXPECT_FALSE(cancelled.prompt || cancelled.request || cancelled.quit);
+  EXPECT_EQ(cancelled.status, "cancelled: no signal sent");
+  auto confirmed = press(s, "y", snap);
+  ASSERT_TRUE(confirmed.request.has_value());
+  EXPECT_EQ(confirmed.request->process.pid, 4321U);
+  EXPECT_FALSE(confirmed.prompt.has_value());
+  EXPECT_EQ(signal_outcome(*confirmed.request, std::nullopt), "SIGKILL sent to PID 4321 (torchrun --nproc 2 finetune.py)");
+  EXPECT_EQ(signal_outcome(*confirmed.request, "PID 4321: operation not permitted (EPERM)"),
+            "SIGKILL not sent: PID 4321: operation not permitted (EPERM)");
 }
 
 TEST(WatchScreen, FrameIsExactlyRowsByColsAtEverySize) {
-  auto snap = fixture::two_gpus();
+  auto snap = busy_pair();
   MemoryHistory history(4);
   for (int i = 0; i < 6; ++i) history.push(snap);
-  for (std::size_t rows : {1U, 5U, 24U, 60U}) {
-    for (std::size_t cols : {10U, 40U, 80U, 200U}) {
-      auto lines = split_lines(render_screen(snap, history, {}, rows, cols, "12:00:00"));
-      ASSERT_EQ(lines.size(), rows) << rows << "x" << cols;
-      for (const auto& l : lines) EXPECT_EQ(display_width(l), cols) << rows << "x" << cols << ": " << l;
+  ScreenState prompt = press({}, "jT", snap);
+  for (const ScreenState& state : {ScreenState{}, prompt}) {
+    for (std::size_t rows : {1U, 2U, 5U, 12U, 24U, 60U}) {
+      for (std::size_t cols : {10U, 40U, 80U, 200U}) {
+        auto lines = split_lines(render_screen(snap, history, state, rows, cols, "12:00:00"));
+        ASSERT_EQ(lines.size(), rows) << rows << "x" << cols;
+        for (const auto& l : lines) EXPECT_EQ(display_width(l), cols) << rows << "x" << cols << ": " << l;
+      }
     }
   }
 }
 
-TEST(WatchScreen, ShowsSelectedGpuProcessesInSortOrderAndFailedGpuMessage) {
-  auto snap = fixture::two_gpus();
+// Golden frames: a wide terminal with a process selected, and a short one where the list
+// scrolls to keep the selection in view, with the confirmation prompt on the bottom line.
+TEST(WatchScreen, GoldenFrames) {
+  auto snap = busy_pair();
   MemoryHistory history;
-  history.push(snap);
-  ScreenState state;
-  std::string frame = render_screen(snap, history, state, 30, 120);
-  EXPECT_NE(frame.find("sort: memory"), std::string::npos);
-  EXPECT_LT(frame.find("python train.py"), frame.find("./infer"));  // 30 GiB before 10 GiB
-  EXPECT_NE(frame.find("bandwidth-bound"), std::string::npos);
-  EXPECT_NE(frame.find("1 NVIDIA H200"), std::string::npos);
-  EXPECT_NE(frame.find("not read: NVML: GPU is lost"), std::string::npos);
-  state.sort = SortKey::Pid;
-  frame = render_screen(snap, history, state, 30, 120);
-  EXPECT_GT(frame.find("python train.py"), frame.find("./infer"));  // pid 77 before 1234
-  state.selected = 1;
-  frame = render_screen(snap, history, state, 30, 120);
-  EXPECT_EQ(frame.find("python train.py"), std::string::npos);
+  for (int i = 0; i < 3; ++i) history.push(snap);
+  ScreenState selected = press({}, "jj", snap);
+  EXPECT_EQ(render_screen(snap, history, selected, 24, 132, "12:00:00") + "\n",
+            read_file(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_132x24.txt"));
+  for (std::uint32_t pid = 5000; pid < 5012; ++pid) {
+    snap.gpus[1].processes.push_back({GpuProcess{pid, 1, GiB * (pid - 4990), std::nullopt, std::nullopt}, {}, {}});
+  }
+  ScreenState asking = press({}, "jjjjjjjjjjI", snap);
+  EXPECT_EQ(render_screen(snap, history, asking, 20, 100, "12:00:00") + "\n",
+            read_file(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_100x20.txt"));
+}
+
+TEST(WatchScreen, ColourOnlyWhenAskedAndTheSelectedRowReversed) {
+  auto snap = busy_pair();
+  ScreenState s = press({}, "j", snap);
+  const std::string plain = render_screen(snap, MemoryHistory{}, s, 30, 140);
+  EXPECT_EQ(plain.find('\x1b'), std::string::npos);
+  const std::string coloured = render_screen(snap, MemoryHistory{}, s, 30, 140, "", Style{true});
+  EXPECT_NE(coloured.find("\x1b[7m"), std::string::npos);   // the selected row
+  EXPECT_NE(coloured.find("\x1b[32m#"), std::string::npos);  // a bar's filled part
+  EXPECT_NE(coloured.find("\x1b[33mbandwidth-bound"), std::string::npos);  // a hint
+  for (const auto& l : split_lines(coloured)) EXPECT_EQ(display_width(l), 140U) << l;
 }
 
 TEST(WatchScreen, TooSmallTerminalSaysWhatIsHidden) {
@@ -83,7 +211,7 @@ TEST(WatchScreen, TooSmallTerminalSaysWhatIsHidden) {
   EXPECT_EQ(lines.back().rfind("... ", 0), 0U);
 }
 
-TEST(WatchScreen, SparklineAndMeter) {
+TEST(WatchScreen, SparklineMeterAndFit) {
   std::deque<std::optional<double>> samples = {0.0, std::nullopt, 1.0};
   EXPECT_EQ(sparkline(samples, 4), " \u2581 \u2588");  // padding, lowest, unknown, full
   EXPECT_EQ(sparkline(samples, 1), "\u2588");
@@ -91,6 +219,8 @@ TEST(WatchScreen, SparklineAndMeter) {
   EXPECT_EQ(meter(std::nullopt, 7), "[ n/a ]");
   EXPECT_EQ(fit("ab\u2588c", 3), "ab\u2588");
   EXPECT_EQ(fit("a", 3), "a  ");
+  EXPECT_EQ(fit("\x1b[31mabc\x1b[0m", 2), "\x1b[31mab\x1b[0m");  // codes take no cell; a cut resets
+  EXPECT_EQ(fit("\x1b[31ma\x1b[0m", 2), "\x1b[31ma\x1b[0m ");
 }
 
 TEST(WatchScreen, HistoryKeepsCapacityPerGpuAndUnknownForFailedSamples) {

@@ -2,6 +2,7 @@
 #pragma once
 #include "core/units.hpp"
 #include "core/watch/model.hpp"
+#include "core/watch/prometheus.hpp"
 
 namespace vramdoc::watch::fixture {
 
@@ -41,11 +42,14 @@ inline GpuSample busy_sample() {
 
 inline Snapshot two_gpus(bool second_fails = true) {
   std::map<std::uint32_t, ProcessDetails> details;
-  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab", "python"};
-  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt, "infer"};
+  details[1234] = ProcessDetails{"alice", "python train.py --lr 0.1", 7, "0123456789ab", "python", std::nullopt, std::nullopt};
+  details[77] = ProcessDetails{"bob", "./infer", std::nullopt, std::nullopt, "infer", std::nullopt, std::nullopt};
+  std::map<std::uint32_t, ProcessUsage> usage;
+  usage[1234] = ProcessUsage{97.4, 12 * GiB, 3723.0, 50000};  // 1:02:03
+  usage[77] = ProcessUsage{std::nullopt, GiB / 4, 65.0, 90000};
   Snapshot snap;
   snap.t_unix_seconds = 1700000000.25;
-  snap.gpus.push_back(make_gpu_view(h200_static(0), busy_sample(), std::nullopt, details));
+  snap.gpus.push_back(make_gpu_view(h200_static(0), busy_sample(), std::nullopt, details, usage));
   if (second_fails) {
     snap.gpus.push_back(make_gpu_view(h200_static(1), std::nullopt, "NVML: GPU is lost", details));
   } else {
@@ -55,6 +59,13 @@ inline Snapshot two_gpus(bool second_fails = true) {
     snap.gpus.push_back(make_gpu_view(h200_static(1), idle, std::nullopt, details));
   }
   return snap;
+}
+
+// Exporter options with --export-command.
+inline ExportOptions with_command() {
+  ExportOptions options;
+  options.command = true;
+  return options;
 }
 
 }  // namespace vramdoc::watch::fixture

@@ -92,6 +92,28 @@ u64 parallel_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   return out;
 }
 
+// One residual branch of a sequential layer: its norm first (not for OLMo 2's norms-after-only),
+// the block, the residual dropout, and the norm after it (Gemma's sandwich, OLMo 2); the branch's output.
+template <class Block>
+u64 residual_branch(Forward& f, u64 x, Block&& block) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size;
+  u64 y = 0;
+  if (m.post_norms_only) {
+    y = block(x);
+  } else {
+    const u64 n = norm(f, x, h, f.wide);
+    y = block(n);
+    f.drop(n);
+  }
+  y = dropout(f, y, h, f.act, m.residual_dropout);
+  if (m.sandwich_norms || m.post_norms_only) {
+    const u64 post = norm(f, y, h, f.act);
+    f.drop(y), y = post;
+  }
+  return y;
+}
+
 }  // namespace
 
 Forward::Forward(Tape& tape, const Run& run) : s(tape), r(run) {
@@ -136,34 +158,11 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   const u64 h = m.hidden_size, wide = f.wide;
-  u64 held = 0, a = 0;
-  if (m.post_norms_only) {
-    a = attention(f, kind, x, f.amp, cache, held);
-  } else {
-    const u64 n = norm(f, x, h, wide);
-    a = attention(f, kind, n, f.amp, cache, held);
-    f.drop(n);
-  }
-  a = dropout(f, a, h, f.act, m.residual_dropout);
-  if (m.sandwich_norms || m.post_norms_only) {
-    const u64 pa = norm(f, a, h, f.act);
-    f.drop(a), a = pa;
-  }
+  u64 held = 0;
+  u64 a = residual_branch(f, x, [&](u64 in) { return attention(f, kind, in, f.amp, cache, held); });
   const u64 x2 = f.s.alloc(f.bytes(h, wide));
   f.drop(a);
-  u64 mo = 0;
-  if (m.post_norms_only) {
-    mo = mlp(f, kind, x2, f.amp);
-  } else {
-    const u64 n2 = norm(f, x2, h, wide);
-    mo = mlp(f, kind, n2, f.amp);
-    f.drop(n2);
-  }
-  mo = dropout(f, mo, h, f.act, m.residual_dropout);
-  if (m.sandwich_norms || m.post_norms_only) {
-    const u64 pm = norm(f, mo, h, f.act);
-    f.drop(mo), mo = pm;
-  }
+  u64 mo = residual_branch(f, x2, [&](u64 in) { return mlp(f, kind, in, f.amp); });
   const u64 out = f.s.alloc(f.bytes(h, wide));
   f.drop(mo), f.drop(x2), f.drop(held);
   return out;

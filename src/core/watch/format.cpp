@@ -1,5 +1,6 @@
 #include "core/watch/format.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -62,6 +63,27 @@ std::string fmt_container(const ProcessDetails& details) {
   if (details.container_pid) return "pid " + std::to_string(*details.container_pid);
   // Without a command line /proc was not readable for this PID: we cannot tell.
   return details.command ? "-" : "n/a";
+}
+
+std::string fmt_cpu(const std::optional<double>& percent) {
+  if (!percent || !(*percent >= 0)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", std::min(*percent, 1e6));
+  return buf;
+}
+
+std::string fmt_duration(const std::optional<double>& seconds) {
+  if (!seconds || !(*seconds >= 0) || *seconds > 1e10) return "n/a";
+  const auto total = static_cast<std::uint64_t>(*seconds);
+  const std::uint64_t days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60, secs = total % 60;
+  char buf[48];
+  if (days > 0) std::snprintf(buf, sizeof buf, "%llud %02lluh", static_cast<unsigned long long>(days),
+                              static_cast<unsigned long long>(hours));
+  else if (hours > 0) std::snprintf(buf, sizeof buf, "%llu:%02llu:%02llu", static_cast<unsigned long long>(hours),
+                                    static_cast<unsigned long long>(minutes), static_cast<unsigned long long>(secs));
+  else std::snprintf(buf, sizeof buf, "%llu:%02llu", static_cast<unsigned long long>(minutes),
+                     static_cast<unsigned long long>(secs));
+  return buf;
 }
 
 std::optional<double> used_fraction(const GpuMemory& memory) {

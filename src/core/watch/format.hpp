@@ -26,6 +26,10 @@ std::vector<std::string> throttle_reason_names(std::uint64_t mask);
 std::string fmt_throttle(const std::optional<std::uint64_t>& mask);
 // The container column: "<id> pid <n>", "pid <n>", "-" when not in a container, "n/a" if unknown.
 std::string fmt_container(const ProcessDetails& details);
+// A process's CPU share: "12%", "250%" (several cores), or "n/a".
+std::string fmt_cpu(const std::optional<double>& percent);
+// A running time as ps prints it: "4:05" (m:ss), "1:02:03" (h:mm:ss), "3d 04h", or "n/a".
+std::string fmt_duration(const std::optional<double>& seconds);
 // The used share of total, 0..1, when both are known and total > 0.
 std::optional<double> used_fraction(const GpuMemory& memory);
 

@@ -30,12 +30,15 @@ std::vector<Hint> compute_hints(const GpuSample& sample, const GpuStatic& info, 
 }
 
 GpuView make_gpu_view(GpuStatic info, std::optional<GpuSample> sample, std::optional<std::string> error,
-                      const std::map<std::uint32_t, ProcessDetails>& details) {
+                      const std::map<std::uint32_t, ProcessDetails>& details,
+                      const std::map<std::uint32_t, ProcessUsage>& usage) {
   GpuView view;
   if (sample) {
     for (const auto& p : sample->processes) {
       auto found = details.find(p.pid);
-      view.processes.push_back({p, found == details.end() ? ProcessDetails{} : found->second});
+      auto used = usage.find(p.pid);
+      view.processes.push_back({p, found == details.end() ? ProcessDetails{} : found->second,
+                                used == usage.end() ? ProcessUsage{} : used->second});
     }
     view.hints = compute_hints(*sample, info);
   }
@@ -47,8 +50,11 @@ GpuView make_gpu_view(GpuStatic info, std::optional<GpuSample> sample, std::opti
 
 SortKey next_sort_key(SortKey key) {
   switch (key) {
-    case SortKey::Memory: return SortKey::Pid;
-    case SortKey::Pid: return SortKey::Util;
+    case SortKey::Memory: return SortKey::Gpu;
+    case SortKey::Gpu: return SortKey::Pid;
+    case SortKey::Pid: return SortKey::Cpu;
+    case SortKey::Cpu: return SortKey::Time;
+    case SortKey::Time: return SortKey::Util;
     case SortKey::Util: return SortKey::Memory;
   }
   return SortKey::Memory;
@@ -57,7 +63,10 @@ SortKey next_sort_key(SortKey key) {
 std::string sort_key_name(SortKey key) {
   switch (key) {
     case SortKey::Memory: return "memory";
+    case SortKey::Gpu: return "gpu";
     case SortKey::Pid: return "pid";
+    case SortKey::Cpu: return "cpu";
+    case SortKey::Time: return "time";
     case SortKey::Util: return "util";
   }
   return "memory";
@@ -73,15 +82,40 @@ std::optional<bool> descending(const std::optional<T>& a, const std::optional<T>
   return *a > *b;
 }
 
+// True when process a (on GPU ga) goes before b (on GPU gb) in the order of `key`.
+bool before(SortKey key, unsigned ga, const ProcessView& a, unsigned gb, const ProcessView& b) {
+  std::optional<bool> order;
+  if (key == SortKey::Memory) order = descending(a.gpu.used_bytes, b.gpu.used_bytes);
+  if (key == SortKey::Util) order = descending(a.gpu.sm_util_percent, b.gpu.sm_util_percent);
+  if (key == SortKey::Cpu) order = descending(a.usage.cpu_percent, b.usage.cpu_percent);
+  if (key == SortKey::Time) order = descending(a.usage.running_seconds, b.usage.running_seconds);
+  if (key == SortKey::Pid && a.gpu.pid != b.gpu.pid) order = a.gpu.pid < b.gpu.pid;
+  if (order) return *order;
+  if (ga != gb) return ga < gb;
+  return a.gpu.pid < b.gpu.pid;
+}
+
 }  // namespace
 
-void sort_processes(std::vector<ProcessView>& processes, SortKey key) {
-  std::stable_sort(processes.begin(), processes.end(), [key](const ProcessView& a, const ProcessView& b) {
-    std::optional<bool> order;
-    if (key == SortKey::Memory) order = descending(a.gpu.used_bytes, b.gpu.used_bytes);
-    if (key == SortKey::Util) order = descending(a.gpu.sm_util_percent, b.gpu.sm_util_percent);
-    return order ? *order : a.gpu.pid < b.gpu.pid;
+std::vector<ProcessRow> process_rows(const Snapshot& snapshot, SortKey key) {
+  std::vector<ProcessRow> rows;
+  for (const auto& gpu : snapshot.gpus)
+    for (const auto& p : gpu.processes) rows.push_back({gpu.info.index, p});
+  std::stable_sort(rows.begin(), rows.end(), [key](const ProcessRow& a, const ProcessRow& b) {
+    return before(key, a.gpu, a.process, b.gpu, b.process);
   });
+  return rows;
+}
+
+void sort_processes(std::vector<ProcessView>& processes, SortKey key) {
+  std::stable_sort(processes.begin(), processes.end(),
+                   [key](const ProcessView& a, const ProcessView& b) { return before(key, 0, a, 0, b); });
+}
+
+bool driver_up(const Snapshot& snapshot) {
+  if (snapshot.driver_error) return false;
+  if (snapshot.gpus.empty()) return true;
+  return std::any_of(snapshot.gpus.begin(), snapshot.gpus.end(), [](const GpuView& g) { return g.sample.has_value(); });
 }
 
 std::string or_na(const std::optional<std::string>& value) { return value ? *value : "n/a"; }

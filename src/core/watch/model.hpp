@@ -18,12 +18,23 @@ struct ProcessDetails {
   std::optional<std::uint32_t> container_pid;  // the PID inside its own PID namespace (NSpid)
   std::optional<std::string> container_id;  // docker / containerd / podman id from cgroup, 12 hex
   std::optional<std::string> executable;    // the program's name: argv[0] without its directory, redacted
+  std::optional<std::string> pod_uid;       // Kubernetes pod UID from a kubepods cgroup path
+  std::optional<std::string> pod_namespace;  // the pod's namespace as the pod states it (docs/watch.md)
+};
+
+// What a process costs the host, read at every full sample; each field empty where unknown.
+struct ProcessUsage {
+  std::optional<double> cpu_percent;             // CPU time over wall time since the last reading, % of one core
+  std::optional<std::uint64_t> host_memory_bytes;  // resident set size
+  std::optional<double> running_seconds;         // since the process started
+  std::optional<std::uint64_t> start_ticks;      // start after boot in clock ticks: with the PID, which process
 };
 
 // One process on one GPU: the driver's accounting plus the host's details.
 struct ProcessView {
   GpuProcess gpu;
   ProcessDetails details;
+  ProcessUsage usage;
 };
 
 // A pattern the numbers suggest, with the reason in words.
@@ -46,7 +57,11 @@ struct GpuView {
 struct Snapshot {
   double t_unix_seconds = 0;  // wall clock when the sample was taken
   std::vector<GpuView> gpus;
+  std::optional<std::string> driver_error;  // the driver could not be used: no GPU was read
 };
+
+// Whether the snapshot read the driver: no driver error, and some GPU read (or none to read).
+bool driver_up(const Snapshot& snapshot);
 
 // Thresholds for the hints (percent, and the fraction of the link's theoretical peak).
 struct HintThresholds {
@@ -60,18 +75,28 @@ struct HintThresholds {
 std::vector<Hint> compute_hints(const GpuSample& sample, const GpuStatic& info,
                                 const HintThresholds& thresholds = {});
 
-// Builds a GpuView: joins the driver's processes with `details` (by PID; missing PIDs get empty
-// details) and computes the hints.
+// Builds a GpuView: joins the driver's processes with `details` and `usage` (by PID; missing PIDs
+// get empty ones) and computes the hints.
 GpuView make_gpu_view(GpuStatic info, std::optional<GpuSample> sample, std::optional<std::string> error,
-                      const std::map<std::uint32_t, ProcessDetails>& details);
+                      const std::map<std::uint32_t, ProcessDetails>& details,
+                      const std::map<std::uint32_t, ProcessUsage>& usage = {});
 
 // Orders for the process list.
-enum class SortKey { Memory, Pid, Util };
-// Next key in the cycle memory -> pid -> util -> memory.
+enum class SortKey { Memory, Gpu, Pid, Cpu, Time, Util };
+// Next key in the cycle memory -> gpu -> pid -> cpu -> time -> util -> memory.
 SortKey next_sort_key(SortKey key);
-// "memory", "pid", "util".
+// "memory", "gpu", "pid", "cpu", "time", "util".
 std::string sort_key_name(SortKey key);
-// Sorts in place: memory and util descending (unknown last), pid ascending; ties by pid.
+// One process on one GPU, as the view lists them: all GPUs' processes in one list.
+struct ProcessRow {
+  unsigned gpu = 0;  // NVML index
+  ProcessView process;
+};
+// Every process of every GPU whose sample succeeded, sorted by `key`: memory, CPU and SM
+// utilisation descending, time longest-running first (unknown last for each), GPU and PID
+// ascending; ties by GPU, then PID.
+std::vector<ProcessRow> process_rows(const Snapshot& snapshot, SortKey key);
+// Sorts one GPU's processes in place by the same rules.
 void sort_processes(std::vector<ProcessView>& processes, SortKey key);
 
 // "n/a" for an unknown value, else the formatted value.

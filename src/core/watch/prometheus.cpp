@@ -1,8 +1,9 @@
 #include "core/watch/prometheus.hpp"
 
-#include <cmath>
-#include <cstdio>
 #include <functional>
+
+#include "core/watch/dcgm.hpp"
+#include "core/watch/exposition.hpp"
 
 namespace vramdoc::watch {
 
@@ -25,56 +26,8 @@ std::string metrics_content_type(ExpositionFormat format) {
 
 namespace {
 
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-std::string format_value(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  char buf[40];
-  // Integers (byte counts up to 2^53) print exactly; others keep 6 significant digits.
-  if (value == std::floor(value) && std::fabs(value) < 9.007199254740992e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", value);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.6g", value);
-  }
-  return buf;
-}
-
-std::string label_text(const Labels& labels) {
-  std::string out;
-  for (const auto& [k, v] : labels) out += (out.empty() ? "" : ",") + k + "=\"" + escape_label_value(label_value(v)) + "\"";
-  return out.empty() ? out : "{" + out + "}";
-}
-
 Labels gpu_labels(const GpuView& gpu) {
   return {{"gpu", std::to_string(gpu.info.index)}, {"uuid", gpu.info.uuid.value_or("")}};
-}
-
-// One metric family: HELP and TYPE once, then the samples whose value is known. Samples are
-// buffered so that a family's lines stay together however the callers interleave them.
-class Family {
- public:
-  Family(std::string name, std::string help) : name_(std::move(name)), help_(std::move(help)) {}
-  void add(const Labels& labels, std::optional<double> value) {
-    if (!value) return;  // unknown: no sample, never 0
-    body_ += name_ + label_text(labels) + " " + format_value(*value) + "\n";
-  }
-  // The family's lines; empty when no sample was known.
-  std::string text() const {
-    if (body_.empty()) return "";
-    return "# HELP " + name_ + " " + help_ + "\n# TYPE " + name_ + " gauge\n" + body_;
-  }
-
- private:
-  std::string name_;
-  std::string help_;
-  std::string body_;
-};
-
-template <class T>
-std::optional<double> as_double(const std::optional<T>& v, double scale = 1.0) {
-  if (!v) return std::nullopt;
-  return static_cast<double>(*v) * scale;
 }
 
 using SampleField = std::function<std::optional<double>(const GpuSample&)>;
@@ -145,7 +98,7 @@ std::optional<double> hint_value(const GpuView& gpu, HintKind kind, bool inputs_
 // is published only when asked for: by default the executable's name identifies the process.
 std::string process_families(const Snapshot& snapshot, const ExportOptions& options) {
   Family info("vramdoc_process_info",
-              std::string("A process using a GPU; labels user, executable, container") +
+              std::string("A process using a GPU; labels user, executable, container, pod_uid, namespace") +
                   (options.command ? ", command (redacted)" : "") + "; the value is always 1.");
   Family used("vramdoc_process_memory_used_bytes", "Device memory the driver charges to the process.");
   Family sm("vramdoc_process_sm_utilization_ratio", "The process's share of SM time, where the driver reports it.");
@@ -161,6 +114,8 @@ std::string process_families(const Snapshot& snapshot, const ExportOptions& opti
     info_labels.emplace_back("executable", p.details.executable.value_or(""));
     if (options.command) info_labels.emplace_back("command", p.details.command.value_or(""));
     info_labels.emplace_back("container", p.details.container_id.value_or(""));
+    info_labels.emplace_back("pod_uid", p.details.pod_uid.value_or(""));
+    info_labels.emplace_back("namespace", p.details.pod_namespace.value_or(""));
     info.add(info_labels, 1.0);
     used.add(labels, as_double(p.gpu.used_bytes));
     sm.add(labels, as_double(p.gpu.sm_util_percent, 0.01));
@@ -186,48 +141,56 @@ std::string exporter_counts(const Snapshot& snapshot, ExpositionFormat format, c
          "# TYPE " + type_name + " counter\n" + family + "_total " + std::to_string(dropped_total) + "\n";
 }
 
-}  // namespace
-
-std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format, const ExportOptions& options,
-                           std::uint64_t dropped_total) {
-  std::string out;
-  {
-    Family info("vramdoc_gpu_info", "GPU identity; the value is always 1.");
-    Family up("vramdoc_gpu_up",
-              "1 when the last sample of this GPU succeeded, 0 when the driver call failed.");
-    for (const auto& gpu : snapshot.gpus) {
-      Labels labels = gpu_labels(gpu);
-      labels.emplace_back("name", gpu.info.name.value_or(""));
-      labels.emplace_back("pci_bus_id", gpu.info.pci_bus_id.value_or(""));
-      info.add(labels, 1.0);
-    }
-    for (const auto& gpu : snapshot.gpus) up.add(gpu_labels(gpu), gpu.sample ? 1.0 : 0.0);
-    out += info.text() + up.text();
+// vramdoc's per-GPU families: identity, up, the sampled fields, the PCIe peak and the hints.
+std::string gpu_families(const Snapshot& snapshot) {
+  Family info("vramdoc_gpu_info", "GPU identity; the value is always 1.");
+  Family up("vramdoc_gpu_up", "1 when the last sample of this GPU succeeded, 0 when the driver call failed.");
+  for (const auto& gpu : snapshot.gpus) {
+    Labels labels = gpu_labels(gpu);
+    labels.emplace_back("name", gpu.info.name.value_or(""));
+    labels.emplace_back("pci_bus_id", gpu.info.pci_bus_id.value_or(""));
+    info.add(labels, 1.0);
+    up.add(gpu_labels(gpu), gpu.sample ? 1.0 : 0.0);
   }
+  std::string out = info.text() + up.text();
   for (const auto& metric : gpu_metrics()) {
     Family family(metric.name, metric.help);
     for (const auto& gpu : snapshot.gpus)
       if (gpu.sample) family.add(gpu_labels(gpu), metric.field(*gpu.sample));
     out += family.text();
   }
-  {
-    Family peak("vramdoc_gpu_pcie_peak_bytes_per_second",
-                "Theoretical PCIe bandwidth per direction at the link's max generation and width.");
-    Family bw("vramdoc_gpu_bandwidth_bound",
-              "1 when the memory controller is busy while kernels run little (a bandwidth-bound job).");
-    Family link("vramdoc_gpu_host_link_bound", "1 when PCIe runs near its peak while the GPU is mostly idle.");
-    for (const auto& gpu : snapshot.gpus) {
-      if (!gpu.sample) continue;
-      const GpuSample& s = *gpu.sample;
-      bw.add(gpu_labels(gpu), hint_value(gpu, HintKind::BandwidthBound, s.sm_util_percent && s.mem_util_percent));
-      bool link_known = s.sm_util_percent && gpu.info.pcie_bandwidth_bytes_per_s &&
-                        (s.pcie_tx_bytes_per_s || s.pcie_rx_bytes_per_s);
-      link.add(gpu_labels(gpu), hint_value(gpu, HintKind::HostLinkBound, link_known));
-    }
-    out += peak.text() + bw.text() + link.text();
+  Family peak("vramdoc_gpu_pcie_peak_bytes_per_second",
+              "Theoretical PCIe bandwidth per direction at the link's max generation and width.");
+  Family bw("vramdoc_gpu_bandwidth_bound",
+            "1 when the memory controller is busy while kernels run little (a bandwidth-bound job).");
+  Family link("vramdoc_gpu_host_link_bound", "1 when PCIe runs near its peak while the GPU is mostly idle.");
+  for (const auto& gpu : snapshot.gpus) {
+    peak.add(gpu_labels(gpu), gpu.info.pcie_bandwidth_bytes_per_s);
+    if (!gpu.sample) continue;
+    const GpuSample& s = *gpu.sample;
+    bw.add(gpu_labels(gpu), hint_value(gpu, HintKind::BandwidthBound, s.sm_util_percent && s.mem_util_percent));
+    bool link_known = s.sm_util_percent && gpu.info.pcie_bandwidth_bytes_per_s &&
+                      (s.pcie_tx_bytes_per_s || s.pcie_rx_bytes_per_s);
+    link.add(gpu_labels(gpu), hint_value(gpu, HintKind::HostLinkBound, link_known));
   }
-  out += process_families(snapshot, options);
-  out += exporter_counts(snapshot, format, options, dropped_total);
+  return out + peak.text() + bw.text() + link.text();
+}
+
+}  // namespace
+
+std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format, const ExportOptions& options,
+                           std::uint64_t dropped_total) {
+  Family up("vramdoc_up",
+            "1 when the exporter read the GPU driver in its last sample, 0 when it could not (no driver, or "
+            "every GPU failed); the exporter keeps serving either way.");
+  up.add({}, driver_up(snapshot) ? 1.0 : 0.0);
+  std::string out = up.text();
+  if (options.metrics.vramdoc) {
+    out += gpu_families(snapshot);
+    out += process_families(snapshot, options);
+    out += exporter_counts(snapshot, format, options, dropped_total);
+  }
+  if (options.metrics.dcgm) out += render_dcgm_metrics(snapshot, options.hostname);
   if (format == ExpositionFormat::OpenMetrics) out += "# EOF\n";
   return out;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/watch/dcgm.hpp"
 #include "core/watch/model.hpp"
 
 namespace vramdoc::watch {
@@ -23,14 +24,17 @@ enum class ExpositionFormat {
 struct ExportOptions {
   bool command = false;             // --export-command: the redacted command line as a label
   std::size_t max_processes = 256;  // processes per exposition, the largest users of memory first
+  MetricSets metrics;               // --metrics: vramdoc's families, dcgm-exporter's, or both
+  std::string hostname;             // the Hostname label of the dcgm families (empty: none)
 };
 
 // Label values longer than this many bytes are cut (at a character boundary) and end in "...".
 inline constexpr std::size_t kMaxLabelBytes = 256;
 
-// The exposition: HELP and TYPE lines, then one sample per GPU (labels gpu, uuid) or per
-// process (gpu, uuid, pid) for at most `options.max_processes` processes; the exporter's own
-// counts (processes left out now, `dropped_total` so far). Metric names: docs/watch.md.
+// The exposition: vramdoc_up (always), then the sets `options.metrics` names. vramdoc's: HELP and
+// TYPE lines, one sample per GPU (labels gpu, uuid) or per process (gpu, uuid, pid) for at most
+// `options.max_processes` processes, the exporter's own counts (processes left out now,
+// `dropped_total` so far); dcgm-exporter's: render_dcgm_metrics. Metric names: docs/watch.md.
 std::string render_metrics(const Snapshot& snapshot, ExpositionFormat format = ExpositionFormat::Prometheus,
                            const ExportOptions& options = {}, std::uint64_t dropped_total = 0);
 
