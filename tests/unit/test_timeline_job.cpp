@@ -237,10 +237,12 @@ TEST(JobProcesses, LeftOutTicksAreJudgedAsEveryTick) {
         const std::string what = std::to_string(int(kind)) + "/" + std::to_string(seed) + (marks ? " marks" : "");
         EXPECT_EQ(a.verdict, b.verdict) << what << ": " << a.summary << " / " << b.summary;
         EXPECT_EQ(a.evidence.steps.has_value(), b.evidence.steps.has_value()) << what;
-        if (a.evidence.step_seconds && b.evidence.step_seconds)
+        if (a.evidence.step_seconds && b.evidence.step_seconds) {
           EXPECT_NEAR(*a.evidence.step_seconds, *b.evidence.step_seconds, 0.1 * *a.evidence.step_seconds) << what;
-        if (a.evidence.growth_bytes_per_step && b.evidence.growth_bytes_per_step)
+        }
+        if (a.evidence.growth_bytes_per_step && b.evidence.growth_bytes_per_step) {
           EXPECT_NEAR(*a.evidence.growth_bytes_per_step, *b.evidence.growth_bytes_per_step, 0.05 * std::abs(*a.evidence.growth_bytes_per_step) + 1.0 * MiB) << what;
+        }
       }
     }
   }

@@ -149,7 +149,7 @@ TEST(Recorded15, InsufficientJobIsToldWhatItNeeds) {
   apply_quantified(d);
   ASSERT_TRUE(d.evidence.need);
   EXPECT_FALSE(d.evidence.need->at_least);
-  EXPECT_NEAR(double(d.evidence.need->bytes) / truth, 1.0, 0.05) << d.evidence.need->bytes / GiB << " GiB vs " << truth / GiB;
+  EXPECT_NEAR(double(d.evidence.need->bytes) / truth, 1.0, 0.05) << double(d.evidence.need->bytes) / GiB << " GiB vs " << truth / GiB;
   EXPECT_FALSE(d.quantified->fitting_remedy.empty());
   EXPECT_NE(d.summary.find("Under the card: "), std::string::npos) << d.summary;
 }

@@ -69,7 +69,7 @@ Timeline record(const SimJob& job, const SimRecording& rec) {
       r.until(t + 0.7 * seconds);
       // A step allocates tensor by tensor: the failed request is one of them, not the whole step.
       r.tl.messages.push_back(oom_message(std::min(step.peak_bytes - live, 2 * GiB), job.capacity_bytes, in_use, in_use - job.context_bytes));
-      r.tl.marks.push_back({t + 0.7 * seconds, "oom", {}, {}});
+      r.tl.marks.push_back({t + 0.7 * seconds, "oom", {}, {}, {}});
       r.tl.outcome = timeline::Outcome::Oom;
       return r.tl;
     }
@@ -77,7 +77,7 @@ Timeline record(const SimJob& job, const SimRecording& rec) {
     r.until(t + seconds);
     t += seconds;
     live = step.end_bytes;
-    if (rec.marks) r.tl.marks.push_back({t, "step " + std::to_string(k), static_cast<std::uint64_t>(live), static_cast<std::uint64_t>(pool)});
+    if (rec.marks) r.tl.marks.push_back({t, "step " + std::to_string(k), static_cast<std::uint64_t>(live), static_cast<std::uint64_t>(pool), {}});
   }
   r.until(t + 0.2);
   r.level = 0;  // the process exited: the driver charges it nothing

@@ -140,7 +140,7 @@ void fill_trace_sections(const Snapshot& s, const Trace& trace, const std::strin
     m.reserved_unallocated_bytes = clamp(at.reserved - at.allocated);
     tl.oom = m;
     tl.outcome = timeline::Outcome::Oom;
-    tl.marks.push_back({seconds(trace, *oom), "oom", m.allocated_bytes, clamp(at.reserved)});
+    tl.marks.push_back({seconds(trace, *oom), "oom", m.allocated_bytes, clamp(at.reserved), std::nullopt});
   }
   if (const auto step = mark_steps(tl))
     r.notes.push_back("steps: every " + fixed(*step, 3) + " s, the period of the allocated bytes (a snapshot has no step marks; vramdoc's period finder marked them)");

@@ -77,10 +77,10 @@ std::uint32_t SnapshotBuilder::string_id(const PickleScalar& s) {
   return id;
 }
 
-SnapshotBuilder::Role SnapshotBuilder::child_role(const Level& p, PickleContainer kind, std::string& error) const {
+SnapshotBuilder::Role SnapshotBuilder::child_role(const Level& p, PickleContainer kind, std::string& why) const {
   const bool dict = kind == PickleContainer::Dict, list = kind == PickleContainer::List;
   auto expect = [&](bool ok, Role r, const char* what) {
-    if (!ok) error = std::string("expected ") + what + " in the snapshot's " + role_name(p.role);
+    if (!ok) why = std::string("expected ") + what + " in the snapshot's " + role_name(p.role);
     return r;
   };
   switch (p.role) {

@@ -41,7 +41,7 @@ class SnapshotBuilder : public PickleHandler {
     std::string key;               // its text, where kept (settings, annotations)
     std::uint64_t items = 0;       // values seen (lists, tuples)
   };
-  Role child_role(const Level& parent, PickleContainer kind, std::string& error) const;
+  Role child_role(const Level& parent, PickleContainer kind, std::string& why) const;
   bool set(Role role, Field field, const PickleScalar& v);
   bool set_segment(Field field, const PickleScalar& v);
   bool set_block(Field field, const PickleScalar& v);
