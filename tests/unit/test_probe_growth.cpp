@@ -109,3 +109,29 @@ TEST(ProbeGrowth, NoMarksOrNoSamples) {
   tl.samples.clear();
   EXPECT_FALSE(step_growth(tl).judged);
 }
+
+// The H200 trial of 2026-11-30 (tests/gpu/probe_pytorch.sh, batch 31 of a 14 GiB cap): a job that
+// prints "step N" (probe's --step-regex) and steps an optimizer (run's step hook) marks every
+// step twice, once untagged and once with its pid. Three steps whose cache grows in the first two
+// are warm-up, not six steps of growth: the process is judged on one set of marks.
+TEST(ProbeGrowth, StepsMarkedByTheHookAndTheJobsLinesCountOnce) {
+  auto tl = trial(3, 4.0, 2.0, 0.02, [](double t) {
+    return t < 3.5 ? 0 : t < 6.0 ? 13 * GiB : t < 8.0 ? 13 * GiB + 800 * MiB : 14 * GiB + 700 * MiB;
+  });
+  timeline::ProcessSeries series;
+  series.who.pid = 4242;
+  series.who.gpu = 0;
+  series.samples = tl.samples;
+  tl.processes.push_back(series);
+  for (int k = 0; k < 3; ++k) {  // the hook's marks, just before the job's line for the same step
+    timeline::Mark m;
+    m.t_seconds = 4.0 + (k + 1) * 2.0 - 0.01;
+    m.label = "step " + std::to_string(k);
+    m.pid = 4242;
+    tl.marks.push_back(m);
+  }
+  std::sort(tl.marks.begin(), tl.marks.end(), [](const auto& a, const auto& b) { return a.t_seconds < b.t_seconds; });
+  const auto g = step_growth(tl);
+  EXPECT_FALSE(g.grew) << g.why;
+  EXPECT_FALSE(g.judged) << g.why;  // three steps: too few after warm-up to tell
+}

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
+#include "core/timeline/job.hpp"
 #include "core/timeline/series.hpp"
 #include "core/units.hpp"
 
@@ -27,9 +29,7 @@ std::vector<std::uint64_t> readings_at_step_ends(const timeline::Timeline& tl) {
   return out;
 }
 
-}  // namespace
-
-StepGrowth step_growth(const timeline::Timeline& trial) {
+StepGrowth process_growth(const timeline::Timeline& trial) {
   StepGrowth g;
   const auto r = readings_at_step_ends(trial);
   const std::size_t warmup = std::max<std::size_t>(2, r.size() / 4);
@@ -63,6 +63,19 @@ StepGrowth step_growth(const timeline::Timeline& trial) {
                 falls);
   g.why = line;
   return g;
+}
+
+}  // namespace
+
+StepGrowth step_growth(const timeline::Timeline& trial) {
+  // Each process on its own step marks (split_by_process: the step hook's, tagged with its pid, or
+  // else the job's lines, never both, which would count each step twice); the trial grew when one did.
+  std::optional<StepGrowth> worst;
+  for (const auto& p : timeline::split_by_process(trial)) {
+    StepGrowth g = process_growth(p.timeline);
+    if (!worst || (g.grew && !worst->grew) || (g.judged && !worst->judged)) worst = std::move(g);
+  }
+  return worst ? *worst : process_growth(trial);
 }
 
 }  // namespace vramdoc::probe

@@ -22,7 +22,8 @@ struct StepGrowth {
 // Growth: at least 4 step readings after warm-up, rises at two or more of them and in the last
 // third, no fall larger than the tolerance, and a total rise of at least max(64 MiB, 2 % of the
 // warm-up reading). Readings of steps faster than the sampling share a sample; equal neighbours
-// are neither a rise nor a fall.
+// are neither a rise nor a fall. A recording with per-process series is judged per process, each on
+// its own step marks (the step hook's or the job's lines, not both); the trial grew when one grew.
 StepGrowth step_growth(const timeline::Timeline& trial);
 
 }  // namespace vramdoc::probe
