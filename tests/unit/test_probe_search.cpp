@@ -103,6 +103,13 @@ std::vector<SimJob> family(const std::string& kind, int count) {
   return jobs;
 }
 
+// The values tried, "x" after one that ran out of memory.
+std::string sequence(const Search& s) {
+  std::string seq;
+  for (const auto& t : s.trials()) seq += " " + std::to_string(t.value) + (t.outcome == Outcome::Oom ? "x" : "");
+  return seq;
+}
+
 struct Counts {
   std::vector<std::size_t> trials;
   double mean() const { double s = 0; for (auto t : trials) s += double(t); return s / double(trials.size()); }
@@ -134,7 +141,7 @@ TEST(ProbeGuidedSearch, ExactLimitInFewTrialsOverManyJobs) {
                 "95%% %zu) | plain: mean %.1f, median %zu, max %zu\n",
                 kind.c_str(), guided.mean(), guided.quantile(0.5), guided.quantile(0.95), guided.quantile(1.0), small.mean(), small.quantile(0.95),
                 large.mean(), large.quantile(0.95), plain.mean(), plain.quantile(0.5), plain.quantile(1.0));
-    EXPECT_LT(guided.mean(), 0.7 * plain.mean()) << kind;
+    EXPECT_LT(guided.mean(), 0.65 * plain.mean()) << kind;
     if (kind != "noisy" && kind != "far reach") EXPECT_LE(small.quantile(0.5), 8U) << kind;
   }
 }
@@ -150,8 +157,13 @@ TEST(ProbeGuidedSearch, IssueFifteenJobTakesFewerTrials) {
   EXPECT_EQ(search(job, SearchLimits{1, 4096}).trials().size(), 18U);  // the plain search, as on the H200
   auto s = search(job, guided_limits(job));
   EXPECT_EQ(*s.largest_ok(), 365U);
-  std::printf("[probe search] issue 15's job (limit 365): guided %zu trials, plain 18\n", s.trials().size());
-  EXPECT_LE(s.trials().size(), 12U);  // at most two thirds of the plain search
+  std::printf("[probe search] issue 15's job (limit 365): guided %zu trials (%s), plain 18\n", s.trials().size(), sequence(s).c_str());
+  EXPECT_LE(s.trials().size(), 9U);
+  job.message = true;  // a PyTorch job's OOM says "in use + free": the reach
+  s = search(job, guided_limits(job));
+  EXPECT_EQ(*s.largest_ok(), 365U);
+  std::printf("[probe search] issue 15's job with PyTorch's OOM message: guided %zu trials (%s)\n", s.trials().size(), sequence(s).c_str());
+  EXPECT_LE(s.trials().size(), 8U);
 }
 
 TEST(ProbeGuidedSearch, LimitsAtTheEdges) {
@@ -277,11 +289,9 @@ TEST(ProbeGuidedSearch, RealH200CurveFindsTheMeasuredLimit) {
   SearchLimits guided{1, 4096};
   guided.capacity_bytes = static_cast<std::uint64_t>(total);
   const auto s = probe(guided), plain = probe(SearchLimits{1, 4096});
-  std::string seq;
-  for (const auto& t : s.trials()) seq += " " + std::to_string(t.value) + (t.outcome == Outcome::Oom ? "x" : "");
-  std::printf("[probe search] H200 curve: guided %zu trials (%s), plain %zu\n", s.trials().size(), seq.c_str(), plain.trials().size());
+  std::printf("[probe search] H200 curve: guided %zu trials (%s), plain %zu\n", s.trials().size(), sequence(s).c_str(), plain.trials().size());
   EXPECT_EQ(*s.largest_ok(), 408U);
   EXPECT_EQ(*s.smallest_oom(), 409U);
-  EXPECT_LE(3 * s.trials().size(), 2 * plain.trials().size());  // at most two thirds of the plain search
+  EXPECT_LE(s.trials().size(), 11U);
   EXPECT_EQ(*plain.largest_ok(), 408U);
 }

@@ -81,9 +81,12 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   const double cap = static_cast<double>(*limits_.capacity_bytes);
   const auto reachable = reachable_bytes(trials_);
   const double target = reachable.value_or(kCardReach * cap);
-  const double center = predicted_value(model, target, lo, std::max(limits_.max, ceiling));
-  const double slope = model.predict(center + 1) - model.predict(center);
-  const double scale = slope > 0 ? std::max(0.5, (reachable ? kKnownLimitShare : kCardLimitShare) * cap / slope) : 0.05 * center + 0.5;
+  const double crossing = predicted_value(model, target, lo, std::max(limits_.max, ceiling));
+  const double slope = model.predict(crossing + 1) - model.predict(crossing);
+  const double scale = slope > 0 ? std::max(0.5, (reachable ? kKnownLimitShare : kCardLimitShare) * cap / slope) : 0.05 * crossing + 0.5;
+  // The message's reach bounds the recorded peaks from above (a sampler only misses memory): the
+  // limit lies below where the model crosses it, so the guess sits one core's half-width lower.
+  const double center = reachable ? crossing - kCoreScales * scale : crossing;
   if (smallest_oom_ && center >= static_cast<double>(ceiling) + kCoreScales * scale) {
     // A trial ran out well below the model's limit: the model is wrong here (a curve it has not
     // seen). Split the bracket, geometrically when it is wide: a point that runs refits the curve.
@@ -91,12 +94,19 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
     const double split = b >= kGeometricSplit * a ? std::sqrt(a * b) : (a + b) / 2;
     return static_cast<std::uint64_t>(std::clamp(std::round(split), a + 1, b - 1));
   }
-  // The same outcome again and again near the limit: the model is off by more than its scale.
+  // Each outcome near the limit that the guess contradicts doubles its uncertainty: after one the
+  // split leans less on the guess, after a few it is a bisection of the bracket.
   const double margin_value = predicted_value(model, (1 - limits_.margin_fraction) * cap, 0, std::max(limits_.max, ceiling));
-  int repeats = 0;
-  for (auto t = trials_.rbegin(); t != trials_.rend() && static_cast<double>(t->value) > margin_value && t->outcome == trials_.back().outcome; ++t)
-    ++repeats;
-  return split_prior(center, scale * std::pow(2.0, std::max(0, repeats - 1)), lo, ceiling);
+  return split_prior(center, scale * std::pow(2.0, contradictions(center, margin_value)), lo, ceiling);
+}
+
+int Search::contradictions(double center, double from) const {
+  int n = 0;
+  for (const auto& t : trials_) {
+    const double v = static_cast<double>(t.value);
+    if (v > from && ((t.outcome == Outcome::Oom && v < center) || (t.outcome == Outcome::Ok && v > center))) ++n;
+  }
+  return n;
 }
 
 std::optional<std::uint64_t> Search::next() const {

@@ -74,6 +74,9 @@ class Search {
   std::optional<std::uint64_t> guided() const;
   // Near the limit: a split of the odds around the model's limit in [lo, ceiling).
   std::uint64_t near_limit(const PeakModel& model, std::uint64_t lo, std::uint64_t ceiling) const;
+  // The trials above `from` whose outcome contradicts a limit at `center`: out of memory below
+  // it, or ran above it.
+  int contradictions(double center, double from) const;
 
   SearchLimits limits_;
   std::vector<Trial> trials_;
