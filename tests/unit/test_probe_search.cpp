@@ -71,8 +71,16 @@ Search search(const SimJob& job, SearchLimits limits) {
   return s;
 }
 
+// The plain search's limits: values 1 .. max, nothing to steer by.
+SearchLimits plain_limits(std::uint64_t max = 4096) {
+  SearchLimits l;
+  l.start = 1;
+  l.max = max;
+  return l;
+}
+
 SearchLimits guided_limits(const SimJob& job, std::uint64_t max = 4096) {
-  SearchLimits l{1, max};
+  SearchLimits l = plain_limits(max);
   l.capacity_bytes = static_cast<std::uint64_t>(job.capacity);
   return l;
 }
@@ -135,14 +143,16 @@ TEST(ProbeGuidedSearch, ExactLimitInFewTrialsOverManyJobs) {
       EXPECT_EQ(*s.smallest_oom(), job.limit() + 1) << kind << " seed " << job.seed;
       guided.trials.push_back(s.trials().size());
       (job.limit() <= 500 ? small : large).trials.push_back(s.trials().size());
-      plain.trials.push_back(search(job, SearchLimits{1, 4096}).trials().size());
+      plain.trials.push_back(search(job, plain_limits()).trials().size());
     }
     std::printf("[probe search] %-9s guided: mean %.1f, median %zu, 95%% %zu, max %zu (limit <= 500: mean %.1f, 95%% %zu; > 500: mean %.1f, "
                 "95%% %zu) | plain: mean %.1f, median %zu, max %zu\n",
                 kind.c_str(), guided.mean(), guided.quantile(0.5), guided.quantile(0.95), guided.quantile(1.0), small.mean(), small.quantile(0.95),
                 large.mean(), large.quantile(0.95), plain.mean(), plain.quantile(0.5), plain.quantile(1.0));
     EXPECT_LT(guided.mean(), 0.65 * plain.mean()) << kind;
-    if (kind != "noisy" && kind != "far reach") EXPECT_LE(small.quantile(0.5), 8U) << kind;
+    if (kind != "noisy" && kind != "far reach") {
+      EXPECT_LE(small.quantile(0.5), 8U) << kind;
+    }
   }
 }
 
@@ -154,7 +164,7 @@ TEST(ProbeGuidedSearch, IssueFifteenJobTakesFewerTrials) {
   job.capacity = 139.8 * GiB;
   job.per_item = (job.reach - job.fixed) / 365.5;
   job.sampled_share = 0.98;
-  EXPECT_EQ(search(job, SearchLimits{1, 4096}).trials().size(), 18U);  // the plain search, as on the H200
+  EXPECT_EQ(search(job, plain_limits()).trials().size(), 18U);  // the plain search, as on the H200
   auto s = search(job, guided_limits(job));
   EXPECT_EQ(*s.largest_ok(), 365U);
   std::printf("[probe search] issue 15's job (limit 365): guided %zu trials (%s), plain 18\n", s.trials().size(), sequence(s).c_str());
@@ -199,7 +209,7 @@ TEST(ProbeGuidedSearch, LeakStopsAtTheFirstGrowingTrial) {
 // plain doubling and bisection, unchanged.
 TEST(ProbeGuidedSearch, WithoutPeaksOrCapacityItDoublesAndBisects) {
   SimJob job;
-  auto s = search(job, SearchLimits{1, 4096});
+  auto s = search(job, plain_limits());
   std::vector<std::uint64_t> values;
   for (const auto& t : s.trials()) values.push_back(t.value);
   const std::vector<std::uint64_t> first{1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
@@ -286,9 +296,9 @@ TEST(ProbeGuidedSearch, RealH200CurveFindsTheMeasuredLimit) {
     while (auto v = s.next()) s.record(run(*v));
     return s;
   };
-  SearchLimits guided{1, 4096};
+  SearchLimits guided = plain_limits();
   guided.capacity_bytes = static_cast<std::uint64_t>(total);
-  const auto s = probe(guided), plain = probe(SearchLimits{1, 4096});
+  const auto s = probe(guided), plain = probe(plain_limits());
   std::printf("[probe search] H200 curve: guided %zu trials (%s), plain %zu\n", s.trials().size(), sequence(s).c_str(), plain.trials().size());
   EXPECT_EQ(*s.largest_ok(), 408U);
   EXPECT_EQ(*s.smallest_oom(), 409U);
