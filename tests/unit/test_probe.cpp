@@ -10,8 +10,11 @@ using namespace vramdoc::probe;
 
 namespace {
 
-// Runs a whole search against a simulated job: peak(b) = fixed + per_item * b, OOM above capacity.
-Search simulate(SearchLimits limits, const std::function<Trial(std::uint64_t)>& job) {
+// Runs a whole search from `start` up to `max` (no card capacity: doubling and bisection) against a
+// simulated job: peak(b) = fixed + per_item * b, OOM above capacity.
+Search simulate(std::uint64_t start, std::uint64_t max, const std::function<Trial(std::uint64_t)>& job) {
+  SearchLimits limits;
+  limits.start = start, limits.max = max;
   Search search(limits);
   int guard = 0;
   while (auto v = search.next()) {
@@ -40,7 +43,7 @@ std::function<Trial(std::uint64_t)> linear_job(double fixed, double per_item, do
 
 TEST(ProbeSearch, FindsTheExactLargestBatch) {
   // 10 GiB fixed + 1.5 GiB per item on 80 GiB: batch 46 fits (79 GiB), 47 does not (80.5 GiB).
-  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  auto s = simulate(1, 4096, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
   EXPECT_EQ(s.reason(), StopReason::Bracketed);
   EXPECT_EQ(*s.largest_ok(), 46U);
   EXPECT_EQ(*s.smallest_oom(), 47U);
@@ -48,7 +51,7 @@ TEST(ProbeSearch, FindsTheExactLargestBatch) {
 }
 
 TEST(ProbeSearch, TooBigAtStart) {
-  auto s = simulate({1, 4096}, linear_job(90.0 * GiB, 1.0 * GiB, 80.0 * GiB));
+  auto s = simulate(1, 4096, linear_job(90.0 * GiB, 1.0 * GiB, 80.0 * GiB));
   EXPECT_EQ(s.reason(), StopReason::FailsAtStart);
   EXPECT_EQ(s.trials().size(), 1U);
   auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
@@ -57,7 +60,7 @@ TEST(ProbeSearch, TooBigAtStart) {
 }
 
 TEST(ProbeSearch, StopsAtMax) {
-  auto s = simulate({1, 40}, linear_job(1.0 * GiB, 0.01 * GiB, 80.0 * GiB));
+  auto s = simulate(1, 40, linear_job(1.0 * GiB, 0.01 * GiB, 80.0 * GiB));
   EXPECT_EQ(s.reason(), StopReason::ReachedMax);
   EXPECT_EQ(*s.largest_ok(), 40U);
   EXPECT_EQ(s.trials().back().value, 40U);
@@ -71,7 +74,7 @@ TEST(ProbeSearch, LeakStopsTheSearchAndIsNotAMaxBatch) {
     t.memory_grew = b >= 4;
     return t;
   };
-  auto s = simulate({1, 4096}, leaky);
+  auto s = simulate(1, 4096, leaky);
   EXPECT_EQ(s.reason(), StopReason::Leaks);
   auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
   EXPECT_EQ(verdict_code(r), "leak");
@@ -87,13 +90,13 @@ TEST(ProbeSearch, OtherFailureIsNotAnOom) {
     t.detail = "error: unrecognized arguments: --batch-sise";
     return t;
   };
-  auto s = simulate({1, 4096}, bad_flag);
+  auto s = simulate(1, 4096, bad_flag);
   EXPECT_EQ(s.reason(), StopReason::OtherFailure);
   EXPECT_EQ(verdict_code(conclude(s, "batch", std::nullopt, 0.1, false)), "other_failure");
 }
 
 TEST(ProbeFit, RecoversLinearModel) {
-  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  auto s = simulate(1, 4096, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
   auto fit = fit_peaks(s.trials());
   ASSERT_TRUE(fit);
   EXPECT_TRUE(fit->linear());
@@ -124,7 +127,7 @@ TEST(ProbeFit, NeedsTwoValues) {
 }
 
 TEST(ProbeRecommend, KeepsTheMarginAndOnlyRecommendsValuesThatRan) {
-  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  auto s = simulate(1, 4096, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
   auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
   ASSERT_TRUE(r.recommendation.value);
   // 90 % of 80 GiB = 72 GiB: batch 41 (71.5 GiB) would do, but only values that ran count.
@@ -151,7 +154,7 @@ TEST(ProbeRecommend, WithoutPeaksStepsDownByTheMargin) {
 }
 
 TEST(ProbeReport, RendersTextJsonAndSvg) {
-  auto s = simulate({1, 4096}, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
+  auto s = simulate(1, 4096, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
   auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
   auto text = render_text(r);
   EXPECT_NE(text.find("fits up to batch 46; batch 47 runs out of memory"), std::string::npos);
@@ -177,7 +180,7 @@ TEST(ProbeSearch, GrowthInAnOomTrialIsNotALeak) {
     }
     return t;
   };
-  auto s = simulate({1, 4096}, job);
+  auto s = simulate(1, 4096, job);
   EXPECT_EQ(s.reason(), StopReason::Bracketed);
   EXPECT_EQ(*s.largest_ok(), 20U);
 }
