@@ -91,7 +91,7 @@ TEST(EstimatorParallel, DdpWithoutBucketViewAddsOneGradientCopy) {
 }
 
 // Without bucket views the model lets the old buckets go before the rebuild (what most measured
-// ranks did); the race that keeps them (3 of 16 ranks on 2 x H200) is said, with its size.
+// ranks did); the race that keeps them (4 of 18 ranks on 2 x H200) is said, with its size.
 TEST(EstimatorParallel, DdpWithoutBucketViewWarnsOfTheRebuildRace) {
   auto warns = [](const Estimate& e) {
     return std::any_of(e.warnings.begin(), e.warnings.end(), [](const std::string& w) { return w.find("rebuild") != std::string::npos; });

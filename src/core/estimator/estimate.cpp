@@ -46,13 +46,13 @@ Result<bool> check_options(const ModelConfig& model, const Options& o) {
 
 // DDP without bucket views: the second step rebuilds the buckets, and the old ones are freed when
 // the last all-reduce's work objects go (NCCL's watchdog thread): usually before the rebuild, not
-// always (kept in 3 of 16 measured ranks on 2 x H200, docs/estimator.md). The peak assumes freed.
+// always (kept in 4 of 18 measured ranks on 2 x H200, docs/estimator.md). The peak assumes freed.
 void warn_ddp_rebuild(const Options& o, Estimate& e) {
   if (!detail::trains(o) || data_parallel_degree(o) == 1 || wrapper(o) != DataParallel::Ddp || o.parallel.ddp_bucket_view) return;
   for (const Term& t : e.phases[e.peak_phase].terms) {
     if (t.key != "ddp_buckets_bytes") continue;
     e.warnings.push_back("DDP rebuilds its gradient buckets at the second step; when the old ones are still held then (a "
-                         "race, seen in 3 of 16 measured ranks) a rank needs up to " + format_bytes(t.bytes, 2) +
+                         "race, seen in 4 of 18 measured ranks) a rank needs up to " + format_bytes(t.bytes, 2) +
                          " more than this peak");
   }
 }
