@@ -5,7 +5,6 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/estimator/allocator.hpp"
 #include "core/estimator/calibration.hpp"
@@ -13,22 +12,16 @@
 #include "core/estimator/fit.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/estimator/render.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc::estimator;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string shared(const std::string& rel) { return std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/" + rel; }
 
 ModelConfig config_file(const std::string& name) {
-  auto m = parse_config_json(slurp(shared("configs/" + name + ".json")), name);
+  auto m = parse_config_json(vramdoc::test::file_text(shared("configs/" + name + ".json")), name);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error());
   return m.ok() ? *m : ModelConfig{};
 }
@@ -89,7 +82,7 @@ std::vector<Measured> measured_cases(const std::string& jsonl, const std::string
     }
     o.logits_last_only = rec.value("logits", "") == "last";
     const std::string model = rec["model"];
-    auto m = parse_config_json(slurp(config_dir + "/" + model + ".json"), model);
+    auto m = parse_config_json(vramdoc::test::file_text(config_dir + "/" + model + ".json"), model);
     EXPECT_TRUE(m.ok()) << model;
     auto e = estimate(m.ok() ? *m : ModelConfig{}, o);
     EXPECT_TRUE(e.ok()) << line.substr(0, 200);

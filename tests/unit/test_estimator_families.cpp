@@ -13,19 +13,13 @@
 #include "core/estimator/allocator.hpp"
 #include "core/estimator/estimate.hpp"
 #include "core/units.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc::estimator;
 
 namespace {
 
 const std::string kDir = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/estimator/";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A measured model: the config as transformers wrote it, its parameters, and what PyTorch counted.
 struct MeasuredModel {
@@ -40,7 +34,7 @@ std::map<std::string, MeasuredModel> models() {
                            "qwen3moe-s", "qwen3moe-m", "dsv2-s", "dsv2-m", "dsv3-s", "dsv3-m", "olmo2-s", "olmo2-m", "phi2-m",
                            "phi3-m", "falcon-s", "falcon-m", "pythia-s", "pythia-m", "starcoder2-s", "starcoder2-m",
                            "mixtral-m", "llama-160m", "qwen2.5-0.5b", "gpt2-124m"}) {
-    auto j = nlohmann::json::parse(slurp(kDir + "pytorch-h200-families.models/" + name + ".json"));
+    auto j = nlohmann::json::parse(vramdoc::test::file_text(kDir + "pytorch-h200-families.models/" + name + ".json"));
     auto m = parse_config_json(j["config"].dump(), name);
     EXPECT_TRUE(m.ok()) << name << ": " << (m.ok() ? "" : m.error());
     if (m.ok()) out[name] = {*m, j["n_params"].get<std::uint64_t>(), j["tensors"]};

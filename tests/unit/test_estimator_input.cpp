@@ -4,13 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "core/estimator/estimate.hpp"
 #include "core/estimator/model_config.hpp"
 #include "core/estimator/safetensors.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc::estimator;
 
@@ -95,17 +94,13 @@ TEST(EstimatorConfig, ExplicitHeadDimNeedNotDivideHidden) {  // Gemma 7B: 16 hea
 TEST(EstimatorConfig, MutationFuzzNeverCrashes) {
   std::vector<std::string> seeds = {kLlama};
   for (const char* name : {"gpt2-124m", "llama-160m", "qwen2.5-0.5b"}) {
-    std::ifstream in(std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/configs/" + name + ".json");
-    std::stringstream s;
-    s << in.rdbuf();
-    if (!s.str().empty()) seeds.push_back(s.str());
+    const std::string s = vramdoc::test::file_text(std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/configs/" + name + ".json");
+    if (!s.empty()) seeds.push_back(s);
   }
   // the new families' fields: latent attention, experts, soft-capping, layer types, quantization_config
   for (const char* name : {"dsv3-m", "qwen2moe-s", "gemma2-s", "gemma3-s", "falcon-m", "olmo2-s"}) {
-    std::ifstream in(std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/pytorch-h200-families.models/" + name + ".json");
-    std::stringstream s;
-    s << in.rdbuf();
-    auto j = nlohmann::json::parse(s.str(), nullptr, false);
+    const std::string s = vramdoc::test::file_text(std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/pytorch-h200-families.models/" + name + ".json");
+    auto j = nlohmann::json::parse(s, nullptr, false);
     if (j.is_discarded() || !j.contains("config")) continue;
     seeds.push_back(j["config"].dump());
     j["config"]["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}};

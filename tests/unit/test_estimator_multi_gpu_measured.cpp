@@ -6,20 +6,13 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/estimator/estimate.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc::estimator;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const std::string kData = std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/multi-gpu-h200";
 
@@ -79,7 +72,7 @@ TEST(EstimatorMultiGpuMeasured, EveryRankWithinTheBarOrItsKnownMiss) {
   int n = 0, within = 0;
   for (std::string line; std::getline(in, line);) {
     const auto c = nlohmann::json::parse(line);
-    auto m = parse_config_json(slurp(kData + ".configs/" + c["model"].get<std::string>() + ".json"), c["model"]);
+    auto m = parse_config_json(vramdoc::test::file_text(kData + ".configs/" + c["model"].get<std::string>() + ".json"), c["model"]);
     ASSERT_TRUE(m.ok());
     auto e = estimate(*m, options_for(c));
     ASSERT_TRUE(e.ok()) << e.error();

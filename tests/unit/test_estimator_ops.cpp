@@ -3,21 +3,18 @@
 // (tests/data/estimator/pytorch-h200-families.models).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/estimator/estimate.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc::estimator;
 
 namespace {
 
 ModelConfig measured(const std::string& name) {
-  std::ifstream in(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/estimator/pytorch-h200-families.models/" + name + ".json");
-  std::stringstream s;
-  s << in.rdbuf();
-  auto m = parse_config_json(nlohmann::json::parse(s.str())["config"].dump(), name);
+  const std::string s = vramdoc::test::file_text(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/estimator/pytorch-h200-families.models/" + name + ".json");
+  auto m = parse_config_json(nlohmann::json::parse(s)["config"].dump(), name);
   EXPECT_TRUE(m.ok()) << name;
   return *m;
 }

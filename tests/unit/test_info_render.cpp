@@ -1,11 +1,10 @@
 // The info renderers on fixed reports: golden text, and JSON with nulls for unknowns.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "core/info/derived.hpp"
 #include "core/info/report.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc;
 
@@ -56,10 +55,7 @@ info::InfoReport h200_report() {
 }
 
 std::string read_golden(const std::string& name) {
-  std::ifstream in(std::string(VRAMDOC_SOURCE_DIR) + "/tests/golden/info/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return vramdoc::test::file_text(std::string(VRAMDOC_SOURCE_DIR) + "/tests/golden/info/" + name);
 }
 
 }  // namespace

@@ -6,23 +6,16 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "backends/launcher.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc::backends;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 fs::path temp_dir(const std::string& name) {
   const auto dir = fs::temp_directory_path() / (name + "-" + std::to_string(getpid()));
@@ -64,7 +57,7 @@ TEST(Launcher, StdoutAndStderrIntoOneFileKeepTheirOrder) {
   options.extra_env = {{"VRAMDOC_LAUNCHER_TEST", "set"}, {"HOME", "/overridden"}};
   // stdin is /dev/null: cat ends at once instead of waiting for the terminal.
   EXPECT_EQ(start({"sh", "-c", "cat; echo one; echo two >&2; echo \"$VRAMDOC_LAUNCHER_TEST $HOME\""}, options)->wait(), 0);
-  EXPECT_EQ(slurp(dir / "log"), "one\ntwo\nset /overridden\n");
+  EXPECT_EQ(vramdoc::test::file_text(dir / "log"), "one\ntwo\nset /overridden\n");
   options.out = Stream::file((dir / "missing" / "log").string());
   int error = 0;
   EXPECT_FALSE(Process::start({"true"}, options, error));
@@ -96,7 +89,7 @@ TEST(Launcher, StopEndsTheWholeGroupAfterTheGrace) {
   pid_t child = 0;
   for (int i = 0; i < 200 && !child; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::istringstream(slurp(dir / "child")) >> child;
+    std::istringstream(vramdoc::test::file_text(dir / "child")) >> child;
   }
   ASSERT_GT(child, 0);
   EXPECT_FALSE(p->poll());

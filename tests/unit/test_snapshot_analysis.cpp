@@ -2,7 +2,6 @@
 // known answers (tests/data/snapshots/make_synthetic.py: PyTorch's layout and sharing).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -11,6 +10,7 @@
 #include "core/snapshot/render.hpp"
 #include "core/units.hpp"
 #include "mutate_text.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::snapshot;
@@ -18,13 +18,6 @@ using namespace vramdoc::snapshot;
 namespace {
 
 std::string data(const std::string& name) { return std::string(VRAMDOC_TEST_DATA_DIR) + "/snapshots/" + name; }
-
-std::string bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 Snapshot load(const std::string& name) {
   auto s = read_snapshot_file(data(name));
@@ -141,7 +134,7 @@ TEST(SnapshotRead, RefusesWhatIsNotASnapshot) {
 }
 
 TEST(SnapshotRead, TruncatedAtEveryByteIsAnError) {
-  const std::string full = bytes_of(data("synthetic_fragmented.pickle"));
+  const std::string full = vramdoc::test::file_text(data("synthetic_fragmented.pickle"));
   for (std::size_t n = 0; n < full.size(); ++n) {
     std::istringstream in(full.substr(0, n));
     EXPECT_FALSE(read_snapshot(in)) << "cut at " << n;
@@ -151,7 +144,7 @@ TEST(SnapshotRead, TruncatedAtEveryByteIsAnError) {
 TEST(SnapshotRead, MutatedSnapshotsNeverCrashAndAnalyseWhenRead) {
   // Random edits (bytes replaced by opcodes and digits, runs cut or repeated): each either reads
   // and analyses, or gives an error. Run under the sanitizers in CI's debug build.
-  const std::string full = bytes_of(data("synthetic_fragmented.pickle"));
+  const std::string full = vramdoc::test::file_text(data("synthetic_fragmented.pickle"));
   std::mt19937 rng(17);
   static const char kOpcodes[] = "()]}aeustKJM\x8a\x8c\x94hjqr\x85\x86\x87N\x88\x89.\x95\xff\x00" "0123456789";
   const std::string alphabet(kOpcodes, sizeof kOpcodes - 1);

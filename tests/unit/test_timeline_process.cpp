@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "backends/process_job.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/reader.hpp"
+#include "test_files.hpp"
 
 namespace vramdoc {
 namespace {
@@ -62,10 +62,8 @@ TEST(TimelineProcess, NoSuchCommand) {
 // Without marks the step time comes from the allocated column's period; it must agree with what
 // the marks say (the shared leak recording: 120 steps).
 TEST(TimelineProcess, StepPeriodFromTheSignal) {
-  std::ifstream in(std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/leak_tensor.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto tl = timeline::read_timeline(text.str(), "leak_tensor.json");
+  const std::string text = vramdoc::test::file_text(std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/leak_tensor.json");
+  auto tl = timeline::read_timeline(text, "leak_tensor.json");
   ASSERT_TRUE(tl.ok());
   const auto with_marks = timeline::classify(*tl);
   ASSERT_TRUE(with_marks.evidence.step_seconds);

@@ -3,30 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "core/estimator/fit.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/timeline/reader.hpp"
 #include "core/units.hpp"
+#include "test_files.hpp"
 
 namespace vramdoc::timeline {
 namespace {
 
 namespace est = vramdoc::estimator;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 est::ModelConfig small_llama() {
   const std::string path = std::string(VRAMDOC_SOURCE_DIR) + "/tests/cli/data/llama_h1024_l8.json";
-  auto m = est::parse_config_json(slurp(path), path);
+  auto m = est::parse_config_json(vramdoc::test::file_text(path), path);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error());
   return m.ok() ? *m : est::ModelConfig{};
 }
@@ -46,7 +38,7 @@ const QuantifiedRemedy* find(const Quantified& q, const std::string& name) {
 struct RecordedInsufficient : ::testing::Test {
   void SetUp() override {
     const std::string path = std::string(VRAMDOC_TEST_DATA_DIR) + "/timelines/oom_insufficient.json";
-    auto read = read_timeline(slurp(path), path);
+    auto read = read_timeline(vramdoc::test::file_text(path), path);
     ASSERT_TRUE(read.ok()) << read.error();
     tl = *read;
     d = classify(tl);

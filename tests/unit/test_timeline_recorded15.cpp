@@ -6,7 +6,6 @@
 
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "core/timeline/classify.hpp"
 #include "core/timeline/quantify.hpp"
@@ -15,21 +14,15 @@
 #include "core/trace/overlay.hpp"
 #include "core/trace/reader.hpp"
 #include "test_timeline_synth.hpp"
+#include "test_files.hpp"
 
 namespace vramdoc::timeline {
 namespace {
 
 constexpr double GiB = 1073741824.0;
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 Timeline load(const std::string& name) {
-  auto tl = read_timeline(text_of(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/issue15_" + name + ".jsonl"), name);
+  auto tl = read_timeline(vramdoc::test::file_text(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/issue15_" + name + ".jsonl"), name);
   EXPECT_TRUE(tl.ok()) << (tl.ok() ? "" : tl.error());
   return tl.ok() ? *tl : Timeline{};
 }
@@ -139,7 +132,7 @@ TEST(Recorded15, InsufficientJobIsToldWhatItNeeds) {
   ASSERT_EQ(peaks.size(), 4U);
   const double slope = (peaks[3].second - peaks[0].second) / (peaks[3].first - peaks[0].first);
   const double truth = peaks[3].second + slope * (128 - peaks[3].first) + 0.5 * GiB;
-  const auto model = estimator::parse_config_json(text_of(std::string(VRAMDOC_SOURCE_DIR) + "/tests/gpu/diagnosis_llama.json"), "llama");
+  const auto model = estimator::parse_config_json(vramdoc::test::file_text(std::string(VRAMDOC_SOURCE_DIR) + "/tests/gpu/diagnosis_llama.json"), "llama");
   ASSERT_TRUE(model.ok()) << model.error();
   estimator::Options job;
   job.batch = 128, job.seq = 2048;

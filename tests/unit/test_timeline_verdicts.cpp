@@ -2,12 +2,11 @@
 // reduced to what `run` sees from outside (t + process_used, no marks), and on synthetic kinds.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/timeline/classify.hpp"
 #include "core/timeline/reader.hpp"
+#include "test_files.hpp"
 #include "test_timeline_synth.hpp"
 
 namespace vramdoc::timeline {
@@ -17,10 +16,8 @@ using test::Kind;
 using Verdicts = std::set<std::string>;
 
 Timeline load(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto tl = read_timeline(text.str(), path);
+  const std::string text = vramdoc::test::file_text(path);
+  auto tl = read_timeline(text, path);
   EXPECT_TRUE(tl.ok()) << (tl.ok() ? "" : tl.error());
   return tl.ok() ? *tl : Timeline{};
 }
@@ -178,10 +175,8 @@ namespace {
 // Regression: a leak that fills the card fails on a small request with a few MiB of holes in the
 // cache; that is the leak, not fragmentation. Large holes (2% of the card or more) are.
 TEST(TimelineVerdicts, SmallHolesAtTheEndOfALeakAreNotFragmentation) {
-  std::ifstream in(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/trace_leak_to_oom.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto tl = read_timeline(text.str(), "leak_to_oom");
+  const std::string text = vramdoc::test::file_text(std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/timelines/trace_leak_to_oom.json");
+  auto tl = read_timeline(text, "leak_to_oom");
   ASSERT_TRUE(tl.ok());
   tl->messages = {"CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which 90.00 MiB is free. "
                   "Of the allocated memory 138.00 GiB is allocated by PyTorch, and 200.00 MiB is reserved by PyTorch but unallocated."};

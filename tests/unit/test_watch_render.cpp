@@ -1,24 +1,17 @@
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "core/watch/prometheus.hpp"
 #include "core/watch/render.hpp"
 #include "watch_fixture.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::watch;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Splits one CSV line into cells, honouring RFC 4180 quotes.
 std::vector<std::string> csv_cells(const std::string& line) {
@@ -44,7 +37,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 TEST(WatchRender, OnceTextMatchesGolden) {
-  std::string golden = read_file(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_once.txt");
+  std::string golden = vramdoc::test::file_text(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_once.txt");
   EXPECT_EQ(render_text(fixture::two_gpus()), golden);
 }
 

@@ -1,11 +1,11 @@
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "core/table.hpp"
 #include "core/watch/screen.hpp"
 #include "watch_fixture.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::watch;
@@ -17,13 +17,6 @@ std::vector<std::string> split_lines(const std::string& frame) {
   std::istringstream in(frame);
   for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Both GPUs busy (the second with its own processes), for the process list and the GPU label.
@@ -185,13 +178,13 @@ TEST(WatchScreen, GoldenFrames) {
   for (int i = 0; i < 3; ++i) history.push(snap);
   ScreenState selected = press({}, "jj", snap);
   EXPECT_EQ(render_screen(snap, history, selected, 24, 132, "12:00:00") + "\n",
-            read_file(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_132x24.txt"));
+            vramdoc::test::file_text(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_132x24.txt"));
   for (std::uint32_t pid = 5000; pid < 5012; ++pid) {
     snap.gpus[1].processes.push_back({GpuProcess{pid, 1, GiB * (pid - 4990), std::nullopt, std::nullopt}, {}, {}});
   }
   ScreenState asking = press({}, "jjjjjjjjjjI", snap);
   EXPECT_EQ(render_screen(snap, history, asking, 20, 100, "12:00:00") + "\n",
-            read_file(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_100x20.txt"));
+            vramdoc::test::file_text(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_100x20.txt"));
 }
 
 TEST(WatchScreen, ColourOnlyWhenAskedAndTheSelectedRowReversed) {
