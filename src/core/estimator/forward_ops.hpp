@@ -115,6 +115,10 @@ u64 checkpointed_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind
 // Training: the final norm and lm_head's input (and its autocast copy), freeing the last layer's
 // output unless saved; returns the saved tensors.
 std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
+// Training: the loss on lm_head's output (`logits_act` bytes): soft-capping's tanh (`softcap`
+// bytes, 0: none), the fp32 copy and log_softmax (saved); backward's fp32 gradients, then the
+// 16-bit gradient of the logits, which is returned (0 when the logits are fp32).
+u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);

@@ -211,20 +211,6 @@ class RankStep {
     s_.free(pre.held), s_.free(cache);
   }
 
-  // The loss as step_sequence.cpp has it: lm_head's output, its fp32 copy and log_softmax, then
-  // backward's fp32 gradients and the 16-bit gradient of the logits.
-  u64 loss() {
-    const u64 logits = s_.alloc(p_.logits_act);
-    const u64 upcast = p_.logits_act == p_.logits_fp32 ? 0 : s_.alloc(p_.logits_fp32);
-    const u64 log_probs = s_.alloc(p_.logits_fp32);
-    s_.free(upcast), s_.free(logits);
-    const u64 nll_grad = s_.alloc(p_.logits_fp32), lsm_grad = s_.alloc(p_.logits_fp32);
-    s_.free(nll_grad), s_.free(log_probs);
-    const u64 grad16 = p_.logits_act == p_.logits_fp32 ? 0 : s_.alloc(p_.logits_act);
-    s_.free(lsm_grad);
-    return grad16;
-  }
-
   // FSDP's post-backward: the unsharded gradients copied into the reduce-scatter buffer, the
   // sharded result kept as the gradient (FSDP1 frees it at the next forward's pre-forward, which
   // for the allocator's pools is the same as zero_grad: the blocks stay in the reduce stream's).
@@ -268,7 +254,7 @@ class RankStep {
   }
 
   void backward() {
-    const u64 logits_grad = loss();
+    const u64 logits_grad = loss_and_its_gradient(s_, p_.logits_act, p_.logits_fp32, 0);  // soft-capping not replayed per rank
     std::vector<u64> root_grads;  // lm_head's (and the final norm's) first, the embeddings' last
     for (u64 g : p_.head_grads) root_grads.push_back(s_.alloc(g));
     u64 dx = s_.alloc(p_.residual);

@@ -84,19 +84,6 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
   return rec;
 }
 
-// The loss: lm_head's output, soft-capping, the fp32 copy and log_softmax (saved); backward's
-// fp32 gradients, then the 16-bit gradient of the logits.
-u64 loss_and_its_gradient(Tape& s, const TrainPlan& p) {
-  const u64 logits = s.alloc(p.logits_act), tanh = s.alloc(p.softcap);
-  const u64 upcast = p.logits_act == p.logits_fp32 ? 0 : s.alloc(p.logits_fp32);
-  const u64 log_probs = s.alloc(p.logits_fp32);
-  s.free(upcast), s.free(logits);
-  const u64 nll_grad = s.alloc(p.logits_fp32), lsm_grad = s.alloc(p.logits_fp32);
-  s.free(nll_grad), s.free(log_probs);
-  const u64 grad16 = p.logits_act == p.logits_fp32 ? 0 : s.alloc(p.logits_act);
-  s.free(lsm_grad), s.free(tanh);
-  return grad16;
-}
 
 // The backward of one layer: autograd walks its ops backwards, each saved tensor's gradient made
 // (its shape), used by the next op back and freed, the saved tensor freed; the weight gradients
@@ -147,7 +134,7 @@ void train_step(Forward& f, const TrainPlan& p, bool first, std::vector<u64>& st
   Tape& s = f.s;
   Recorded rec = forward(f, p, first);
   std::vector<u64> grads;
-  const u64 logits_grad = loss_and_its_gradient(s, p);
+  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap);
   for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
   const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
   u64 dx = s.alloc(p.residual);
@@ -222,6 +209,18 @@ std::vector<AllocEvent> step_events(const Run& r) {
   std::vector<u64> states;
   for (int step = 0; step < 3; ++step) train_step(f, p, step == 0, states);
   return s.take();
+}
+
+u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap) {
+  const u64 logits = s.alloc(logits_act), tanh = s.alloc(softcap);
+  const u64 upcast = logits_act == logits_fp32 ? 0 : s.alloc(logits_fp32);
+  const u64 log_probs = s.alloc(logits_fp32);
+  s.free(upcast), s.free(logits);
+  const u64 nll_grad = s.alloc(logits_fp32), lsm_grad = s.alloc(logits_fp32);
+  s.free(nll_grad), s.free(log_probs);
+  const u64 grad16 = logits_act == logits_fp32 ? 0 : s.alloc(logits_act);
+  s.free(lsm_grad), s.free(tanh);
+  return grad16;
 }
 
 }  // namespace vramdoc::estimator::detail
