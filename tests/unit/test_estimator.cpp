@@ -12,9 +12,12 @@
 #include "core/estimator/fit.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/estimator/render.hpp"
+#include "test_accuracy.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
+using vramdoc::test::quantile;
+using vramdoc::test::rel;
 
 namespace {
 
@@ -91,13 +94,6 @@ std::vector<Measured> measured_cases(const std::string& jsonl, const std::string
                    rec["peak_reserved"].get<double>(), rec["driver_process_used"].get<double>(), *e});
   }
   return out;
-}
-
-double rel(std::uint64_t got, double truth) { return std::fabs(static_cast<double>(got) - truth) / truth; }
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1))))];
 }
 
 }  // namespace

@@ -13,9 +13,12 @@
 #include "core/estimator/allocator.hpp"
 #include "core/estimator/estimate.hpp"
 #include "core/units.hpp"
+#include "test_accuracy.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
+using vramdoc::test::quantile;
+using vramdoc::test::rel;
 
 namespace {
 
@@ -74,13 +77,6 @@ std::vector<Case> measured_cases(const std::map<std::string, MeasuredModel>& ms)
     }
   }
   return out;
-}
-
-double rel(std::uint64_t got, double truth) { return std::fabs(static_cast<double>(got) - truth) / truth; }
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1))))];
 }
 
 }  // namespace

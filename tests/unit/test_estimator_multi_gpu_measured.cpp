@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/estimator/estimate.hpp"
+#include "test_accuracy.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
+using vramdoc::test::rel;
 
 namespace {
 
@@ -61,8 +63,6 @@ Options options_for(const nlohmann::json& c) {
   o.parallel.ddp_bucket_view = c["view"];
   return o;
 }
-
-double rel(std::uint64_t got, double truth) { return std::fabs(static_cast<double>(got) - truth) / truth; }
 
 }  // namespace
 
