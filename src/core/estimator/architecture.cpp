@@ -113,8 +113,12 @@ void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   add_attention_weights(m, w);
   w.push_back({"layer norms", 1, mul(norms_per_layer(m) * norm_width, h), L, false, false, false});
   const u64 dense_layers = m.num_experts > 0 ? m.dense_layers : L;
+  std::size_t first = w.size();
   add_mlp_weights(m, dense_layers, m.intermediate_size, "", w);
+  for (std::size_t i = first; m.num_experts > 0 && i < w.size(); ++i) w[i].layers = LayerSet::Dense;
+  first = w.size();
   if (m.num_experts > 0) add_moe_weights(m, L - dense_layers, w);
+  for (std::size_t i = first; i < w.size(); ++i) w[i].layers = LayerSet::Moe;
   w.push_back({"norm", 1, norm_width * h, 1, false, false, false});
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
   if (m.lm_head_bias) w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});

@@ -17,6 +17,10 @@ enum class AttentionPath {
   Eager,   // transformers' eager attention: keeps the probabilities it materialises
 };
 
+// Which decoder layers hold a tensor: all, or in a MoE model only the dense ones
+// (first_k_dense_replace, mlp_only_layers) or only the MoE ones.
+enum class LayerSet : std::uint8_t { All, Dense, Moe };
+
 struct WeightTensor {
   std::string name;       // module name as PEFT matches it (e.g. "q_proj", "mlp.c_proj")
   std::uint64_t rows = 0;  // input features (1 for a bias or norm vector)
@@ -27,6 +31,7 @@ struct WeightTensor {
   bool quantizable = false;  // a decoder layer's Linear: what a quantised checkpoint stores in low bits
   bool lora_target = true;   // PEFT can wrap it (a 3-D experts tensor cannot)
   std::uint64_t stored_bytes = 0;  // > 0: quantised storage as the checkpoint holds it (not width x elements)
+  LayerSet layers = LayerSet::All;  // with count: which layers (Dense / Moe: count is over those only)
 };
 
 // Every weight tensor of the model (layers included, via count).

@@ -63,10 +63,18 @@ std::vector<Phase> inference_phases(const Run& r);
 // The model's weights in bytes per tensor as the allocator sees them (stacked experts one tensor per
 // layer, quantised storage as stored): one decoder layer's share, the embeddings', the head's; and
 // the autocast 16-bit copies of a layer's Linears and of lm_head (under amp).
+struct LayerWeights {
+  std::vector<u64> tensors;
+  std::vector<bool> via_cast;       // per tensor: a Linear weight autocast copies (its gradient comes 16-bit first)
+  std::vector<u64> casts;           // the autocast copies of its Linears (under amp)
+  std::vector<u64> unlinked_casts;  // those no Linear call makes (router, experts): training makes them at the layer's start
+};
 struct WeightTensors {
-  std::vector<u64> layer, head, embed, layer_casts;
-  std::vector<bool> layer_cast;  // per `layer` tensor: a Linear weight autocast copies (its gradient comes 16-bit first)
+  LayerWeights dense, moe;  // a dense decoder layer's, a MoE layer's (the same unless a MoE model has dense layers)
+  std::vector<u64> head, embed;
   u64 lm_head_cast = 0;
+  LayerWeights& layer(LayerKind kind) { return kind.moe ? moe : dense; }
+  const LayerWeights& layer(LayerKind kind) const { return kind.moe ? moe : dense; }
 };
 WeightTensors weight_tensors(const Run& r, u64 element_width);
 

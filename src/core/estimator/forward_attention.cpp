@@ -259,6 +259,7 @@ LayerDims layer_dims(const Run& r) {
 }
 
 u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide, const std::string& name) {
+  if (!f.quantized) f.weight_cast(mul(mul(in_elements, out_elements), 2));
   const u64 cast = f.amp && input_wide ? f.s.alloc(f.bytes(in_elements, 2)) : 0;
   const u64 dequant = f.quantized ? f.s.alloc(mul(mul(in_elements, out_elements), f.act), Use::Dequant) : 0;
   u64 out = f.s.alloc(f.bytes(out_elements, f.act));

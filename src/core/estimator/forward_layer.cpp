@@ -38,9 +38,10 @@ void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
 }
 
 // Masks (transformers' masking_utils, built before the rotary tables): the causal condition over
-// seq x seq (a sliding window adds its own condition and their combination), expanded to a bool
-// batch x seq x seq mask; eager attention makes it additive (one per kind of layer). SDPA gets none
-// (is_causal) except for a window shorter than the prompt: the bool mask, made additive per call.
+// seq x seq (a sliding window adds its own condition and their combination); eager attention makes
+// it additive straight from its batch-expanded view (one per kind of layer, in the embeddings'
+// dtype: fp32 under autocast). SDPA gets none (is_causal) except for a window shorter than the
+// prompt: the bool batch x seq x seq mask, made additive per call.
 void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
   const ModelConfig& m = f.r.m;
   const bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k.sliding; });
@@ -56,15 +57,15 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
       f.s.free(cond);
       cond = next;
     }
-    const u64 bool_mask = f.s.alloc(batched);
-    f.s.free(cond);
-    if (!eager) {
-      f.sliding_bool_mask = bool_mask;
-      p.held.push_back(bool_mask);
+    if (eager) {
+      p.held.push_back(f.s.alloc(mul(batched, f.r.w.weight)));
+      f.s.free(cond);
       continue;
     }
-    p.held.push_back(f.s.alloc(mul(batched, f.act)));
-    f.s.free(bool_mask);
+    const u64 bool_mask = f.s.alloc(batched);
+    f.s.free(cond);
+    f.sliding_bool_mask = bool_mask;
+    p.held.push_back(bool_mask);
   }
 }
 
@@ -120,6 +121,7 @@ Forward::Forward(Tape& tape, const Run& run) : s(tape), r(run) {
   batch = run.o.batch, q_len = kv_len = run.o.seq;
   act = run.w.act, wide = run.w.wide, amp = run.w.amp;
   quantized = effective_quant(run.m, run.o).method != QuantMethod::None;
+  cast_at_call = amp && trains(run.o);
 }
 
 std::vector<LayerKind> layer_order(const ModelConfig& m) {
@@ -184,16 +186,13 @@ u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u6
   return out;
 }
 
-// A checkpointed layer's forward: nothing saved (its input is the checkpoint), the autocast copies
-// made and released again.
+// A checkpointed layer's forward: nothing saved (its input is the checkpoint). The autocast copies
+// stay in autocast's cache (grad mode is on under non-reentrant checkpointing) until autocast exits.
 u64 checkpointed_layer(Forward& f, const std::vector<u64>& layer_casts, LayerKind kind, u64 x) {
   f.train = false;
-  std::vector<u64> casts;
-  for (u64 b : layer_casts) casts.push_back(f.s.alloc(b, Use::Cast));
+  for (u64 b : layer_casts) f.autocast_cache.push_back(f.s.alloc(b, Use::Cast));
   CacheIds cache{0, 0};
-  const u64 out = decoder_layer(f, kind, x, cache);
-  f.s.free(casts);
-  return out;
+  return decoder_layer(f, kind, x, cache);
 }
 
 // The final norm and lm_head's input (cast to 16 bit under autocast, saved when lm_head trains),

@@ -28,6 +28,8 @@ struct Forward {
   bool amp = false, quantized = false;   // autocast; the layers' Linears dequantise their weights per call
   bool use_cache = true;                 // DynamicCache copies keys and values (not with gradient checkpointing)
   bool train = false;                    // autograd records: saved tensors stay (in `saved`) for the backward
+  bool cast_at_call = false;             // training under autocast: each Linear's 16-bit weight copy made at its call
+  std::vector<u64> autocast_cache;       // copies autocast holds until it exits (a checkpointed forward's)
   u64 sliding_bool_mask = 0;             // SDPA with a window shorter than the prompt: the explicit bool mask
   std::vector<u64> saved;                // the current layer's saved tensors, in the order they were saved
 
@@ -58,6 +60,14 @@ struct Forward {
   }
   // Every weight trains (full fine-tuning): Linears save their inputs, norms their normalised input.
   bool weights_train() const { return train && r.o.mode == Mode::Train; }
+  // Under autocast in training, a Linear's 16-bit weight copy of `bytes` (made at the call, 0
+  // otherwise): saved by the matmul, or (a checkpointed forward) held in autocast's cache.
+  u64 weight_cast(u64 bytes) {
+    if (!cast_at_call || bytes == 0) return 0;
+    const u64 id = s.alloc(bytes, Use::Cast);
+    if (train) keep(id); else autocast_cache.push_back(id);
+    return id;
+  }
 
  private:
   std::unordered_set<u64> kept_;
@@ -110,15 +120,51 @@ void decode_layer(Forward& f, LayerKind kind, CacheIds& cache);
 // saved tensors into `saved`, the cache entries autograd does not keep into `cache`; the output.
 u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x, std::vector<u64>& saved,
                    std::vector<u64>& cache);
-// Training with gradient checkpointing: the layer's forward with nothing saved; the output.
+// Training with gradient checkpointing: the layer's forward with nothing saved; the output. Its
+// autocast copies go to f.autocast_cache (freed when autocast exits: loss_and_its_gradient).
 u64 checkpointed_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x);
+// What one decoder layer's backward makes (backward.cpp): its weights' gradients in bytes, per
+// tensor, and whether each arrives through a 16-bit autocast copy; the residual gradient's bytes;
+// the autocast copies a recomputed layer makes at its start (those no Linear call makes).
+struct LayerGrads {
+  std::vector<u64> weights;
+  std::vector<bool> via_cast;
+  std::vector<u64> unlinked_casts;
+  u64 residual = 0;
+};
+// Training: one layer's backward. A checkpointed layer (`checkpoint`: its input, 0 when recorded)
+// is run again first; the gradient of its input is allocated, the saved tensors' gradients made
+// and freed with them, the weight gradients appended to `made`; then `dx` (the gradient of the
+// layer's output) and the checkpoint are freed. Returns the gradient of the layer's input.
+u64 layer_backward(Forward& f, const LayerGrads& g, LayerKind kind, u64 checkpoint, std::vector<u64>& saved, u64 dx,
+                   std::vector<u64>& made);
+// What the backward makes outside the layers: the head's gradients (lm_head, the final norm), the
+// embeddings', a tied lm_head's share of the shared weight's gradient (bytes; 0: untied, or the
+// weight does not train), the residual gradient's bytes.
+struct OuterGrads {
+  std::vector<u64> head, embed;
+  u64 tied = 0, residual = 0;
+};
+// Training: the backward through the head. The loss's gradients (`loss`: loss_and_its_gradient's
+// 16-bit gradient of the logits), the head's weight gradients appended to `made`, a tied lm_head's
+// share (returned in `tied_share`), the gradient of the last layer's output (returned); frees the
+// head's saved tensors `head_saved`. `workspace` (0: none) is a cuBLAS workspace made at lm_head's
+// backward matmuls (the first step's second).
+u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head_saved, u64 workspace,
+                  std::vector<u64>& made, u64& tied_share);
+// Training: the backward through the embeddings: their saved tensors freed, their gradients
+// appended to `made` (a tied weight's: the two shares summed by AccumulateGrad into a new tensor),
+// the last residual gradient `dx` freed.
+void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
+                         std::vector<u64>& made);
 // Training: the final norm and lm_head's input (and its autocast copy), freeing the last layer's
 // output unless saved; returns the saved tensors.
 std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
 // Training: the loss on lm_head's output (`logits_act` bytes): soft-capping's tanh (`softcap`
-// bytes, 0: none), the fp32 copy and log_softmax (saved); backward's fp32 gradients, then the
-// 16-bit gradient of the logits, which is returned (0 when the logits are fp32).
-u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap);
+// bytes, 0: none), the fp32 copy and log_softmax (saved); autocast exits (`autocast_cache` freed);
+// backward's fp32 gradients, then the 16-bit gradient of the logits, which is returned (0 when
+// the logits are fp32).
+u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);

@@ -47,13 +47,12 @@ void inference_events(Sequence& s, const Run& r) {
   s.stage(Stage::Layers);
   const std::vector<LayerKind> kinds = layer_order(m);
   Prelude p = prelude(f, kinds, kInferenceWorkspace);
-  std::vector<u64> casts = weight_tensors(r, r.w.weight).layer_casts;
-  for (u64& b : casts) b /= std::max<u64>(r.o.tensor_parallel, 1);
+  const WeightTensors weights = weight_tensors(r, r.w.weight);
   std::vector<CacheIds> cache(kinds.size(), CacheIds{0, 0});
   u64 x = p.hidden;
   for (std::size_t l = 0; l < kinds.size(); ++l) {
     if (f.amp) {
-      for (u64 b : casts) s.alloc(b, Use::Cast);
+      for (u64 b : weights.layer(kinds[l]).casts) s.alloc(b / std::max<u64>(r.o.tensor_parallel, 1), Use::Cast);
     }
     const u64 out = decoder_layer(f, kinds[l], x, cache[l]);
     if (l == 0) p.held.push_back(x); else s.free(x);  // the embeddings' output lives to the model's end

@@ -68,10 +68,13 @@ class Pools : public Tape {
 struct RankPlan {
   std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
   std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
-  std::vector<u64> layer_casts;                     // autocast 16-bit copies of one layer's Linears
+  std::vector<u64> layer_casts;                     // autocast 16-bit copies a layer makes at its start (router, experts)
+  std::vector<bool> layer_grad_casts;               // per layer gradient: arrives through a 16-bit autocast copy
   u64 lm_head_cast = 0;
   std::vector<LayerKind> kinds;
-  u64 residual = 0, logits_act = 0, logits_fp32 = 0, grad_inner = 0, states_per_tensor = 0;
+  u64 residual = 0, logits_act = 0, logits_fp32 = 0, states_per_tensor = 0;
+  LayerGrads backward;                              // what a layer's backward makes
+  OuterGrads outer;                                 // the head's and the embeddings' 
   bool foreach_temporaries = false, checkpointing = false;
   DataParallel wrapper = DataParallel::Ddp;
   bool sharded = false, fsdp1 = false, reshard = true, bucket_view = false;
@@ -89,7 +92,8 @@ void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
     if (t.count >= L && t.count % L == 0) {
       const u64 per_layer = t.count / L, tensors = t.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
       for (u64 i = 0; i < tensors; ++i) layer.push_back(mul(each, per_layer / tensors));
-      if (!grads && t.matmul && r.w.amp) p.layer_casts.push_back(mul(mul(mul(t.rows, t.cols), per_layer), 2) / (t.quantizable ? r.o.tensor_parallel : 1));
+      if (grads) p.layer_grad_casts.insert(p.layer_grad_casts.end(), tensors, t.matmul && r.w.amp);
+      if (!grads && t.matmul && r.w.amp && !t.lora_target) p.layer_casts.push_back(mul(mul(mul(t.rows, t.cols), per_layer), 2) / (t.quantizable ? r.o.tensor_parallel : 1));
     } else {
       const bool head = t.name == "lm_head" || t.name == "norm" || t.name == "lm_head.bias";
       (head ? (grads ? p.head_grads : p.head) : (grads ? p.embed_grads : p.embed)).push_back(mul(each, t.count));
@@ -134,10 +138,12 @@ RankPlan rank_plan(const Run& r) {
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
   p.logits_act = mul(mul(logit_tokens, r.m.vocab_size), r.w.act);
   p.logits_fp32 = mul(mul(logit_tokens, r.m.vocab_size), 4);
-  p.grad_inner = mul(mul(tokens, r.m.intermediate_size / o.tensor_parallel), r.w.act);
   const bool adam = o.optimizer == Optimizer::AdamW || o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
+  p.backward = {p.layer_grads, p.layer_grad_casts, p.layer_casts, p.residual};
+  p.outer = {p.head_grads, p.embed_grads, 0, p.residual};
+  if (r.m.tie_word_embeddings && o.mode == Mode::Train && !p.embed_grads.empty()) p.outer.tied = p.embed_grads.front();
   return p;
 }
 
@@ -221,25 +227,13 @@ class RankStep {
     s_.free(buffer);
   }
 
-  void layer_backward(std::size_t l, u64& dx) {
+  void backward_layer(std::size_t l, u64& dx) {
     if (p_.sharded) {
       gather_layer(l);
       if (l > 0) gather_layer(l - 1);  // backward prefetch of the next unit
     }
-    std::vector<u64> none;
-    if (p_.checkpointing) s_.free(recorded_layer(f_, p_.layer_casts, p_.kinds[l], checkpoints_[l], saved_[l], none));
-    const u64 inner = s_.alloc(p_.grad_inner), inner2 = s_.alloc(p_.grad_inner), next_dx = s_.alloc(p_.residual);
     std::vector<u64> made;
-    std::size_t g = 0;
-    for (std::size_t i = saved_[l].size(); i-- > 0;) {
-      s_.free(saved_[l][i]);
-      if (g < p_.layer_grads.size()) made.push_back(s_.alloc(p_.layer_grads[g++]));
-    }
-    for (; g < p_.layer_grads.size(); ++g) made.push_back(s_.alloc(p_.layer_grads[g]));
-    saved_[l].clear();
-    s_.free(inner), s_.free(inner2), s_.free(dx);
-    dx = next_dx;
-    if (p_.checkpointing) s_.free(checkpoints_[l]);
+    dx = layer_backward(f_, p_.backward, p_.kinds[l], p_.checkpointing ? checkpoints_[l] : 0, saved_[l], dx, made);
     keep_grads(made, p_.unit_rs_in, p_.unit_rs_out);
     if (p_.sharded) reshard_layer(l);
   }
@@ -254,16 +248,12 @@ class RankStep {
   }
 
   void backward() {
-    const u64 logits_grad = loss_and_its_gradient(s_, p_.logits_act, p_.logits_fp32, 0);  // soft-capping not replayed per rank
+    const u64 logits_grad = loss_and_its_gradient(s_, p_.logits_act, p_.logits_fp32, 0, f_.autocast_cache);  // soft-capping not replayed per rank
     std::vector<u64> root_grads;  // lm_head's (and the final norm's) first, the embeddings' last
-    for (u64 g : p_.head_grads) root_grads.push_back(s_.alloc(g));
-    u64 dx = s_.alloc(p_.residual);
-    s_.free(logits_grad);
-    s_.free(saved_.back());
-    for (std::size_t l = p_.kinds.size(); l-- > 0;) layer_backward(l, dx);
-    s_.free(embeddings_);
-    for (u64 g : p_.embed_grads) root_grads.push_back(s_.alloc(g));
-    s_.free(dx);
+    u64 tied_share = 0;
+    u64 dx = head_backward(s_, p_.outer, logits_grad, saved_.back(), 0, root_grads, tied_share);
+    for (std::size_t l = p_.kinds.size(); l-- > 0;) backward_layer(l, dx);
+    embeddings_backward(s_, p_.outer, embeddings_, tied_share, dx, root_grads);
     keep_grads(root_grads, p_.root_rs_in, p_.root_rs_out);
     if (p_.sharded) s_.free(root_);
     saved_.clear(), checkpoints_.clear();

@@ -21,9 +21,11 @@ constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training make
 // What one training step allocates and frees beyond the forward, given the model's tensors.
 struct TrainPlan {
   WeightTensors weights, grads;
+  LayerGrads dense, moe;  // what a layer's backward makes (a dense layer, a MoE layer)
+  OuterGrads outer;       // and the head's and the embeddings'
+  const LayerGrads& layer(LayerKind kind) const { return kind.moe ? moe : dense; }
   std::vector<LayerKind> kinds;
   u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
-  u64 tied_embedding = 0;     // full training with a tied lm_head: bytes of the shared weight's gradient
   u64 states_per_tensor = 0;  // optimizer states per trainable tensor (same bytes)
   bool foreach_temporaries = false, checkpointing = false;
 };
@@ -36,11 +38,11 @@ TrainPlan train_plan(const Run& r) {
   p.weights = weight_tensors(r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
   if (adapters(r.o)) {  // the adapters' A and B, fp32, as one layer's share
     const u64 per_layer = r.s.adapter_params / std::max<u64>(r.m.num_layers, 1);
-    p.grads.layer = {mul(per_layer / 2, 4), mul(per_layer - per_layer / 2, 4)};
-    for (u64 g : p.grads.layer) p.weights.layer.push_back(g);
+    for (LayerWeights* l : {&p.grads.dense, &p.grads.moe}) l->tensors = {mul(per_layer / 2, 4), mul(per_layer - per_layer / 2, 4)};
+    for (u64 g : p.grads.dense.tensors) p.weights.dense.tensors.push_back(g), p.weights.moe.tensors.push_back(g);
   } else {
     p.grads = weight_tensors(r, r.w.weight);
-    if (r.m.tie_word_embeddings && !p.grads.embed.empty()) p.tied_embedding = p.grads.embed.front();
+    if (r.m.tie_word_embeddings && !p.grads.embed.empty()) p.outer.tied = p.grads.embed.front();
   }
   p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
@@ -50,6 +52,9 @@ TrainPlan train_plan(const Run& r) {
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
+  p.dense = {p.grads.dense.tensors, p.grads.dense.via_cast, p.weights.dense.unlinked_casts, p.residual};
+  p.moe = {p.grads.moe.tensors, p.grads.moe.via_cast, p.weights.moe.unlinked_casts, p.residual};
+  p.outer.head = p.grads.head, p.outer.embed = p.grads.embed, p.outer.residual = p.residual;
   return p;
 }
 
@@ -71,7 +76,8 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
   u64 x = pre.hidden;
   for (std::size_t l = 0; l < p.kinds.size(); ++l) {
     std::vector<u64> saved;
-    const u64 out = p.checkpointing ? checkpointed_layer(f, p.weights.layer_casts, p.kinds[l], x) : recorded_layer(f, p.weights.layer_casts, p.kinds[l], x, saved, cache);
+    const std::vector<u64>& casts = p.weights.layer(p.kinds[l]).unlinked_casts;
+    const u64 out = p.checkpointing ? checkpointed_layer(f, casts, p.kinds[l], x) : recorded_layer(f, casts, p.kinds[l], x, saved, cache);
     const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
     if (p.checkpointing) rec.checkpoints.push_back(x);
     else if (l == 0) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
@@ -85,37 +91,13 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
 }
 
 
-// The backward of one layer: autograd walks its ops backwards, each saved tensor's gradient made
-// (its shape), used by the next op back and freed, the saved tensor freed; the weight gradients
-// land in the holes the activations leave.
-// A weight's gradient: under autocast a Linear's arrives as the gradient of its 16-bit copy, which
-// the copy's backward (to(float32)) turns into the fp32 gradient AccumulateGrad keeps.
-u64 weight_gradient(Tape& s, const TrainPlan& p, std::size_t g) {
-  const bool via_cast = g < p.grads.layer_cast.size() && p.grads.layer_cast[g];
-  const u64 grad16 = via_cast ? s.alloc(p.grads.layer[g] / 2) : 0, grad = s.alloc(p.grads.layer[g]);
-  s.free(grad16);
-  return grad;
-}
-
-void layer_backward(Tape& s, const TrainPlan& p, std::vector<u64>& saved, std::vector<u64>& grads) {
-  std::size_t g = 0;
-  u64 previous = 0;
-  for (std::size_t i = saved.size(); i-- > 0;) {
-    const u64 grad = s.alloc(s.bytes_of(saved[i]));
-    s.free(previous);
-    previous = grad;
-    s.free(saved[i]);
-    if (g < p.grads.layer.size()) grads.push_back(weight_gradient(s, p, g++));
-  }
-  s.free(previous);
-  for (; g < p.grads.layer.size(); ++g) grads.push_back(weight_gradient(s, p, g));
-  saved.clear();
-}
-
 void optimizer_step(Tape& s, const TrainPlan& p, bool first, std::vector<u64>& states, std::vector<u64>& grads) {
   // optimizer state and foreach temporaries in model.parameters() order: embeddings, layers, head
   std::vector<u64> trainable = p.grads.embed;
-  for (std::size_t l = 0; l < p.kinds.size(); ++l) trainable.insert(trainable.end(), p.grads.layer.begin(), p.grads.layer.end());
+  for (LayerKind kind : p.kinds) {
+    const std::vector<u64>& layer = p.grads.layer(kind).tensors;
+    trainable.insert(trainable.end(), layer.begin(), layer.end());
+  }
   trainable.insert(trainable.end(), p.grads.head.begin(), p.grads.head.end());
   if (first) {
     for (u64 b : trainable) {
@@ -134,29 +116,13 @@ void train_step(Forward& f, const TrainPlan& p, bool first, std::vector<u64>& st
   Tape& s = f.s;
   Recorded rec = forward(f, p, first);
   std::vector<u64> grads;
-  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap);
-  for (u64 g : p.grads.head) grads.push_back(s.alloc(g));
-  const u64 tied_head_grad = s.alloc(p.tied_embedding);  // lm_head's share of a tied weight's gradient
-  u64 dx = s.alloc(p.residual);
-  if (first) s.alloc(kCublasWorkspace);  // the second workspace: at lm_head's backward matmuls (traces)
-  s.free(logits_grad);
-  s.free(rec.head);
+  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache);
+  u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls (traces)
+  u64 dx = head_backward(s, p.outer, logits_grad, rec.head, first ? kCublasWorkspace : 0, grads, tied_share);
   for (std::size_t l = p.kinds.size(); l-- > 0;) {
-    std::vector<u64> none;
-    if (p.checkpointing) s.free(recorded_layer(f, p.weights.layer_casts, p.kinds[l], rec.checkpoints[l], rec.layers[l], none));  // recomputed
-    const u64 next_dx = s.alloc(p.residual);
-    layer_backward(s, p, rec.layers[l], grads);
-    s.free(dx);
-    dx = next_dx;
-    if (p.checkpointing) s.free(rec.checkpoints[l]);
+    dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);
   }
-  s.free(rec.embeddings);
-  for (u64 g : p.grads.embed) grads.push_back(s.alloc(g));
-  if (tied_head_grad != 0) {  // AccumulateGrad sums the two shares into a new tensor
-    grads.push_back(s.alloc(p.tied_embedding));
-    s.free(tied_head_grad), s.free(grads[grads.size() - 2]);
-  }
-  s.free(dx);
+  embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads);
   optimizer_step(s, p, first, states, grads);
 }
 
@@ -181,7 +147,7 @@ SavedBytes saved_bytes(const Run& r) {
   SavedBytes out;
   for (const auto& [kind, count] : layer_kinds(r.m)) {
     std::vector<u64> saved, cache;
-    const u64 x = s.alloc(p.residual), y = recorded_layer(f, p.weights.layer_casts, kind, x, saved, cache);
+    const u64 x = s.alloc(p.residual), y = recorded_layer(f, p.weights.layer(kind).unlinked_casts, kind, x, saved, cache);
     const u64 one = activation_bytes(s, saved);
     out.all_layers = saturating_add(out.all_layers, saturating_mul(one, count));
     out.largest_layer = std::max(out.largest_layer, one);
@@ -199,8 +165,8 @@ std::vector<AllocEvent> step_events(const Run& r) {
   }
   const TrainPlan p = train_plan(r);
   for (u64 b : p.weights.embed) s.alloc(b, Use::Weight);
-  for (std::size_t l = 0; l < p.kinds.size(); ++l) {
-    for (u64 b : p.weights.layer) s.alloc(b, Use::Weight);
+  for (LayerKind kind : p.kinds) {
+    for (u64 b : p.weights.layer(kind).tensors) s.alloc(b, Use::Weight);
   }
   for (u64 b : p.weights.head) s.alloc(b, Use::Weight);
   release_tied_head(s, r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
@@ -211,11 +177,12 @@ std::vector<AllocEvent> step_events(const Run& r) {
   return s.take();
 }
 
-u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap) {
+u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache) {
   const u64 logits = s.alloc(logits_act), tanh = s.alloc(softcap);
   const u64 upcast = logits_act == logits_fp32 ? 0 : s.alloc(logits_fp32);
   const u64 log_probs = s.alloc(logits_fp32);
   s.free(upcast), s.free(logits);
+  s.free(autocast_cache);
   const u64 nll_grad = s.alloc(logits_fp32), lsm_grad = s.alloc(logits_fp32);
   s.free(nll_grad), s.free(log_probs);
   const u64 grad16 = logits_act == logits_fp32 ? 0 : s.alloc(logits_act);

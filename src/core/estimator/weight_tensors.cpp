@@ -20,21 +20,33 @@ void release_tied_head(Tape& s, const Run& r, u64 elem_width) {
   s.free(s.alloc(mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width), Use::Weight));
 }
 
+// How many of the model's layers hold a tensor of `set`.
+u64 layers_in(const ModelConfig& m, LayerSet set) {
+  const u64 dense = std::min(m.dense_layers, m.num_layers);
+  return set == LayerSet::Dense ? dense : set == LayerSet::Moe ? m.num_layers - dense : m.num_layers;
+}
+
+// Adds a per-layer tensor (`per_layer` of them in each layer; stacked experts: one) to `l`.
+void add_to_layer(LayerWeights& l, const WeightTensor& w, u64 bytes, u64 per_layer, bool cast) {
+  const u64 tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer, copy = mul(mul(mul(w.rows, w.cols), per_layer), 2);
+  for (u64 i = 0; i < tensors; ++i) l.tensors.push_back(mul(bytes, per_layer / tensors)), l.via_cast.push_back(cast);
+  if (cast) l.casts.push_back(copy);
+  if (cast && !w.lora_target) l.unlinked_casts.push_back(copy);
+}
+
 WeightTensors weight_tensors(const Run& r, u64 elem_width) {
   WeightTensors t;
-  const u64 L = std::max<u64>(r.m.num_layers, 1);
   const Quantization q = effective_quant(r.m, r.o);
   for (const auto& w : describe_weights(r.m)) {
-    const u64 each = mul(w.rows, w.cols);
+    const u64 each = mul(w.rows, w.cols), L = layers_in(r.m, w.layers);
     const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
     if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
     if (w.tied) continue;
     u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
-    if (w.count >= L && w.count % L == 0) {  // per layer: count / L tensors (stacked experts: one)
-      const u64 per_layer = w.count / L, tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
+    if (L > 0 && w.count >= L && w.count % L == 0) {  // per layer: count / L tensors
       const bool cast = w.matmul && r.w.amp && !quantized;
-      for (u64 i = 0; i < tensors; ++i) t.layer.push_back(mul(bytes, per_layer / tensors)), t.layer_cast.push_back(cast);
-      if (cast) t.layer_casts.push_back(mul(mul(each, per_layer), 2));
+      if (w.layers != LayerSet::Moe) add_to_layer(t.dense, w, bytes, w.count / L, cast);
+      if (w.layers != LayerSet::Dense) add_to_layer(t.moe, w, bytes, w.count / L, cast);
     } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
       t.head.push_back(mul(bytes, w.count));
     } else {
@@ -48,8 +60,8 @@ void allocate_weights(Sequence& s, const Run& r) {
   const WeightTensors t = weight_tensors(r, r.w.weight);
   for (u64 b : t.embed) s.alloc(b, Use::Weight);
   const u64 tp = std::max<u64>(r.o.tensor_parallel, 1);  // a tensor-parallel rank's share of each layer
-  for (u64 l = 0; l < r.m.num_layers; ++l) {
-    for (u64 b : t.layer) s.alloc(b / tp, Use::Weight);
+  for (LayerKind kind : layer_order(r.m)) {
+    for (u64 b : t.layer(kind).tensors) s.alloc(b / tp, Use::Weight);
   }
   for (u64 b : t.head) s.alloc(b, Use::Weight);
   release_tied_head(s, r, r.w.weight);

@@ -1,0 +1,78 @@
+// The backward of one decoder layer, shared by the one-GPU step (step_sequence.cpp) and one rank's
+// replay (rank_sequence.cpp). A checkpointed layer is first run again op by op (forward_ops.hpp,
+// its autocast copies made at each Linear and saved); then autograd walks the layer's saved tensors
+// backwards: each one's gradient made (its shape), used by the next op back and freed, the saved
+// tensor freed; the weight gradients land in the holes the activations leave.
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+// A weight's gradient: under autocast a Linear's arrives as the gradient of its 16-bit copy, which
+// the copy's backward (to(float32)) turns into the fp32 gradient AccumulateGrad keeps.
+u64 weight_gradient(Tape& s, u64 bytes, bool via_cast) {
+  const u64 grad16 = via_cast ? s.alloc(bytes / 2) : 0, grad = s.alloc(bytes);
+  s.free(grad16);
+  return grad;
+}
+
+void saved_backward(Tape& s, const LayerGrads& g, std::vector<u64>& saved, std::vector<u64>& made) {
+  std::size_t w = 0;
+  u64 previous = 0;
+  auto next_weight = [&] {
+    made.push_back(weight_gradient(s, g.weights[w], w < g.via_cast.size() && g.via_cast[w]));
+    ++w;
+  };
+  for (std::size_t i = saved.size(); i-- > 0;) {
+    const u64 grad = s.alloc(s.bytes_of(saved[i]));
+    s.free(previous);
+    previous = grad;
+    s.free(saved[i]);
+    if (w < g.weights.size()) next_weight();
+  }
+  s.free(previous);
+  while (w < g.weights.size()) next_weight();
+  saved.clear();
+}
+
+}  // namespace
+
+u64 layer_backward(Forward& f, const LayerGrads& g, LayerKind kind, u64 checkpoint, std::vector<u64>& saved, u64 dx,
+                   std::vector<u64>& made) {
+  if (checkpoint != 0) {  // non-reentrant checkpointing: the layer's forward again, its saved tensors kept
+    std::vector<u64> none;
+    f.s.free(recorded_layer(f, g.unlinked_casts, kind, checkpoint, saved, none));
+  }
+  const u64 next_dx = f.s.alloc(g.residual);
+  saved_backward(f.s, g, saved, made);
+  f.s.free(dx);
+  f.s.free(checkpoint);
+  return next_dx;
+}
+
+u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head_saved, u64 workspace,
+                  std::vector<u64>& made, u64& tied_share) {
+  for (u64 bytes : g.head) made.push_back(s.alloc(bytes));
+  tied_share = s.alloc(g.tied);
+  const u64 dx = s.alloc(g.residual);
+  s.alloc(workspace, Use::Workspace);
+  s.free(loss);
+  s.free(head_saved);
+  return dx;
+}
+
+void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
+                         std::vector<u64>& made) {
+  s.free(saved);
+  const std::size_t shared = made.size();  // the tied weight is the embeddings' first
+  for (u64 bytes : g.embed) made.push_back(s.alloc(bytes));
+  if (tied_share != 0 && shared < made.size()) {  // AccumulateGrad sums the two shares into a new tensor
+    const u64 sum = s.alloc(g.tied);
+    s.free(tied_share), s.free(made[shared]);
+    made[shared] = sum;
+  }
+  s.free(dx);
+}
+
+}  // namespace vramdoc::estimator::detail
