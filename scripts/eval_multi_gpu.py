@@ -55,6 +55,8 @@ def command(vramdoc, results, rec):
             cmd.append("--no-reshard")
         if rec["offload"]:
             cmd += ["--offload", "all"]
+        if rec.get("shard") == "hybrid":  # HYBRID_SHARD on one node: shard over its GPUs, replicate groups of one
+            cmd += ["--shard-group", str(rec["world"])]
     if strategy == "tp":
         cmd += ["--tp", str(rec["world"])]
     return cmd

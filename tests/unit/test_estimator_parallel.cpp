@@ -157,7 +157,7 @@ TEST(EstimatorParallel, NcclCountsOnlyOnSeveralGpusAndGrowsWithItsBuffers) {
   EXPECT_EQ(e.process_bytes, e.peak_reserved_bytes + e.context_bytes + e.nccl_bytes);
   Options both = ddp;
   both.gpus = 4, both.tensor_parallel = 2;
-  EXPECT_GT(nccl_communicators(both), nccl_communicators(ddp));
+  EXPECT_GT(nccl_communicators(both).total(), nccl_communicators(ddp).total());
 }
 
 TEST(EstimatorParallel, MemoryNeverFallsAsBatchGrowsUnderEveryWrapper) {  // allocated strictly; process within 2 %
@@ -213,7 +213,24 @@ TEST(EstimatorParallel, HybridShardingDividesByTheShardGroupOnly) {
   const Phase& a = phase(ea, "optimizer step");
   const Phase& b = phase(eb, "optimizer step");
   EXPECT_EQ(term(a, "optimizer_state_bytes"), term(b, "optimizer_state_bytes"));
-  EXPECT_GT(nccl_communicators(hsdp), nccl_communicators(sharded(DataParallel::Fsdp, 8)));
+  EXPECT_GT(nccl_communicators(hsdp).total(), nccl_communicators(sharded(DataParallel::Fsdp, 8)).total());
+}
+
+// HYBRID_SHARD on one node of two GPUs (measured 2026-11-30): the world group, a two-rank shard
+// group and a one-rank replicate group; a one-rank communicator costs NCCL's fixed part only
+// (the NCCL-only process grew by 388 MiB for it, a two-rank one by 486 MiB).
+TEST(EstimatorParallel, HybridShardingOnOneNodeAddsAOneRankCommunicator) {
+  Options one_node = sharded(DataParallel::Fsdp, 2);
+  one_node.parallel.fsdp_version = 1;
+  one_node.parallel.shard_group = 2;
+  const NcclGroups g = nccl_communicators(one_node);
+  EXPECT_EQ(g.peers, 2U);
+  EXPECT_EQ(g.single, 1U);
+  Options full = one_node;
+  full.parallel.shard_group = 0;
+  EXPECT_EQ(nccl_communicators(full).total(), 1U);
+  EXPECT_EQ(run(one_node).nccl_bytes - run(full).nccl_bytes, (390 + 486) * vramdoc::MiB);
+  EXPECT_EQ(run(one_node).peak_allocated_bytes, run(full).peak_allocated_bytes);  // the same shards
 }
 
 TEST(EstimatorParallel, TableAndJsonSayWhatIsSharded) {

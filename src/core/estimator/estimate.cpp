@@ -83,20 +83,24 @@ u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
   return std::max(replayed.peak_reserved_bytes, e.peak_allocated_bytes);
 }
 
-// FullyShardedDataParallel materialises a meta-device model with param_init_fn, calling
-// Module.to_empty(recurse=False) module by module: nn.Module._apply gives each module a new
-// Parameter for a meta one, so a tied lm_head trains with a weight of its own (measured: the FSDP1
-// qwen2.5-0.5b ranks hold half the embedding more than FSDP2's, in weights, gradients and state).
-bool fsdp1_unties(const ModelConfig& m, const Options& o) {
-  return m.tie_word_embeddings && o.parallel.data == DataParallel::Fsdp && o.parallel.fsdp_version == 1 &&
-         (o.gpus > 1 || o.tensor_parallel > 1);
+// A model built on the meta device and materialised with Module.to_empty (PyTorch's recipe for
+// FSDP1's param_init_fn and for tensor parallelism) loses its tied lm_head: nn.Module._apply gives
+// each module a new Parameter for a meta one, so lm_head trains with a weight of its own.
+// Measured: the FSDP1 qwen2.5-0.5b ranks hold half the embedding more than FSDP2's (whose
+// fully_shard keeps the one shared parameter), and tensor-parallel qwen2.5 ranks the whole
+// lm_head more (weights, gradients and state).
+bool meta_init_unties(const ModelConfig& m, const Options& o) {
+  if (!m.tie_word_embeddings || !(o.gpus > 1 || o.tensor_parallel > 1)) return false;
+  const bool fsdp = o.parallel.data == DataParallel::Fsdp && data_parallel_degree(o) > 1;
+  if (fsdp) return o.parallel.fsdp_version == 1;
+  return o.tensor_parallel > 1;
 }
 
 }  // namespace
 
 Result<Estimate> estimate(const ModelConfig& tied_model, const Options& o) {
   ModelConfig model = tied_model;
-  if (fsdp1_unties(model, o)) model.tie_word_embeddings = false;
+  if (meta_init_unties(model, o)) model.tie_word_embeddings = false;
   if (auto ok = check_options(model, o); !ok) return make_error(ok.error());
   const std::vector<std::string> targets = o.lora_targets.empty() ? default_lora_targets(model) : o.lora_targets;
   const detail::Widths w = detail::widths_of(o);
@@ -107,9 +111,10 @@ Result<Estimate> estimate(const ModelConfig& tied_model, const Options& o) {
   Estimate e;
   e.warnings = model.warnings;
   add_warnings(model, o, e);
-  if (fsdp1_unties(tied_model, o)) {
-    e.warnings.push_back("FSDP1 materialising a meta-device model unties lm_head from the embeddings (estimated "
-                         "untied); call model.tie_weights() after wrapping to share them again");
+  if (meta_init_unties(tied_model, o)) {
+    e.warnings.push_back(std::string(o.tensor_parallel > 1 ? "tensor parallelism" : "FSDP1") +
+                         " on a meta-device model materialised with to_empty unties lm_head from the embeddings "
+                         "(estimated untied); call model.tie_weights() after materialising to share them again");
   }
   e.n_params = run.s.params;
   e.n_trainable = o.mode == Mode::Train ? run.s.params : detail::adapters(o) ? run.s.adapter_params : 0;
@@ -128,7 +133,8 @@ Result<Estimate> estimate(const ModelConfig& tied_model, const Options& o) {
   const bool fused16 = o.attention != Attention::Eager && (w.act == 2) &&
                        detail::attention_path(model, o) == AttentionPath::Fused;
   e.context_bytes = process_overhead_bytes(detail::trains(o), fused16);
-  e.nccl_bytes = nccl_device_bytes(nccl_communicators(o), o.parallel.nccl_buffsize);
+  const NcclGroups groups = nccl_communicators(o);
+  e.nccl_bytes = nccl_device_bytes(groups.peers, groups.single, o.parallel.nccl_buffsize);
   e.process_bytes = saturating_add(saturating_add(e.peak_reserved_bytes, e.context_bytes),
                                    saturating_add(e.outside_allocator_bytes, e.nccl_bytes));
   warn_ddp_rebuild(o, e);

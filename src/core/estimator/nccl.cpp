@@ -8,10 +8,11 @@
 
 namespace vramdoc::estimator {
 
-std::uint64_t nccl_device_bytes(std::uint64_t communicators, std::uint64_t buffsize) {
-  if (communicators == 0) return 0;
+std::uint64_t nccl_device_bytes(std::uint64_t peers, std::uint64_t single, std::uint64_t buffsize) {
+  if (peers == 0 && single == 0) return 0;
   const std::uint64_t per_comm = saturating_add(kNcclCommunicatorBytes, saturating_mul(kNcclBuffersPerCommunicator, buffsize));
-  return saturating_add(kNcclProcessBytes, saturating_mul(communicators, per_comm));
+  return saturating_add(saturating_add(kNcclProcessBytes, saturating_mul(peers, per_comm)),
+                        saturating_mul(single, kNcclCommunicatorBytes));
 }
 
 }  // namespace vramdoc::estimator

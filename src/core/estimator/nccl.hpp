@@ -6,8 +6,9 @@
 
 namespace vramdoc::estimator {
 
-// Bytes NCCL adds to one rank's process for `communicators` communicators whose Simple-protocol
-// buffers are `buffsize` bytes (NCCL_BUFFSIZE); 0 communicators: 0 (a single-GPU job).
-std::uint64_t nccl_device_bytes(std::uint64_t communicators, std::uint64_t buffsize);
+// Bytes NCCL adds to one rank's process for `peers` communicators with other ranks, whose
+// Simple-protocol buffers are `buffsize` bytes (NCCL_BUFFSIZE), and `single` one-rank
+// communicators (no connections: only the fixed part); none: 0 (a single-GPU job).
+std::uint64_t nccl_device_bytes(std::uint64_t peers, std::uint64_t single, std::uint64_t buffsize);
 
 }  // namespace vramdoc::estimator

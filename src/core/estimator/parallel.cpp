@@ -183,12 +183,22 @@ std::vector<Term> rank_state_terms(const ReplicaStates& r, const Options& o, Ste
   return single_terms(r, o, point, grads_so_far);
 }
 
-u64 nccl_communicators(const Options& o) {
+// Hybrid sharding (--shard-group) makes a shard group and a replicate group (FSDP1
+// _init_intra_and_inter_node_groups, FSDP2 HSDP's 2-D mesh), new communicators even where a group
+// has the world's ranks; a replicate group of one rank is a one-rank communicator.
+NcclGroups nccl_communicators(const Options& o) {
   const u64 dp = data_parallel_degree(o);
-  u64 n = 0;
-  if (dp > 1) n += shard_degree(o) > 1 && shard_degree(o) < dp ? 2 : 1;  // hybrid: shard and replicate groups
-  if (o.tensor_parallel > 1) n += 1;
-  if (n > 1) n += 1;  // the default (world) group beside the sub-groups
+  NcclGroups n;
+  const bool hybrid = wrapper(o) == DataParallel::Fsdp && o.parallel.shard_group > 0 && dp > 1;
+  if (hybrid) {
+    const u64 shard = shard_degree(o);
+    (shard > 1 ? n.peers : n.single) += 1;
+    (dp / shard > 1 ? n.peers : n.single) += 1;
+  } else if (dp > 1) {
+    n.peers += 1;
+  }
+  if (o.tensor_parallel > 1) n.peers += 1;
+  if (n.total() > 1) n.peers += 1;  // the default (world) group beside the sub-groups
   return n;
 }
 

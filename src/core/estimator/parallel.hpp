@@ -53,7 +53,13 @@ std::optional<std::string> parallel_error(const ModelConfig& m, const Options& o
 std::vector<Term> rank_state_terms(const ReplicaStates& r, const Options& o, StepPoint point,
                                    std::uint64_t grads_so_far);
 
-// How many NCCL communicators one rank joins (data-parallel, tensor-parallel, hybrid groups).
-std::uint64_t nccl_communicators(const Options& o);
+// The NCCL communicators one rank joins (data-parallel, tensor-parallel, hybrid groups): with
+// other ranks (`peers`), and of this rank alone (`single`: hybrid sharding's replicate group when
+// one shard group spans every data-parallel rank).
+struct NcclGroups {
+  std::uint64_t peers = 0, single = 0;
+  std::uint64_t total() const { return peers + single; }
+};
+NcclGroups nccl_communicators(const Options& o);
 
 }  // namespace vramdoc::estimator

@@ -80,7 +80,7 @@ nlohmann::json parallel_json(const Options& o, const Estimate& e) {
           {"ddp_bucket_view", o.parallel.ddp_bucket_view},
           {"offload", offload[static_cast<int>(o.parallel.offload)]},
           {"nccl_buffsize", o.parallel.nccl_buffsize},
-          {"nccl_communicators", nccl_communicators(o)},
+          {"nccl_communicators", nccl_communicators(o).total()},
           {"nccl_bytes", e.nccl_bytes}};
 }
 
