@@ -98,39 +98,37 @@ TEST(EstimatorFamilies, MeasuredSetAccuracy) {
   EXPECT_LT(quantile(allocated, 0.5), 0.005);
   EXPECT_LT(quantile(allocated, 0.95), 0.025);
   EXPECT_LT(quantile(process, 0.5), 0.01);
-  EXPECT_LT(quantile(process, 0.95), 0.07);
+  EXPECT_LT(quantile(process, 0.95), 0.055);
 }
 
-// Regression (issue 18): under non-reentrant checkpointing autocast caches each Linear's 16-bit
-// copy (grad mode is on) until it exits after the loss; the sequence freed them per layer, which
-// left the logits' segments to the optimizer state: one logits-sized segment too many (process
-// +12 to +19 %). Cases of four families, each with a trace showing the copies freed after the loss.
-TEST(EstimatorFamilies, CheckpointedAutocastHoldsItsCopiesUntilTheLoss) {
-  const auto cases = measured_cases(models());
-  int seen = 0;
-  for (const auto& c : cases) {
-    for (const char* id : {"147-gpt2-124m-train-amp_bf16", "102-llama3-m-train-amp_bf16", "079-starcoder2-s-train-amp_bf16",
-                           "129-starcoder2-m-train-amp_bf16"}) {
-      if (c.label != id) continue;
-      ++seen;
-      EXPECT_LT(rel(c.estimate.process_bytes, c.process), 0.02) << c.label;
-    }
-  }
-  EXPECT_EQ(seen, 4);
-}
-
-// Regression (issue 18): a MoE model with dense first layers (DeepSeek's first_k_dense_replace)
-// holds its experts in the MoE layers only, one stacked tensor per layer; the sequence had put all
-// the MoE layers' experts into one tensor beside the embeddings (dsv2-m: process +14 %, +17 %).
-TEST(EstimatorFamilies, DenseFirstLayersLeaveTheExpertsToTheMoeLayers) {
-  const auto cases = measured_cases(models());
-  int seen = 0;
-  for (const auto& c : cases) {
-    if (c.label != "040-dsv2-m-train-bf16" && c.label != "111-dsv2-m-train-amp_bf16") continue;
+// Regressions of issue 18, each case's process error before the fix in brackets; every mechanism
+// was read off the case's allocator trace (docs/results/h200-2026-11-30-h16/traces/):
+// - under non-reentrant checkpointing autocast caches each Linear's 16-bit copy (grad mode is on)
+//   until it exits after the loss; freed per layer, the logits' segments went to the optimizer
+//   state: one logits-sized segment too many (gpt2 +18.9 %, llama3-m +12.8 %, starcoder2-s +12.2 %);
+// - FalconLinear multiplies by weight.T, a view autocast does not cache (falcon-m -8.3 % once the
+//   copies were cached);
+// - eager attention under autocast: fp32 q and k after RoPE, cast for the matmul; the fp32
+//   probabilities are attn_weights (gemma2-s -1.7 %);
+// - a tied lm_head's gradient is made after the logits' gradient is freed and the embeddings'
+//   gradient is added to it in place (gemma2-m -14 %, gemma3-m -20 % with a new summed tensor);
+// - a MoE model's dense first layers (DeepSeek's first_k_dense_replace) leave the experts to the
+//   MoE layers, one stacked tensor per layer (dsv2-m +13.8 %, +17.4 %: one tensor for all layers).
+TEST(EstimatorFamilies, Issue18BackwardAndAutocastCases) {
+  const std::map<std::string, double> bound = {
+      {"147-gpt2-124m-train-amp_bf16", 0.02},     {"102-llama3-m-train-amp_bf16", 0.02},
+      {"079-starcoder2-s-train-amp_bf16", 0.02},  {"123-falcon-m-train-amp_bf16", 0.02},
+      {"002-gemma2-s-train-amp_bf16", 0.02},      {"096-gemma2-m-train-amp_bf16", 0.02},
+      {"099-gemma3-m-train-amp_bf16", 0.02},      {"040-dsv2-m-train-bf16", 0.02},
+      {"111-dsv2-m-train-amp_bf16", 0.03}};
+  std::size_t seen = 0;
+  for (const auto& c : measured_cases(models())) {
+    const auto it = bound.find(c.label);
+    if (it == bound.end()) continue;
     ++seen;
-    EXPECT_LT(rel(c.estimate.process_bytes, c.process), 0.03) << c.label;
+    EXPECT_LT(rel(c.estimate.process_bytes, c.process), it->second) << c.label;
   }
-  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(seen, bound.size());
 }
 
 // Every unknown model_type with its safetensors headers: weights sized tensor by tensor.

@@ -51,14 +51,34 @@ u64 layer_backward(Forward& f, const LayerGrads& g, LayerKind kind, u64 checkpoi
   return next_dx;
 }
 
+OuterGrads outer_grads(const WeightTensors& grads, bool tied, bool amp, u64 head_input, u64 residual) {
+  OuterGrads g;
+  g.input_first = grads.lm_head_at + 1 < grads.head.size();  // lm_head.bias follows lm_head
+  g.head = grads.head, g.embed = grads.embed, g.tied = tied, g.head_input = head_input, g.residual = residual;
+  if (tied) g.lm_head = grads.embed.front();
+  if (grads.lm_head_at < g.head.size()) {
+    g.lm_head = g.head[grads.lm_head_at];
+    g.head.erase(g.head.begin() + static_cast<std::ptrdiff_t>(grads.lm_head_at));
+  }
+  g.lm_head_via_cast = amp && g.lm_head != 0;
+  return g;
+}
+
 u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head_saved, u64 workspace,
                   std::vector<u64>& made, u64& tied_share) {
-  for (u64 bytes : g.head) made.push_back(s.alloc(bytes));
-  tied_share = s.alloc(g.tied);
-  const u64 dx = s.alloc(g.residual);
+  const u64 early = g.input_first ? s.alloc(g.head_input) : 0;
+  const u64 weight16 = g.lm_head_via_cast ? s.alloc(g.lm_head / 2) : 0;
+  u64 weight = weight16 == 0 ? s.alloc(g.lm_head) : 0;
   s.alloc(workspace, Use::Workspace);
+  const u64 input = g.input_first ? early : s.alloc(g.head_input);
   s.free(loss);
   s.free(head_saved);
+  const u64 dx = g.residual == g.head_input ? input : s.alloc(g.residual);
+  if (dx != input) s.free(input);
+  if (weight16 != 0) weight = s.alloc(g.lm_head), s.free(weight16);
+  for (u64 bytes : g.head) made.push_back(s.alloc(bytes));
+  if (g.tied) tied_share = weight;
+  else if (weight != 0) made.push_back(weight);
   return dx;
 }
 
@@ -67,10 +87,9 @@ void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, 
   s.free(saved);
   const std::size_t shared = made.size();  // the tied weight is the embeddings' first
   for (u64 bytes : g.embed) made.push_back(s.alloc(bytes));
-  if (tied_share != 0 && shared < made.size()) {  // AccumulateGrad sums the two shares into a new tensor
-    const u64 sum = s.alloc(g.tied);
-    s.free(tied_share), s.free(made[shared]);
-    made[shared] = sum;
+  if (tied_share != 0 && shared < made.size()) {  // AccumulateGrad adds it in place to lm_head's share (.grad)
+    s.free(made[shared]);
+    made[shared] = tied_share;
   }
   s.free(dx);
 }

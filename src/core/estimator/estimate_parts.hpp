@@ -73,6 +73,7 @@ struct WeightTensors {
   LayerWeights dense, moe;  // a dense decoder layer's, a MoE layer's (the same unless a MoE model has dense layers)
   std::vector<u64> head, embed;
   u64 lm_head_cast = 0;
+  std::size_t lm_head_at = SIZE_MAX;  // lm_head's weight in `head` (SIZE_MAX: tied, or none)
   LayerWeights& layer(LayerKind kind) { return kind.moe ? moe : dense; }
   const LayerWeights& layer(LayerKind kind) const { return kind.moe ? moe : dense; }
 };

@@ -54,35 +54,55 @@ u64 rope(Forward& f, u64 e, u64 xw, u64 pw) {
   return sum;
 }
 
-// Eager attention (transformers' eager_attention_forward; Gemma 2 soft-caps the scores): repeated
-// keys and values, the query copied for the batched matmul, scores scaled, capped (tanh saves its
-// output) and masked, softmax in fp32 (saved) and its 16-bit copy (saved by the value matmul, and
-// kept to the layer's end as attn_weights), the output made contiguous.
-u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_major, u64& held) {
-  const bool repeat = d.kv_heads < d.heads;
-  const u64 kr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : k, vr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : v;
-  const u64 qc = q_heads_major ? q : f.s.alloc(f.bytes(d.q, f.act));
-  f.keep(qc), f.keep(kr);
+// Eager attention's scores (scaled, Gemma 2's soft-capping: tanh saves its output, the mask
+// added) and softmax in fp32 (saved): returns the probabilities and, in `x`, the masked scores
+// (the caller frees them). The matmul's operands `operands` are freed after the scores. The mask
+// has the embeddings' dtype, so under autocast the sum is fp32 already; otherwise softmax upcasts.
+u64 eager_probabilities(Forward& f, const LayerDims& d, std::vector<u64> operands, u64& x) {
   const u64 sc = f.s.alloc(f.scores(d.heads, f.act));
-  if (qc != q) f.drop(qc);
-  u64 x = f.s.alloc(f.scores(d.heads, f.act));
+  f.drop(operands);
+  x = f.s.alloc(f.scores(d.heads, f.act));
   f.drop(sc);
   const bool capped = f.r.m.attn_logit_softcap > 0;
-  for (int i = 0; i < (capped ? 4 : 1); ++i) {  // / cap, tanh, * cap; the mask
-    const u64 next = f.s.alloc(f.scores(d.heads, f.act));
+  const int steps = capped ? 4 : 1;  // / cap, tanh, * cap; the mask
+  const u64 masked = std::max(f.act, f.r.w.weight);
+  for (int i = 0; i < steps; ++i) {
+    const u64 next = f.s.alloc(f.scores(d.heads, i + 1 == steps ? masked : f.act));
     if (capped && i == 1) f.keep(next);
     f.drop(x);
     x = next;
   }
-  const bool cast = f.act != 4;
-  const u64 up = cast ? f.s.alloc(f.scores(d.heads, 4)) : 0, sm = f.s.alloc(f.scores(d.heads, 4));
+  const u64 up = masked != 4 ? f.s.alloc(f.scores(d.heads, 4)) : 0, sm = f.s.alloc(f.scores(d.heads, 4));
   f.keep(sm);
   f.drop(up);
-  held = cast ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
-  f.keep(held), f.keep(vr);
+  return sm;
+}
+
+// Eager attention (transformers' eager_attention_forward) on q and k of `qkw` bytes (fp32 after
+// RoPE under autocast): repeated keys and values; under autocast q and k cast to 16 bit for the
+// matmul (saved by it); the query copied for the batched matmul; the probabilities (above) cast
+// to the query's dtype and kept to the layer's end as attn_weights (under autocast the fp32 ones,
+// cast to 16 bit again for the value matmul, which saves that copy); the output made contiguous.
+u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64 qkw, bool q_heads_major, u64& held) {
+  const bool repeat = d.kv_heads < d.heads, cast = qkw != f.act;
+  const u64 kr = repeat ? f.s.alloc(f.bytes(d.q, qkw)) : k, vr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : v;
+  const u64 q16 = cast ? f.s.alloc(f.bytes(d.q, f.act)) : q, k16 = cast ? f.s.alloc(f.bytes(repeat ? d.q : d.kv, f.act)) : kr;
+  const u64 qc = q_heads_major && !cast ? q : f.s.alloc(f.bytes(d.q, f.act));
+  f.keep(qc), f.keep(k16);
+  std::vector<u64> operands;
+  for (u64 id : {qc, k16, q16}) {
+    if (id != q && id != kr) operands.push_back(id);
+  }
+  u64 x = 0;
+  const u64 sm = eager_probabilities(f, d, operands, x);
+  held = qkw == 4 ? sm : f.s.alloc(f.scores(d.heads, f.act));
+  const u64 p16 = qkw == 4 && f.act != 4 ? f.s.alloc(f.scores(d.heads, f.act)) : held;
+  f.keep(held), f.keep(p16), f.keep(vr);
   f.drop(x);
-  if (cast) f.drop(sm);
-  const u64 out = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  if (held != sm) f.drop(sm);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act));
+  if (p16 != held) f.drop(p16);
+  const u64 contiguous = f.s.alloc(f.bytes(d.q, f.act));
   f.drop(out);
   if (kr != k) f.drop(kr);
   if (vr != v) f.drop(vr);
@@ -259,13 +279,14 @@ LayerDims layer_dims(const Run& r) {
 }
 
 u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide, const std::string& name) {
-  if (!f.quantized) f.weight_cast(mul(mul(in_elements, out_elements), 2));
+  const u64 weight_cast = f.quantized ? 0 : f.weight_cast(mul(mul(in_elements, out_elements), 2));
   const u64 cast = f.amp && input_wide ? f.s.alloc(f.bytes(in_elements, 2)) : 0;
   const u64 dequant = f.quantized ? f.s.alloc(mul(mul(in_elements, out_elements), f.act), Use::Dequant) : 0;
   u64 out = f.s.alloc(f.bytes(out_elements, f.act));
   f.drop(dequant);
   if (f.weights_train()) f.keep(cast != 0 ? cast : x);  // the input, for the weight's gradient
   f.drop(cast);
+  f.release_cast(weight_cast);
   if (f.train && adapters(f.r.o) && is_lora_target(name, f.r.targets)) out = lora_branch(f, x, in_elements, out_elements, input_wide, out);
   return out;
 }
@@ -325,7 +346,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, k, v);
   } else if (path == AttentionPath::Eager) {
-    out = eager(f, d, q, k, v, rot.heads_major, held);
+    const u64 qkw = d.rotary > 0 && m.family != Family::Olmo2 ? std::max(f.act, f.wide) : f.act;  // fp32 RoPE under autocast
+    out = eager(f, d, q, k, v, qkw, rot.heads_major, held);
   } else {
     const bool math = path == AttentionPath::Math;
     const u64 raw = math ? math_kernel(f, d) : fused_kernel(f, d, kind, q, k, v);

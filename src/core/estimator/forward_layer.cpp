@@ -122,6 +122,7 @@ Forward::Forward(Tape& tape, const Run& run) : s(tape), r(run) {
   act = run.w.act, wide = run.w.wide, amp = run.w.amp;
   quantized = effective_quant(run.m, run.o).method != QuantMethod::None;
   cast_at_call = amp && trains(run.o);
+  casts_cached = run.m.family != Family::Falcon;  // FalconLinear: input @ self.weight.T
 }
 
 std::vector<LayerKind> layer_order(const ModelConfig& m) {

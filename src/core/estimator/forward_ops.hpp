@@ -29,6 +29,7 @@ struct Forward {
   bool use_cache = true;                 // DynamicCache copies keys and values (not with gradient checkpointing)
   bool train = false;                    // autograd records: saved tensors stay (in `saved`) for the backward
   bool cast_at_call = false;             // training under autocast: each Linear's 16-bit weight copy made at its call
+  bool casts_cached = true;              // autocast caches the copies (not Falcon's: a cast of weight.T, not a leaf)
   std::vector<u64> autocast_cache;       // copies autocast holds until it exits (a checkpointed forward's)
   u64 sliding_bool_mask = 0;             // SDPA with a window shorter than the prompt: the explicit bool mask
   std::vector<u64> saved;                // the current layer's saved tensors, in the order they were saved
@@ -65,8 +66,12 @@ struct Forward {
   u64 weight_cast(u64 bytes) {
     if (!cast_at_call || bytes == 0) return 0;
     const u64 id = s.alloc(bytes, Use::Cast);
-    if (train) keep(id); else autocast_cache.push_back(id);
+    if (train) keep(id); else if (casts_cached) autocast_cache.push_back(id);
     return id;
+  }
+  // After its matmul: a weight copy neither saved nor cached is freed.
+  void release_cast(u64 id) {
+    if (!casts_cached) drop(id);
   }
 
  private:
@@ -138,22 +143,33 @@ struct LayerGrads {
 // layer's output) and the checkpoint are freed. Returns the gradient of the layer's input.
 u64 layer_backward(Forward& f, const LayerGrads& g, LayerKind kind, u64 checkpoint, std::vector<u64>& saved, u64 dx,
                    std::vector<u64>& made);
-// What the backward makes outside the layers: the head's gradients (lm_head, the final norm), the
-// embeddings', a tied lm_head's share of the shared weight's gradient (bytes; 0: untied, or the
-// weight does not train), the residual gradient's bytes.
+// What the backward makes outside the layers: lm_head's weight gradient (a tied one has the
+// embeddings' shape; 0: it does not train), whether it arrives as the 16-bit gradient of its
+// autocast copy first, the head's other gradients (the final norm's, lm_head's bias), the
+// embeddings', the gradient of lm_head's input (16-bit under autocast) and the residual stream's.
 struct OuterGrads {
   std::vector<u64> head, embed;
-  u64 tied = 0, residual = 0;
+  u64 lm_head = 0;
+  bool lm_head_via_cast = false, tied = false;
+  bool input_first = false;  // lm_head has a bias: addmm's backward makes the input's gradient first (mm's the weight's)
+  u64 head_input = 0, residual = 0;
 };
-// Training: the backward through the head. The loss's gradients (`loss`: loss_and_its_gradient's
-// 16-bit gradient of the logits), the head's weight gradients appended to `made`, a tied lm_head's
-// share (returned in `tied_share`), the gradient of the last layer's output (returned); frees the
-// head's saved tensors `head_saved`. `workspace` (0: none) is a cuBLAS workspace made at lm_head's
-// backward matmuls (the first step's second).
+// The backward's gradients outside the layers, from the trainable weights' gradients `grads`
+// (`tied`: lm_head shares the embeddings' weight; `amp`: autocast), the bytes of the gradient of
+// lm_head's input and of the residual stream's.
+OuterGrads outer_grads(const WeightTensors& grads, bool tied, bool amp, u64 head_input, u64 residual);
+// Training: the backward through the head, as the traces order it: lm_head's weight gradient
+// (under autocast its 16-bit one), the cuBLAS workspace `workspace` (0: none; the first step's
+// second), the gradient of lm_head's input (with a bias: the input's first); the loss's
+// gradient `loss` and the head's saved
+// tensors freed; the residual gradient (under autocast the input's gradient cast to fp32) and the
+// fp32 weight gradient; the head's other gradients. Gradients go to `made`, a tied lm_head's to
+// `tied_share` (the embeddings' gradient is added to it in place). Returns the gradient of the
+// last layer's output.
 u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head_saved, u64 workspace,
                   std::vector<u64>& made, u64& tied_share);
 // Training: the backward through the embeddings: their saved tensors freed, their gradients
-// appended to `made` (a tied weight's: the two shares summed by AccumulateGrad into a new tensor),
+// appended to `made` (a tied weight's: added in place by AccumulateGrad to lm_head's share, the .grad),
 // the last residual gradient `dx` freed.
 void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
                          std::vector<u64>& made);

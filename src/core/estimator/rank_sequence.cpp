@@ -68,6 +68,7 @@ class Pools : public Tape {
 struct RankPlan {
   std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
   std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
+  std::size_t lm_head_at = SIZE_MAX;                // lm_head's in head_grads (SIZE_MAX: tied)
   std::vector<u64> layer_casts;                     // autocast 16-bit copies a layer makes at its start (router, experts)
   std::vector<bool> layer_grad_casts;               // per layer gradient: arrives through a 16-bit autocast copy
   u64 lm_head_cast = 0;
@@ -96,6 +97,7 @@ void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
       if (!grads && t.matmul && r.w.amp && !t.lora_target) p.layer_casts.push_back(mul(mul(mul(t.rows, t.cols), per_layer), 2) / (t.quantizable ? r.o.tensor_parallel : 1));
     } else {
       const bool head = t.name == "lm_head" || t.name == "norm" || t.name == "lm_head.bias";
+      if (grads && t.name == "lm_head") p.lm_head_at = p.head_grads.size();
       (head ? (grads ? p.head_grads : p.head) : (grads ? p.embed_grads : p.embed)).push_back(mul(each, t.count));
     }
   }
@@ -142,8 +144,10 @@ RankPlan rank_plan(const Run& r) {
   p.states_per_tensor = adam ? 2 : o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
   p.backward = {p.layer_grads, p.layer_grad_casts, p.layer_casts, p.residual};
-  p.outer = {p.head_grads, p.embed_grads, 0, p.residual};
-  if (r.m.tie_word_embeddings && o.mode == Mode::Train && !p.embed_grads.empty()) p.outer.tied = p.embed_grads.front();
+  WeightTensors outer;  // the gradients outside the layers
+  outer.head = p.head_grads, outer.embed = p.embed_grads, outer.lm_head_at = p.lm_head_at;
+  const bool tied = r.m.tie_word_embeddings && o.mode == Mode::Train && !p.embed_grads.empty();
+  p.outer = outer_grads(outer, tied, r.w.amp, mul(mul(tokens, r.m.hidden_size), r.w.act), p.residual);
   return p;
 }
 

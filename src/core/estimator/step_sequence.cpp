@@ -42,7 +42,7 @@ TrainPlan train_plan(const Run& r) {
     for (u64 g : p.grads.dense.tensors) p.weights.dense.tensors.push_back(g), p.weights.moe.tensors.push_back(g);
   } else {
     p.grads = weight_tensors(r, r.w.weight);
-    if (r.m.tie_word_embeddings && !p.grads.embed.empty()) p.outer.tied = p.grads.embed.front();
+    p.outer.tied = r.m.tie_word_embeddings && !p.grads.embed.empty();
   }
   p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
@@ -54,7 +54,7 @@ TrainPlan train_plan(const Run& r) {
   p.foreach_temporaries = adam;
   p.dense = {p.grads.dense.tensors, p.grads.dense.via_cast, p.weights.dense.unlinked_casts, p.residual};
   p.moe = {p.grads.moe.tensors, p.grads.moe.via_cast, p.weights.moe.unlinked_casts, p.residual};
-  p.outer.head = p.grads.head, p.outer.embed = p.grads.embed, p.outer.residual = p.residual;
+  p.outer = outer_grads(p.grads, p.outer.tied, r.w.amp, mul(mul(tokens, r.m.hidden_size), r.w.act), p.residual);
   return p;
 }
 

@@ -48,6 +48,7 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width) {
       if (w.layers != LayerSet::Moe) add_to_layer(t.dense, w, bytes, w.count / L, cast);
       if (w.layers != LayerSet::Dense) add_to_layer(t.moe, w, bytes, w.count / L, cast);
     } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
+      if (w.name == "lm_head") t.lm_head_at = t.head.size();
       t.head.push_back(mul(bytes, w.count));
     } else {
       t.embed.push_back(mul(bytes, w.count));
