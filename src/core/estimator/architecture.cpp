@@ -11,25 +11,29 @@ namespace {
 using u64 = std::uint64_t;
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
-void add_gpt2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
-  const u64 h = m.hidden_size, L = m.num_layers, I = m.intermediate_size;
-  w.push_back({"wte", m.vocab_size, h, 1, false, false, false});
-  w.push_back({"wpe", m.max_positions, h, 1, false, false, false});
-  w.push_back({"ln_1, ln_2", 1, 4 * h, L, false, false, false});  // weight + bias each
-  w.push_back({"c_attn", h, 3 * h, L, true, false, true});
-  w.push_back({"attn.c_proj", h, h, L, true, false, true});
-  w.push_back({"c_fc", h, I, L, true, false, true});
-  w.push_back({"mlp.c_proj", I, h, L, true, false, true});
-  w.push_back({"biases", 1, 3 * h + h + I + h, L, false, false, false});
-  w.push_back({"ln_f", 1, 2 * h, 1, false, false, false});
-  w.push_back({"lm_head", h, m.vocab_size, 1, true, true, false});
-}
-
 // A Linear of every layer in `count` layers, with its bias when `bias`.
 void linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u64 out, u64 count, bool bias) {
   if (count == 0) return;
   w.push_back({name, in, out, count, true, false, true});
   if (bias) w.push_back({name + ".bias", 1, out, count, false, false, false});
+}
+
+void add_gpt2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size, L = m.num_layers, I = m.intermediate_size;
+  w.push_back({"wte", m.vocab_size, h, 1, false, false, false});
+  w.push_back({"wpe", m.max_positions, h, 1, false, false, false});
+  auto layer_norm = [&](const std::string& name) {
+    w.push_back({name, 1, h, L, false, false, false});
+    w.push_back({name + ".bias", 1, h, L, false, false, false});
+  };
+  layer_norm("ln_1");  // each layer's parameters in model.parameters() order
+  linear(w, "c_attn", h, 3 * h, L, true);
+  linear(w, "attn.c_proj", h, h, L, true);
+  layer_norm("ln_2");
+  linear(w, "c_fc", h, I, L, true);
+  linear(w, "mlp.c_proj", I, h, L, true);
+  w.push_back({"ln_f", 1, 2 * h, 1, false, false, false});
+  w.push_back({"lm_head", h, m.vocab_size, 1, true, true, false});
 }
 
 void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {

@@ -20,9 +20,9 @@ u64 weight_gradient(Tape& s, u64 bytes, bool via_cast) {
 void saved_backward(Tape& s, const LayerGrads& g, std::vector<u64>& saved, std::vector<u64>& made) {
   std::size_t w = 0;
   u64 previous = 0;
-  auto next_weight = [&] {
-    made.push_back(weight_gradient(s, g.weights[w], w < g.via_cast.size() && g.via_cast[w]));
-    ++w;
+  auto next_weight = [&] {  // the layer's weights backwards: the last op's first
+    const std::size_t at = g.weights.size() - 1 - w++;
+    made.push_back(weight_gradient(s, g.weights[at], at < g.via_cast.size() && g.via_cast[at]));
   };
   for (std::size_t i = saved.size(); i-- > 0;) {
     const u64 grad = s.alloc(s.bytes_of(saved[i]));
