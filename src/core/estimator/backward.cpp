@@ -1,8 +1,16 @@
-// The backward of one decoder layer, shared by the one-GPU step (step_sequence.cpp) and one rank's
-// replay (rank_sequence.cpp). A checkpointed layer is first run again op by op (forward_ops.hpp,
-// its autocast copies made at each Linear and saved); then autograd walks the layer's saved tensors
-// backwards: each one's gradient made (its shape), used by the next op back and freed, the saved
-// tensor freed; the weight gradients land in the holes the activations leave.
+// The backward, shared by the one-GPU step (step_sequence.cpp) and one rank's replay
+// (rank_sequence.cpp): the head's, each decoder layer's, the embeddings'. The traces' order
+// (docs/estimator.md, "The backward, op by op"; llama3-m bf16, step 1): lm_head's weight gradient,
+// its input's, the logits' gradient freed (under autocast then the fp32 ones); the final RMSNorm's
+// 16-bit products, its weight's gradient, ~8 fp32 T x h temporaries, its input's gradient; per
+// layer down_proj (weight, T x I input), act * up (two T x I), up_proj, SiLU, gate_proj (weight,
+// T x h input each, summed), the norm as above, o_proj, SDPA (dq, dk, dv, a workspace; its saved
+// tensors freed), RoPE on k and q, v/k/q_proj (weight, input, summed in place), the input norm;
+// the embeddings' gradient, a tied weight's added in place to lm_head's.
+// Modelled at layer granularity: a checkpointed layer is first run again op by op (its autocast
+// copies made at each Linear and saved); then the saved tensors backwards, each one's gradient
+// made (its shape), used by the next op back and freed with the saved tensor; the weights'
+// gradients in backward order. The norms', SDPA's and RoPE's temporaries are left out.
 #include "core/estimator/forward_ops.hpp"
 
 namespace vramdoc::estimator::detail {

@@ -171,9 +171,10 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   return out;
 }
 
-// One layer's forward with autograd recording: under autocast its Linears' 16-bit weight copies
-// first (saved), then the layer op by op. `saved` receives what autograd keeps; the cache entries
-// it does not keep go to `cache` (DynamicCache holds them to the forward's end).
+// One layer's forward with autograd recording: under autocast the 16-bit copies of the weights no
+// Linear call makes (router, experts) first (saved; each Linear makes its own at the call), then
+// the layer op by op. `saved` receives what autograd keeps; the cache entries it does not keep go
+// to `cache` (DynamicCache holds them to the forward's end).
 u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x, std::vector<u64>& saved,
                    std::vector<u64>& cache) {
   f.train = true;

@@ -121,7 +121,8 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace);
 // cache, routed experts gather their weights per token.
 void decode_layer(Forward& f, LayerKind kind, CacheIds& cache);
 
-// Training: one layer's forward with autograd recording (the autocast copies `casts` first), its
+// Training: one layer's forward with autograd recording (the autocast copies `casts` no Linear
+// call makes first), its
 // saved tensors into `saved`, the cache entries autograd does not keep into `cache`; the output.
 u64 recorded_layer(Forward& f, const std::vector<u64>& casts, LayerKind kind, u64 x, std::vector<u64>& saved,
                    std::vector<u64>& cache);
