@@ -43,7 +43,7 @@ def command(vramdoc, results, rec):
     cfg = os.path.join(results, "configs", rec["model"] + ".json")
     precision = {"bf16": "bf16", "amp": "amp-bf16", "mp": "amp-bf16"}[rec["precision"]]
     cmd = [vramdoc, "estimate", "--config", cfg, "--mode", "train", "--precision", precision, "--optimizer", "adamw",
-           "--batch", str(rec["batch"]), "--seq", str(rec["seq"]), "--gpus", str(rec["world"]), "--json"]
+           "--batch", str(rec["batch"]), "--seq", str(rec["seq"]), "--gpus", str(rec["world"]), "--rank", str(rec["rank"]), "--json"]
     if rec["ckpt"]:
         cmd.append("--grad-checkpointing")
     strategy = rec["strategy"]

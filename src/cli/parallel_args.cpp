@@ -1,5 +1,7 @@
 #include "cli/parallel_args.hpp"
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/model_input.hpp"
@@ -27,6 +29,8 @@ void add_parallel_options(CLI::App& app, ParallelArgs& a) {
       ->capture_default_str();
   app.add_flag("--ddp-bucket-view", a.ddp_bucket_view, "DDP gradient_as_bucket_view=True (no second copy of the gradients)");
   app.add_option("--nccl-buffsize", a.nccl_buffsize, "NCCL_BUFFSIZE")->capture_default_str();
+  app.add_option("--rank", a.rank, "one rank's numbers, 0 to --gpus - 1 (default: the rank that needs the most; "
+                                   "ranks differ under FSDP1)");
 }
 
 namespace {
@@ -90,6 +94,13 @@ Result<bool> apply_parallel(const ParallelArgs& a, est::Options& o) {
   auto buffsize = parse_size(a.nccl_buffsize);
   if (!buffsize || *buffsize == 0) return make_error("--nccl-buffsize: " + (buffsize ? std::string("must be positive") : buffsize.error()));
   p.nccl_buffsize = *buffsize;
+  if (!a.rank.empty()) {
+    const bool digits = a.rank.size() <= 19 && std::all_of(a.rank.begin(), a.rank.end(), ::isdigit);
+    if (!digits || std::stoull(a.rank) >= o.gpus) {
+      return make_error("--rank must be a rank from 0 to --gpus - 1 (" + std::to_string(o.gpus - 1) + "), got '" + a.rank + "'");
+    }
+    p.rank = std::stoull(a.rank);
+  }
   return apply_zero(a, p);
 }
 

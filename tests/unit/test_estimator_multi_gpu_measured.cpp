@@ -63,6 +63,8 @@ Options options_for(const nlohmann::json& c) {
     o.parallel.reshard_after_forward = c["reshard"] && c["shard"] != "grad_op";
   }
   o.parallel.ddp_bucket_view = c["view"];
+  if (c["shard"] == "hybrid") o.parallel.shard_group = o.gpus;  // HYBRID_SHARD on one node
+  o.parallel.rank = c["rank"];
   return o;
 }
 

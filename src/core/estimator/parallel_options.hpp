@@ -22,6 +22,8 @@ enum class Offload {
   All,        // FSDP CPUOffload / ZeRO-3 offload_param too: sharded weights and gradients on the CPU
 };
 
+inline constexpr std::uint64_t kEveryRank = ~std::uint64_t{0};
+
 struct ParallelOptions {
   DataParallel data = DataParallel::Ddp;  // used when gpus / tensor_parallel > 1
   // DDP (torch/nn/parallel/distributed.py) gradient_as_bucket_view. bucket_cap_mb only splits the
@@ -39,6 +41,9 @@ struct ParallelOptions {
   std::uint64_t zero_persistence_threshold = 100'000;    // stage3_param_persistence_threshold
   // NCCL_BUFFSIZE: the Simple protocol's buffer per channel and peer.
   std::uint64_t nccl_buffsize = 4 * MiB;
+  // Whose numbers: one rank (0 .. gpus-1), or kEveryRank: the rank that needs the most. Ranks differ
+  // only where FSDP1's FlatParameter cuts parameters unevenly (the optimizer's state per part).
+  std::uint64_t rank = kEveryRank;
 };
 
 }  // namespace vramdoc::estimator

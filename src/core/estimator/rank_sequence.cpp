@@ -4,12 +4,15 @@
 // another. FSDP gathers on its all-gather stream (FSDP2: the all-gather output, copied out into
 // the layer's weights on the default stream; FSDP1: the unsharded FlatParameter itself) and
 // reduce-scatters on its own (the padded gradient buffer and the sharded gradient, which FSDP2
-// keeps as a view of the reduce-scatter output until zero_grad).
+// keeps as a view of the reduce-scatter output until zero_grad). FSDP1 under mixed precision
+// casts the shard to 16 bits on a fourth stream (pre-unshard) before gathering, and its unit's
+// gradient, one flat tensor, is made on the all-gather stream (traces of 2026-11-30-b).
 #include <algorithm>
 #include <array>
 #include <unordered_map>
 
 #include "core/estimator/estimate_parts.hpp"
+#include "core/estimator/flat_param.hpp"
 #include "core/estimator/forward_ops.hpp"
 #include "core/estimator/parallel.hpp"
 #include "core/units.hpp"
@@ -21,13 +24,13 @@ namespace {
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 u64 add(u64 a, u64 b) { return saturating_add(a, b); }
 
-enum Stream : std::size_t { kCompute = 0, kGather = 1, kReduce = 2 };
+enum Stream : std::size_t { kCompute = 0, kGather = 1, kReduce = 2, kPreUnshard = 3, kStreams = 4 };
 constexpr u64 kWorkspace = 32 * MiB;      // cuBLAS and cuBLASLt, one each (as step_sequence.cpp)
 constexpr u64 kDdpBucketBytes = 25 * MiB;  // DistributedDataParallel's bucket_cap_mb default
 
 class Pools : public Tape {
  public:
-  explicit Pools(AllocatorSettings s) : pools_{CachingAllocator(s), CachingAllocator(s), CachingAllocator(s)} {}
+  explicit Pools(AllocatorSettings s) : pools_{CachingAllocator(s), CachingAllocator(s), CachingAllocator(s), CachingAllocator(s)} {}
   using Tape::free;
   u64 alloc(u64 bytes, Use = Use::Activation) override { return alloc_on(bytes, kCompute); }
   u64 alloc_on(u64 bytes, Stream stream) {
@@ -57,7 +60,7 @@ class Pools : public Tape {
     CachingAllocator::Handle handle;
     u64 bytes;
   };
-  std::array<CachingAllocator, 3> pools_;
+  std::array<CachingAllocator, kStreams> pools_;
   std::unordered_map<u64, Live> live_;
   ReplayResult result_;
   u64 next_ = 1;
@@ -67,6 +70,7 @@ class Pools : public Tape {
 // sharded per parameter, FSDP1 one flat shard per unit), what the wrapper gathers and reduces.
 struct RankPlan {
   std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
+  std::vector<u64> opt_embed, opt_layer, opt_head;  // the optimizer's tensors (FSDP1: the rank's parts)
   std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
   std::size_t lm_head_at = SIZE_MAX;                // lm_head's in head_grads (SIZE_MAX: tied)
   std::vector<u64> layer_casts;                     // autocast 16-bit copies a layer makes at its start (router, experts)
@@ -78,7 +82,8 @@ struct RankPlan {
   OuterGrads outer;                                 // the head's and the embeddings' 
   bool foreach_temporaries = false, checkpointing = false;
   DataParallel wrapper = DataParallel::Ddp;
-  bool sharded = false, fsdp1 = false, reshard = true, bucket_view = false;
+  bool sharded = false, fsdp1 = false, mixed = false, reshard = true, bucket_view = false;
+  u64 shards = 1;
   u64 unit = 0, root = 0;                   // a layer / the root gathered, compute width
   u64 unit_rs_in = 0, unit_rs_out = 0, root_rs_in = 0, root_rs_out = 0;
   std::vector<u64> buckets;                 // DDP
@@ -109,7 +114,19 @@ u64 sum(const std::vector<u64>& v) {
   return s;
 }
 
-RankPlan rank_plan(const Run& r) {
+// FSDP1 with use_orig_params: the optimizer steps the original parameters as views of the rank's
+// chunk of each FlatParameter (flat_param.cpp), one state per part the rank holds.
+void fsdp1_optimizer_parts(const Run& r, u64 width, u64 shards, u64 rank, RankPlan& p) {
+  const UnitParams u = unit_params(r.m, r.o.tensor_parallel);
+  p.opt_layer = flat_param_parts(u.layer, width, shards, rank);
+  std::vector<u64> root = u.embed;
+  root.insert(root.end(), u.head.begin(), u.head.end());
+  const std::vector<u64> parts = flat_param_parts(root, width, shards, rank);
+  p.opt_embed.assign(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(u.embed.size()));
+  p.opt_head.assign(parts.begin() + static_cast<std::ptrdiff_t>(u.embed.size()), parts.end());
+}
+
+RankPlan rank_plan(const Run& r, u64 rank) {
   RankPlan p;
   const Options& o = r.o;
   const bool mp = fsdp_mixed_precision(o);
@@ -117,13 +134,16 @@ RankPlan rank_plan(const Run& r) {
   p.wrapper = wrapper(o);
   p.sharded = p.wrapper == DataParallel::Fsdp && s > 1;
   p.fsdp1 = p.sharded && o.parallel.fsdp_version == 1;
+  p.mixed = mp, p.shards = s;
   p.reshard = o.parallel.reshard_after_forward;
   p.bucket_view = o.parallel.ddp_bucket_view;
   p.checkpointing = o.grad_checkpointing;
   const u64 storage = mp ? 4 : r.w.weight, compute = mp ? 2 : storage, reduce = mp ? 4 : storage;
   weight_lists(r, storage, p.sharded && !p.fsdp1 ? s : 1, p, false);
   weight_lists(r, p.sharded ? compute : storage, 1, p, true);  // FSDP: the unsharded gradients
+  p.opt_embed = p.embed, p.opt_layer = p.layer, p.opt_head = p.head;
   if (p.fsdp1) {  // one FlatParameter per unit, sharded
+    fsdp1_optimizer_parts(r, storage, s, rank, p);
     p.layer = {sum(p.layer) / s};
     p.embed = {add(sum(p.embed), sum(p.head)) / s};
     p.head.clear();
@@ -181,7 +201,12 @@ class RankStep {
 
  private:
   u64 gather(u64 bytes) {  // FSDP2: all-gather output on its stream, copied out; FSDP1: the FlatParameter
-    if (p_.fsdp1) return s_.alloc_on(bytes, kGather);
+    if (p_.fsdp1) {  // mixed precision: the 16-bit shard (_use_low_precision_shard) lives until gathered
+      const u64 cast = p_.mixed ? s_.alloc_on(bytes / p_.shards, kPreUnshard) : 0;
+      const u64 flat = s_.alloc_on(bytes, kGather);
+      s_.free(cast);
+      return flat;
+    }
     const u64 out = s_.alloc_on(bytes, kGather), unsharded = s_.alloc(bytes);
     s_.free(out);
     return unsharded;
@@ -231,6 +256,19 @@ class RankStep {
     s_.free(buffer);
   }
 
+  // FSDP1's post-backward hook: the per-parameter gradients become the unit's flat gradient (on
+  // the all-gather stream, where autograd accumulates the FlatParameter's), the unit reshards,
+  // then on the post-backward stream the fp32 copy under mixed precision and the sharded output.
+  void reduce_flat(std::vector<u64>& unsharded, u64 flat_bytes, u64 in, u64 out, u64& gathered) {
+    const u64 flat = s_.alloc_on(flat_bytes, kGather);
+    s_.free(unsharded);
+    s_.free(gathered);
+    gathered = 0;
+    const u64 upcast = p_.mixed ? s_.alloc_on(in, kReduce) : 0;
+    grads_.push_back(s_.alloc_on(out, kReduce));
+    s_.free(upcast), s_.free(flat);
+  }
+
   void backward_layer(std::size_t l, u64& dx) {
     if (p_.sharded) {
       gather_layer(l);
@@ -238,6 +276,7 @@ class RankStep {
     }
     std::vector<u64> made;
     dx = layer_backward(f_, p_.backward, p_.kinds[l], p_.checkpointing ? checkpoints_[l] : 0, saved_[l], dx, made);
+    if (p_.fsdp1) return reduce_flat(made, p_.unit, p_.unit_rs_in, p_.unit_rs_out, gathered_[l]);
     keep_grads(made, p_.unit_rs_in, p_.unit_rs_out);
     if (p_.sharded) reshard_layer(l);
   }
@@ -258,15 +297,19 @@ class RankStep {
     u64 dx = head_backward(s_, p_.outer, logits_grad, saved_.back(), 0, root_grads, tied_share);
     for (std::size_t l = p_.kinds.size(); l-- > 0;) backward_layer(l, dx);
     embeddings_backward(s_, p_.outer, embeddings_, tied_share, dx, root_grads);
-    keep_grads(root_grads, p_.root_rs_in, p_.root_rs_out);
-    if (p_.sharded) s_.free(root_);
+    if (p_.fsdp1) {
+      reduce_flat(root_grads, p_.root, p_.root_rs_in, p_.root_rs_out, root_);
+    } else {
+      keep_grads(root_grads, p_.root_rs_in, p_.root_rs_out);
+      if (p_.sharded) s_.free(root_);
+    }
     saved_.clear(), checkpoints_.clear();
   }
 
   void optimizer(bool first) {
-    std::vector<u64> trainable = p_.embed;  // the optimizer's tensors: weights as stored, in order
-    for (std::size_t l = 0; l < p_.kinds.size(); ++l) trainable.insert(trainable.end(), p_.layer.begin(), p_.layer.end());
-    trainable.insert(trainable.end(), p_.head.begin(), p_.head.end());
+    std::vector<u64> trainable = p_.opt_embed;  // the optimizer's tensors in model.parameters() order
+    for (std::size_t l = 0; l < p_.kinds.size(); ++l) trainable.insert(trainable.end(), p_.opt_layer.begin(), p_.opt_layer.end());
+    trainable.insert(trainable.end(), p_.opt_head.begin(), p_.opt_head.end());
     if (first) {
       for (u64 b : trainable) {
         for (u64 k = 0; k < p_.states_per_tensor; ++k) s_.alloc(b);
@@ -296,13 +339,34 @@ bool replays_rank(const Options& o) {
          o.parallel.offload == Offload::None;
 }
 
-ReplayResult replay_rank(const Run& r) {
-  const RankPlan plan = rank_plan(r);
+namespace {
+
+ReplayResult replay_one(const Run& r, u64 rank) {
+  const RankPlan plan = rank_plan(r, rank);
   Pools pools(AllocatorSettings{r.o.expandable_segments, std::numeric_limits<u64>::max()});
   RankStep step(pools, plan, r);
   step.setup();
   for (int i = 0; i < 3; ++i) step.step(i == 0, i == 1 && plan.bucket_view && !plan.buckets.empty());
   return pools.result();
+}
+
+}  // namespace
+
+// Ranks differ only under FSDP1 (the FlatParameter's parts); every rank's numbers are then the
+// largest over at most kSampledRanks ranks spread over the shard group, the first and last included.
+ReplayResult replay_rank(const Run& r) {
+  const u64 s = shard_degree(r.o);
+  const bool uneven = wrapper(r.o) == DataParallel::Fsdp && r.o.parallel.fsdp_version == 1 && s > 1;
+  if (!uneven) return replay_one(r, 0);
+  if (r.o.parallel.rank != kEveryRank) return replay_one(r, r.o.parallel.rank / std::max<u64>(r.o.tensor_parallel, 1) % s);
+  constexpr u64 kSampledRanks = 8;
+  const u64 n = std::min(s, kSampledRanks);
+  ReplayResult worst;
+  for (u64 i = 0; i < n; ++i) {
+    const ReplayResult one = replay_one(r, n == 1 ? 0 : i * (s - 1) / (n - 1));
+    if (one.peak_reserved_bytes > worst.peak_reserved_bytes) worst = one;
+  }
+  return worst;
 }
 
 }  // namespace vramdoc::estimator::detail
