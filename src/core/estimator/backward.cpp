@@ -61,7 +61,7 @@ u64 layer_backward(Forward& f, const LayerGrads& g, LayerKind kind, u64 checkpoi
 
 OuterGrads outer_grads(const WeightTensors& grads, bool tied, bool amp, u64 head_input, u64 residual) {
   OuterGrads g;
-  g.input_first = grads.lm_head_at + 1 < grads.head.size();  // lm_head.bias follows lm_head
+  g.input_first = grads.lm_head_at < grads.head.size() && grads.lm_head_at + 1 < grads.head.size();  // lm_head.bias follows
   g.head = grads.head, g.embed = grads.embed, g.tied = tied, g.head_input = head_input, g.residual = residual;
   if (tied) g.lm_head = grads.embed.front();
   if (grads.lm_head_at < g.head.size()) {
