@@ -18,14 +18,35 @@ their process number also holds the kernels the earlier cases of the launch load
 test tests/gpu/estimate_multi_gpu.sh). --fixture writes the measured rank-cases as one compact JSON line each (the unit tests' golden
 cases, tests/data/estimator/multi-gpu-h200.jsonl) instead of evaluating.
 
-Held out: every launch but DEVELOPMENT (the llama-1b bf16 cases, chosen before any result came
-back, which the per-rank rules may have been checked against). Nothing is fitted on any case; the
-NCCL constants come from the nccl-* launches only.
+Held out: in `plan` output every launch but DEVELOPMENT (the llama-1b bf16 cases, chosen before
+any result came back, which the per-rank rules may have been checked against); in `fresh` output
+(launches f00, f01, ...) the specs of measure_multi_gpu.py's FRESH_HELD_OUT, chosen before they
+were measured and never looked into while modelling. Nothing is fitted on any case; the NCCL
+constants come from the nccl-* launches only.
 """
-import argparse, glob, json, os, statistics, subprocess, sys
+import argparse, glob, importlib.util, json, os, re, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEVELOPMENT = {"ddp-l1b", "fsdp2-l1b", "fsdp1-l1b", "tp-l1b"}
+
+
+def _fresh_held_out():
+    spec = importlib.util.spec_from_file_location("measure_multi_gpu", os.path.join(HERE, "gpu", "measure_multi_gpu.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return set(module.FRESH_HELD_OUT)
+
+
+FRESH_HELD_OUT = _fresh_held_out()
+
+
+def subset(rec):
+    """'dev' or 'held-out' (see the module's docstring)."""
+    if rec["launch"] in DEVELOPMENT:
+        return "dev"
+    if re.fullmatch(r"f\d+", rec["launch"]):
+        return "held-out" if rec["spec"] in FRESH_HELD_OUT else "dev"
+    return "held-out"
 NOT_MODELLED = {"foreach": "AdamW's for-loop implementation (foreach=0)"}
 
 
@@ -100,7 +121,7 @@ def report(rows, markdown):
     for r in rows:
         rec = r["rec"]
         case = rec["spec"] + (" *" if rec.get("secondary") else "")
-        held = "dev" if rec["launch"] in DEVELOPMENT else "held-out"
+        held = subset(rec)
         if "skipped" in r:
             cells = [rec["launch"], case, str(rec["rank"]), held, r["skipped"], "", "", "", "", ""]
         else:
@@ -109,12 +130,11 @@ def report(rows, markdown):
                 cells += [f"{gib(r['got'][m])} / {gib(r['truth'][m])}", pct(err(r, m))]
         print(("| " + " | ".join(cells) + " |") if markdown else "\t".join(cells))
     print()
-    for subset in ("held-out", "dev", "all"):
-        chosen = [r for r in rows if "got" in r and (subset == "all" or
-                                                     (r["rec"]["launch"] in DEVELOPMENT) == (subset == "dev"))]
+    for which in ("held-out", "dev", "all"):
+        chosen = [r for r in rows if "got" in r and (which == "all" or subset(r["rec"]) == which)]
         if not chosen:
             continue
-        line = [f"{subset} ({len(chosen)} rank-cases)"]
+        line = [f"{which} ({len(chosen)} rank-cases)"]
         for m in ("allocated", "reserved", "process"):
             e = [abs(err(r, m)) for r in chosen if err(r, m) is not None]
             if e:

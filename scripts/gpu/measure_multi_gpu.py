@@ -13,6 +13,11 @@ Three ways to run it:
   python3 -m torch.distributed.run --standalone --nproc-per-node 2 measure_multi_gpu.py \
       worker OUTDIR NAME SPEC [SPEC ...]
       one launch by hand (what `plan` runs).
+  python3 measure_multi_gpu.py fresh OUTDIR [--parallel K] [--deadline SEC] [SPEC ...]
+      every SPEC (default: FRESH below) as the only case of its own launch, so every number is a
+      fresh process's (what one job sees); K launches at a time (default 3; they share the GPUs,
+      which changes no per-process number; DDP's rebuild race is timing-dependent: run ddprace
+      specs with `plan`, alone). Launch names f00, f01, ... (launches.jsonl maps them to specs).
   python3 measure_multi_gpu.py summary OUTDIR
       a table of what was measured (MiB per rank).
 
@@ -98,7 +103,8 @@ PLAN = [
     ("nccl-one", {}, ["nccl"]),
     ("ddp-race", {}, [f"ddprace/llama-1b/bf16/1x1024/view={v},bucket={b},sync={y},trials=4"
                       for v, b, y in [(0, 25, "phase"), (0, 25, "step"), (0, 25, "none"), (1, 25, "phase"),
-                                      (1, 25, "step"), (1, 25, "none"), (0, 100, "phase"), (0, 100, "step")]]),
+                                      (1, 25, "step"), (1, 25, "none"), (0, 100, "phase"), (0, 100, "step")]]
+                     + ["ddprace/llama-160m/amp/8x1024/view=0,bucket=25,sync=step,trials=4"]),
     ("tr-fsdp1-l1b", TRACE, [f"fsdp1/{L1}", f"fsdp1/{L1}/ckpt"]),
     ("tr-fsdp1-q05", TRACE, [f"fsdp1/{Q}/mp/2x1024/shard=hybrid", f"fsdp1/{Q}/mp/2x1024"]),
     ("tr-ddp-ck", TRACE, ["ddp/llama-1b/bf16/8x1024/ckpt", f"ddp/{Q}/amp/2x1024/ckpt"]),
@@ -108,6 +114,29 @@ PLAN = [
     ("ho-tp-q05", TRACE, [f"tp/{Q}/bf16/2x1024", f"tp/{Q}/bf16/2x1024/ckpt", "tp/qwen2.5-1.5b/bf16/2x2048"]),
     ("ho-l160", TRACE, ["fsdp1/llama-160m/mp/8x1024", "ddp/llama-160m/amp/8x1024/view", "fsdp2/llama-160m/mp/8x1024/ckpt"]),
 ]
+
+# `fresh`: one case per launch. The first block repeats every case measured before 2026-12-01 (as
+# secondary cases many of them carried an earlier case's cache); the last block was chosen before
+# any of it was measured and is held out: evaluated, never looked into while modelling.
+L15 = "qwen2.5-1.5b"
+FRESH = [
+    f"ddp/{L1}", f"ddp/{L1}/view", f"ddp/{L1}/bucket=100", f"ddp/{L1}/static", "ddp/llama-1b/bf16/8x1024/ckpt",
+    f"ddp/{Q}/amp/2x1024", f"ddp/{Q}/amp/2x1024/view", f"ddp/{Q}/amp/2x1024/ckpt",
+    f"fsdp2/{L1}", f"fsdp2/{L1}/reshard=0", f"fsdp2/{L1}/ckpt", f"fsdp2/{Q}/mp/2x1024", f"fsdp2/{Q}/mp/2x1024/ckpt",
+    f"fsdp2/{Q}/mp/2x1024/reshard=0",
+    f"fsdp1/{L1}", f"fsdp1/{L1}/shard=grad_op", f"fsdp1/{L1}/ckpt", f"fsdp1/{Q}/mp/2x1024",
+    f"fsdp1/{Q}/mp/2x1024/shard=grad_op,ckpt", f"fsdp1/{Q}/mp/2x1024/shard=hybrid",
+    f"tp/{L1}", f"tp/{L1}/ckpt", "tp/llama-1b/amp/4x1024",
+    f"ddp/{L15}/amp/2x1024", f"fsdp2/{L15}/mp/4x1024", f"fsdp1/{L15}/mp/2x1024", f"tp/{Q}/bf16/2x1024",
+    f"tp/{Q}/bf16/2x1024/ckpt", f"tp/{L15}/bf16/2x2048", "fsdp1/llama-160m/mp/8x1024", "ddp/llama-160m/amp/8x1024/view",
+    "fsdp2/llama-160m/mp/8x1024/ckpt", "tp/llama-160m/bf16/8x1024",
+    # held out
+    "ddp/llama-160m/amp/8x1024", "fsdp2/llama-160m/mp/8x1024", "fsdp2/llama-1b/mp/2x2048", "fsdp1/llama-1b/mp/4x1024",
+    f"fsdp1/{L15}/bf16/2x1024", f"ddp/{L15}/bf16/2x1024/view", "tp/llama-1b/amp/2x2048/ckpt", f"fsdp2/{L15}/bf16/2x1024/ckpt",
+    "ddp/llama-1b/amp/2x1024/static", "fsdp1/llama-160m/bf16/4x2048/shard=grad_op", f"tp/{L15}/amp/2x1024",
+    "fsdp2/llama-160m/bf16/4x1024/reshard=0",
+]
+FRESH_HELD_OUT = FRESH[FRESH.index("ddp/llama-160m/amp/8x1024"):]
 
 BASE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "OMP_NUM_THREADS": "4",
             "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -137,6 +166,43 @@ def run_plan(outdir, deadline_s, only):
                     f" (total {time.time() - start:.0f}s)")
             launches.write(json.dumps(rec) + "\n")
             launches.flush()
+
+
+def run_fresh(outdir, specs, parallel, deadline_s):
+    """Every spec alone in its own launch, `parallel` launches at a time, until the deadline."""
+    os.makedirs(outdir, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    start, todo, running = time.time(), list(enumerate(specs)), []
+    with open(os.path.join(outdir, "launches.jsonl"), "a") as launches:
+        while todo or running:
+            while todo and len(running) < parallel and deadline_s - (time.time() - start) > 30:
+                i, spec = todo.pop(0)
+                name = f"f{i:02d}"
+                env = dict(os.environ, **BASE_ENV, MEASURE_TRACE="1")
+                cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                       os.path.abspath(__file__), "worker", outdir, name, spec]
+                out = open(os.path.join(outdir, f"{name}.log"), "w")
+                proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                running.append((name, spec, proc, out, time.time()))
+            if not running:
+                break
+            time.sleep(0.5)
+            for item in list(running):
+                name, spec, proc, out, t0 = item
+                late = time.time() - t0 > 150 or time.time() - start > deadline_s
+                if proc.poll() is None and not late:
+                    continue
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                rc = proc.wait()
+                out.close()
+                running.remove(item)
+                launches.write(json.dumps(dict(name=name, specs=[spec], rc=rc, wall=round(time.time() - t0, 1),
+                                               timed_out=late)) + "\n")
+                launches.flush()
+                log(f"[fresh] {name} {spec}: rc={rc} {time.time() - t0:.0f}s (total {time.time() - start:.0f}s)")
+        for i, spec in todo:
+            launches.write(json.dumps(dict(name=f"f{i:02d}", specs=[spec], skipped="deadline")) + "\n")
 
 
 def run_launch(outdir, name, extra_env, specs, timeout_s):
@@ -554,8 +620,11 @@ def ddp_race(ctx, spec):
         ddp = DDP(model, device_ids=[ctx.local_rank], gradient_as_bucket_view=view, bucket_cap_mb=bucket)
         opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
         seen = {}
-        hook = model.register_forward_pre_hook(lambda *_: seen.setdefault("at", (torch.cuda.memory_allocated(ctx.device),
-                                                                                   time.perf_counter())))
+
+        def at_forward(*_):  # returns None: the module's inputs stay as they are
+            seen.setdefault("at", (torch.cuda.memory_allocated(ctx.device), time.perf_counter()))
+
+        hook = model.register_forward_pre_hook(at_forward)
         steps, t_backward = [], None
         for step in range(3):
             seen.clear()
@@ -787,6 +856,19 @@ def main(argv):
                 print(__doc__)
                 return 2
         run_plan(argv[2], deadline, only)
+        return 0
+    if len(argv) >= 3 and argv[1] == "fresh":
+        parallel, deadline, specs, rest = 3, 400.0, [], argv[3:]
+        while rest:
+            if rest[0] in ("--parallel", "--deadline") and len(rest) > 1:
+                parallel, deadline = (int(rest[1]), deadline) if rest[0] == "--parallel" else (parallel, float(rest[1]))
+                rest = rest[2:]
+            else:
+                specs.append(rest[0])
+                rest = rest[1:]
+        for spec in specs or FRESH:
+            parse_spec(spec)
+        run_fresh(argv[2], specs or FRESH, parallel, deadline)
         return 0
     if len(argv) >= 5 and argv[1] == "worker":
         for spec in argv[4:]:

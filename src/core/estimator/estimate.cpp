@@ -44,16 +44,19 @@ Result<bool> check_options(const ModelConfig& model, const Options& o) {
   return true;
 }
 
-// DDP without bucket views: the second step rebuilds the buckets, and the old ones are freed when
-// the last all-reduce's work objects go (NCCL's watchdog thread): usually before the rebuild, not
-// always (kept in 4 of 18 measured ranks on 2 x H200, docs/estimator.md). The peak assumes freed.
+// DDP rebuilds its buckets at the second forward; the old ones are freed when NCCL's watchdog
+// thread drops the last all-reduce's work objects, on its own schedule. Fresh two-GPU jobs still
+// held them at the step's peak in 5 of 26 ranks (3 of the 4 with static_graph, whose first step
+// reduces every bucket at the end of the backward): the peak assumes them freed, this says by how
+// much a rank can exceed it (docs/estimator.md, "DDP's bucket rebuild").
 void warn_ddp_rebuild(const Options& o, Estimate& e) {
-  if (!detail::trains(o) || data_parallel_degree(o) == 1 || wrapper(o) != DataParallel::Ddp || o.parallel.ddp_bucket_view) return;
+  if (!detail::trains(o) || data_parallel_degree(o) == 1 || wrapper(o) != DataParallel::Ddp) return;
   for (const Term& t : e.phases[e.peak_phase].terms) {
     if (t.key != "ddp_buckets_bytes") continue;
-    e.warnings.push_back("DDP rebuilds its gradient buckets at the second step; when the old ones are still held then (a "
-                         "race, seen in 4 of 18 measured ranks) a rank needs up to " + format_bytes(t.bytes, 2) +
-                         " more than this peak");
+    e.ddp_rebuild_risk_bytes = t.bytes;
+    e.warnings.push_back("DDP rebuilds its gradient buckets at the second step; a rank whose old buckets are still held "
+                         "at the peak (a race with NCCL's watchdog: 5 of 26 measured ranks, more with static_graph) "
+                         "needs up to " + format_bytes(t.bytes, 2) + " more than this peak");
   }
 }
 
