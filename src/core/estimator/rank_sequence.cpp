@@ -78,6 +78,7 @@ class Pools : public Tape {
 struct RankPlan {
   std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
   std::vector<u64> opt_embed, opt_layer, opt_head;  // the optimizer's tensors (FSDP1: the rank's parts)
+  std::vector<u64> whole_layer, whole_root;         // FSDP1: a unit's parameters as materialised
   std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
   std::vector<u64> layer_casts;                     // autocast 16-bit copies of one layer's Linears
   u64 lm_head_cast = 0;
@@ -177,6 +178,8 @@ RankPlan rank_plan(const Run& r, u64 rank) {
   p.opt_embed = p.embed, p.opt_layer = p.layer, p.opt_head = p.head;
   if (p.fsdp1) {  // one FlatParameter per unit, sharded
     fsdp1_optimizer_parts(r, storage, s, rank, p);
+    p.whole_layer = p.layer, p.whole_root = p.embed;
+    p.whole_root.insert(p.whole_root.end(), p.head.begin(), p.head.end());
     p.layer = {sum(p.layer) / s};
     p.embed = {add(sum(p.embed), sum(p.head)) / s};
     p.head.clear();
@@ -206,6 +209,7 @@ class RankStep {
   }
 
   void setup() {
+    if (p_.fsdp1) return fsdp1_init();
     for (u64 b : p_.embed) s_.alloc(b);
     for (std::size_t l = 0; l < p_.kinds.size(); ++l) {
       for (u64 b : p_.layer) s_.alloc(b);
@@ -213,6 +217,23 @@ class RankStep {
     for (u64 b : p_.head) s_.alloc(b);
     for (u64 b : p_.sync_chunks) s_.free(s_.alloc(b));
     buckets_ = s_.alloc(p_.buckets_total);
+  }
+
+  // FullyShardedDataParallel on a meta-device model (param_init_fn), unit by unit, the layers
+  // before the root: the unit's parameters materialised whole, flattened into one FlatParameter,
+  // the rank's shard copied out, the whole ones freed (traces of 2026-11-30-c). Their blocks stay
+  // cached for the steps.
+  void fsdp1_init() {
+    auto unit = [&](const std::vector<u64>& whole, u64 shard) {
+      std::vector<u64> made;
+      for (u64 b : whole) made.push_back(s_.alloc(b));
+      const u64 flat = s_.alloc(mul(shard, p_.shards));
+      s_.alloc(shard);
+      s_.free(flat);
+      s_.free(made);
+    };
+    for (std::size_t l = 0; l < p_.kinds.size(); ++l) unit(p_.whole_layer, p_.layer.front());
+    unit(p_.whole_root, p_.embed.front());
   }
 
   // DDP's rebuild of its buckets at the second forward: the flat tensor freed (the race that can
