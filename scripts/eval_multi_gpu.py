@@ -63,7 +63,8 @@ def cases(results):
 def command(vramdoc, results, rec):
     cfg = os.path.join(results, "configs", rec["model"] + ".json")
     precision = {"bf16": "bf16", "amp": "amp-bf16", "mp": "amp-bf16"}[rec["precision"]]
-    cmd = [vramdoc, "estimate", "--config", cfg, "--mode", "train", "--precision", precision, "--optimizer", "adamw",
+    mode = ["lora", "--lora-targets", "q_proj,k_proj,v_proj,o_proj"] if rec.get("lora") else ["train"]
+    cmd = [vramdoc, "estimate", "--config", cfg, "--mode", *mode, "--precision", precision, "--optimizer", "adamw",
            "--batch", str(rec["batch"]), "--seq", str(rec["seq"]), "--gpus", str(rec["world"]), "--rank", str(rec["rank"]), "--json"]
     if rec["ckpt"]:
         cmd.append("--grad-checkpointing")
@@ -143,7 +144,7 @@ def report(rows, markdown):
 
 
 FIXTURE_FIELDS = ("launch", "rank", "spec", "secondary", "strategy", "model", "precision", "batch", "seq", "ckpt", "view",
-                  "reshard", "shard", "offload", "foreach", "world")
+                  "reshard", "shard", "offload", "foreach", "world", "lora")
 
 
 def write_fixture(results, out):
@@ -151,7 +152,7 @@ def write_fixture(results, out):
         for rec in cases(results):
             if rec.get("status") != "ok":
                 continue
-            row = {k: rec[k] for k in FIXTURE_FIELDS}
+            row = {k: rec.get(k, False) for k in FIXTURE_FIELDS}
             row.update(truth(rec))
             f.write(json.dumps(row) + "\n")
 

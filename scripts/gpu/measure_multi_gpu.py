@@ -30,6 +30,7 @@ A SPEC is STRATEGY/MODEL/PRECISION/BATCHxSEQ[/OPTION,OPTION...] or `nccl`:
             bucket=MB (DDP bucket_cap_mb)  static (DDP static_graph)  reshard=0|1 (FSDP2
             reshard_after_forward, default 1)  offload (FSDP2 CPUOffloadPolicy)
             shard=full|grad_op|hybrid|no (FSDP1 sharding strategy, default full)  foreach=0 (AdamW loop)
+            lora (DDP over PEFT LoRA r=16, alpha 32, q/k/v/o_proj, no dropout, as the one-GPU set)
   nccl      no model: the CUDA context, cuBLAS, process-group init and one collective of each kind,
             the driver's number after each stage (the NCCL-only footprint), then a second
             communicator and a one-rank communicator (what FSDP1 HYBRID_SHARD makes on one node).
@@ -70,6 +71,9 @@ MODELS = {  # name: (model_type, config fields); the same shapes as the single-G
                                    max_position_embeddings=32768)),
     "llama-1b": ("llama", dict(hidden_size=2048, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4,
                                intermediate_size=5632, vocab_size=32000, max_position_embeddings=2048)),  # TinyLlama's shape
+    "gemma3-1b": ("gemma3_text", dict(hidden_size=1152, num_hidden_layers=26, num_attention_heads=4, num_key_value_heads=1,
+                                      head_dim=256, intermediate_size=6912, vocab_size=262144, sliding_window=512,
+                                      max_position_embeddings=32768)),  # Gemma 3 1B's shape
     "qwen2.5-1.5b": ("qwen2", dict(hidden_size=1536, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2,
                                    intermediate_size=8960, vocab_size=151936, tie_word_embeddings=True,
                                    max_position_embeddings=32768)),
@@ -78,6 +82,7 @@ MODELS = {  # name: (model_type, config fields); the same shapes as the single-G
 L1 = "llama-1b/bf16/4x1024"
 Q = "qwen2.5-0.5b"
 TRACE = {"MEASURE_TRACE": "1"}
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj"]
 # (launch name, extra environment, specs): most important first; `plan` stops starting launches at the deadline.
 PLAN = [
     ("nccl-default", {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,ALLOC"}, ["nccl"]),
@@ -136,7 +141,14 @@ FRESH = [
     "ddp/llama-1b/amp/2x1024/static", "fsdp1/llama-160m/bf16/4x2048/shard=grad_op", f"tp/{L15}/amp/2x1024",
     "fsdp2/llama-160m/bf16/4x1024/reshard=0",
 ]
-FRESH_HELD_OUT = FRESH[FRESH.index("ddp/llama-160m/amp/8x1024"):]
+# Chosen 2026-12-01 00:10 UTC, measured after the model changes of that night, held out too: DDP over
+# LoRA (one-GPU replay), a family never measured on two GPUs (Gemma 3), other batch shapes.
+FRESH_NEW = [
+    "ddp/qwen2.5-0.5b/bf16/4x1024/lora", "ddp/llama-1b/bf16/4x1024/lora,ckpt", "ddp/gemma3-1b/bf16/2x1024",
+    "fsdp2/gemma3-1b/mp/2x1024", "fsdp1/gemma3-1b/mp/2x1024", "fsdp2/llama-1b/bf16/8x1024",
+    "tp/llama-160m/amp/4x2048", "ddp/llama-160m/bf16/16x1024/ckpt", "fsdp1/qwen2.5-0.5b/bf16/4x2048/ckpt",
+]
+FRESH_HELD_OUT = FRESH[FRESH.index("ddp/llama-160m/amp/8x1024"):] + FRESH_NEW
 
 BASE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "OMP_NUM_THREADS": "4",
             "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -432,7 +444,7 @@ def parse_spec(spec):
     if len(parts) not in (4, 5):
         raise ValueError(f"bad spec {spec!r}: STRATEGY/MODEL/PRECISION/BATCHxSEQ[/OPTIONS]")
     s = dict(strategy=parts[0], model=parts[1], precision=parts[2], ckpt=False, view=False, bucket_mb=None,
-             static=False, reshard=True, offload=False, shard="full", foreach=True)
+             static=False, reshard=True, offload=False, shard="full", foreach=True, lora=False)
     s["batch"], s["seq"] = (int(v) for v in parts[3].split("x"))
     for opt in (parts[4].split(",") if len(parts) == 5 else []):
         key, _, value = opt.partition("=")
@@ -442,12 +454,14 @@ def parse_spec(spec):
             s[key] = value != "0"
         elif key == "shard":
             s["shard"] = value
-        elif key in ("ckpt", "view", "static", "offload"):
+        elif key in ("ckpt", "view", "static", "offload", "lora"):
             s[key] = True
         else:
             raise ValueError(f"unknown option {opt!r} in {spec!r}")
     if s["strategy"] not in ("ddp", "fsdp2", "fsdp1", "tp") or s["model"] not in MODELS:
         raise ValueError(f"unknown strategy or model in {spec!r}")
+    if s["lora"] and s["strategy"] != "ddp":
+        raise ValueError(f"lora goes with ddp only, in {spec!r}")
     if s["precision"] not in ("bf16", "amp", "mp") or (s["precision"] == "mp" and s["strategy"] not in ("fsdp1", "fsdp2")):
         raise ValueError(f"precision {s['precision']!r} does not go with {s['strategy']!r}")
     return s
@@ -735,6 +749,12 @@ def build(ctx, s):
 def build_ddp(ctx, s, device):
     from torch.nn.parallel import DistributedDataParallel as DDP
     cfg, model = make_model(ctx, s, device)
+    if s["lora"]:
+        from peft import LoraConfig, get_peft_model
+        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=LORA_TARGETS, lora_dropout=0.0))
+        if s["ckpt"]:
+            model.enable_input_require_grads()
+        model.train()
     kw = dict(device_ids=[ctx.local_rank], gradient_as_bucket_view=s["view"], static_graph=s["static"])
     if s["bucket_mb"] is not None:
         kw["bucket_cap_mb"] = s["bucket_mb"]

@@ -79,11 +79,17 @@ void add_warnings(const ModelConfig& model, const Options& o, Estimate& e) {
 // on several GPUs are not replayed: the fitted ratio of the single-GPU calibration stands in.
 u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
   if (detail::replays_rank(r.o)) return std::max(detail::replay_rank(r).peak_reserved_bytes, e.peak_allocated_bytes);
-  if (r.o.gpus > 1 || r.o.zero_stage > 0 || r.o.tensor_parallel > 1) {
+  // DDP over LoRA / QLoRA adapters: each rank runs the one-GPU step; DDP adds one flat bucket
+  // tensor of the adapters' gradients (its own segment, allocated at construction).
+  const bool ddp_adapters = detail::adapters(r.o) && wrapper(r.o) == DataParallel::Ddp && r.o.tensor_parallel == 1 &&
+                            r.o.parallel.offload == Offload::None;
+  if ((r.o.gpus > 1 && !ddp_adapters) || r.o.zero_stage > 0 || r.o.tensor_parallel > 1) {
     return reserved_for(e.peak_allocated_bytes, 0);
   }
   const ReplayResult replayed = replay(detail::step_events(r), AllocatorSettings{r.o.expandable_segments, kSaturated});
-  return std::max(replayed.peak_reserved_bytes, e.peak_allocated_bytes);
+  u64 buckets = 0;
+  for (const Term& t : e.phases[e.peak_phase].terms) buckets += t.key == "ddp_buckets_bytes" ? segment_bytes(t.bytes) : 0;
+  return std::max(saturating_add(replayed.peak_reserved_bytes, buckets), e.peak_allocated_bytes);
 }
 
 // A model built on the meta device and materialised with Module.to_empty (PyTorch's recipe for
