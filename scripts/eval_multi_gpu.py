@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-rank errors of `vramdoc estimate` on the two-GPU measurements of measure_multi_gpu.py.
 
-Usage: scripts/eval_multi_gpu.py RESULTS_DIR [--vramdoc PATH] [--markdown] [--fixture OUT.jsonl]
+Usage: scripts/eval_multi_gpu.py RESULTS_DIR [RESULTS_DIR ...] [--vramdoc PATH] [--markdown] [--fixture OUT.jsonl]
                                  [--max-error ALLOCATED,PROCESS]
 
 RESULTS_DIR holds NAME.rankR.jsonl and configs/MODEL.json (scripts/gpu/measure_multi_gpu.py's
@@ -147,19 +147,18 @@ FIXTURE_FIELDS = ("launch", "rank", "spec", "secondary", "strategy", "model", "p
                   "reshard", "shard", "offload", "foreach", "world", "lora")
 
 
-def write_fixture(results, out):
-    with open(out, "w") as f:
-        for rec in cases(results):
-            if rec.get("status") != "ok":
-                continue
-            row = {k: rec.get(k, False) for k in FIXTURE_FIELDS}
-            row.update(truth(rec))
-            f.write(json.dumps(row) + "\n")
+def write_fixture(results, f):
+    for rec in cases(results):
+        if rec.get("status") != "ok":
+            continue
+        row = {k: rec.get(k, False) for k in FIXTURE_FIELDS}
+        row.update(truth(rec))
+        f.write(json.dumps(row) + "\n")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results")
+    ap.add_argument("results", nargs="+")
     ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--fixture")
@@ -168,9 +167,11 @@ def main():
                     help="a case the model is known to miss (docs/estimator.md): its own bounds in %% instead of --max-error's")
     args = ap.parse_args()
     if args.fixture:
-        write_fixture(args.results, args.fixture)
+        with open(args.fixture, "w") as out:
+            for results in args.results:
+                write_fixture(results, out)
         return 0
-    rows = evaluate(args.vramdoc, args.results)
+    rows = [row for results in args.results for row in evaluate(args.vramdoc, results)]
     report(rows, args.markdown)
     if args.max_error:
         default = [float(x) / 100 for x in args.max_error.split(",")]
