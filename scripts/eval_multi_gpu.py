@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-rank errors of `vramdoc estimate` on the two-GPU measurements of measure_multi_gpu.py.
 
-Usage: scripts/eval_multi_gpu.py RESULTS_DIR [--vramdoc PATH] [--markdown] [--fixture OUT.jsonl]
+Usage: scripts/eval_multi_gpu.py RESULTS_DIR [RESULTS_DIR ...] [--vramdoc PATH] [--markdown] [--fixture OUT.jsonl]
                                  [--max-error ALLOCATED,PROCESS]
 
 RESULTS_DIR holds NAME.rankR.jsonl and configs/MODEL.json (scripts/gpu/measure_multi_gpu.py's
@@ -18,14 +18,35 @@ their process number also holds the kernels the earlier cases of the launch load
 test tests/gpu/estimate_multi_gpu.sh). --fixture writes the measured rank-cases as one compact JSON line each (the unit tests' golden
 cases, tests/data/estimator/multi-gpu-h200.jsonl) instead of evaluating.
 
-Held out: every launch but DEVELOPMENT (the llama-1b bf16 cases, chosen before any result came
-back, which the per-rank rules may have been checked against). Nothing is fitted on any case; the
-NCCL constants come from the nccl-* launches only.
+Held out: in `plan` output every launch but DEVELOPMENT (the llama-1b bf16 cases, chosen before
+any result came back, which the per-rank rules may have been checked against); in `fresh` output
+(launches f00, f01, ...) the specs of measure_multi_gpu.py's FRESH_HELD_OUT, chosen before they
+were measured and never looked into while modelling. Nothing is fitted on any case; the NCCL
+constants come from the nccl-* launches only.
 """
-import argparse, glob, json, os, statistics, subprocess, sys
+import argparse, glob, importlib.util, json, os, re, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEVELOPMENT = {"ddp-l1b", "fsdp2-l1b", "fsdp1-l1b", "tp-l1b"}
+
+
+def _fresh_held_out():
+    spec = importlib.util.spec_from_file_location("measure_multi_gpu", os.path.join(HERE, "gpu", "measure_multi_gpu.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return set(module.FRESH_HELD_OUT)
+
+
+FRESH_HELD_OUT = _fresh_held_out()
+
+
+def subset(rec):
+    """'dev' or 'held-out' (see the module's docstring)."""
+    if rec["launch"] in DEVELOPMENT:
+        return "dev"
+    if re.fullmatch(r"f\d+", rec["launch"]):
+        return "held-out" if rec["spec"] in FRESH_HELD_OUT else "dev"
+    return "held-out"
 NOT_MODELLED = {"foreach": "AdamW's for-loop implementation (foreach=0)"}
 
 
@@ -42,7 +63,8 @@ def cases(results):
 def command(vramdoc, results, rec):
     cfg = os.path.join(results, "configs", rec["model"] + ".json")
     precision = {"bf16": "bf16", "amp": "amp-bf16", "mp": "amp-bf16"}[rec["precision"]]
-    cmd = [vramdoc, "estimate", "--config", cfg, "--mode", "train", "--precision", precision, "--optimizer", "adamw",
+    mode = ["lora", "--lora-targets", "q_proj,k_proj,v_proj,o_proj"] if rec.get("lora") else ["train"]
+    cmd = [vramdoc, "estimate", "--config", cfg, "--mode", *mode, "--precision", precision, "--optimizer", "adamw",
            "--batch", str(rec["batch"]), "--seq", str(rec["seq"]), "--gpus", str(rec["world"]), "--rank", str(rec["rank"]), "--json"]
     if rec["ckpt"]:
         cmd.append("--grad-checkpointing")
@@ -100,7 +122,7 @@ def report(rows, markdown):
     for r in rows:
         rec = r["rec"]
         case = rec["spec"] + (" *" if rec.get("secondary") else "")
-        held = "dev" if rec["launch"] in DEVELOPMENT else "held-out"
+        held = subset(rec)
         if "skipped" in r:
             cells = [rec["launch"], case, str(rec["rank"]), held, r["skipped"], "", "", "", "", ""]
         else:
@@ -109,12 +131,11 @@ def report(rows, markdown):
                 cells += [f"{gib(r['got'][m])} / {gib(r['truth'][m])}", pct(err(r, m))]
         print(("| " + " | ".join(cells) + " |") if markdown else "\t".join(cells))
     print()
-    for subset in ("held-out", "dev", "all"):
-        chosen = [r for r in rows if "got" in r and (subset == "all" or
-                                                     (r["rec"]["launch"] in DEVELOPMENT) == (subset == "dev"))]
+    for which in ("held-out", "dev", "all"):
+        chosen = [r for r in rows if "got" in r and (which == "all" or subset(r["rec"]) == which)]
         if not chosen:
             continue
-        line = [f"{subset} ({len(chosen)} rank-cases)"]
+        line = [f"{which} ({len(chosen)} rank-cases)"]
         for m in ("allocated", "reserved", "process"):
             e = [abs(err(r, m)) for r in chosen if err(r, m) is not None]
             if e:
@@ -123,22 +144,21 @@ def report(rows, markdown):
 
 
 FIXTURE_FIELDS = ("launch", "rank", "spec", "secondary", "strategy", "model", "precision", "batch", "seq", "ckpt", "view",
-                  "reshard", "shard", "offload", "foreach", "world")
+                  "reshard", "shard", "offload", "foreach", "world", "lora")
 
 
-def write_fixture(results, out):
-    with open(out, "w") as f:
-        for rec in cases(results):
-            if rec.get("status") != "ok":
-                continue
-            row = {k: rec[k] for k in FIXTURE_FIELDS}
-            row.update(truth(rec))
-            f.write(json.dumps(row) + "\n")
+def write_fixture(results, f):
+    for rec in cases(results):
+        if rec.get("status") != "ok":
+            continue
+        row = {k: rec.get(k, False) for k in FIXTURE_FIELDS}
+        row.update(truth(rec))
+        f.write(json.dumps(row) + "\n")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results")
+    ap.add_argument("results", nargs="+")
     ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--fixture")
@@ -147,9 +167,11 @@ def main():
                     help="a case the model is known to miss (docs/estimator.md): its own bounds in %% instead of --max-error's")
     args = ap.parse_args()
     if args.fixture:
-        write_fixture(args.results, args.fixture)
+        with open(args.fixture, "w") as out:
+            for results in args.results:
+                write_fixture(results, out)
         return 0
-    rows = evaluate(args.vramdoc, args.results)
+    rows = [row for results in args.results for row in evaluate(args.vramdoc, results)]
     report(rows, args.markdown)
     if args.max_error:
         default = [float(x) / 100 for x in args.max_error.split(",")]

@@ -13,6 +13,11 @@ Three ways to run it:
   python3 -m torch.distributed.run --standalone --nproc-per-node 2 measure_multi_gpu.py \
       worker OUTDIR NAME SPEC [SPEC ...]
       one launch by hand (what `plan` runs).
+  python3 measure_multi_gpu.py fresh OUTDIR [--parallel K] [--deadline SEC] [SPEC ...]
+      every SPEC (default: FRESH below) as the only case of its own launch, so every number is a
+      fresh process's (what one job sees); K launches at a time (default 3; they share the GPUs,
+      which changes no per-process number; DDP's rebuild race is timing-dependent: run ddprace
+      specs with `plan`, alone). Launch names f00, f01, ... (launches.jsonl maps them to specs).
   python3 measure_multi_gpu.py summary OUTDIR
       a table of what was measured (MiB per rank).
 
@@ -25,6 +30,7 @@ A SPEC is STRATEGY/MODEL/PRECISION/BATCHxSEQ[/OPTION,OPTION...] or `nccl`:
             bucket=MB (DDP bucket_cap_mb)  static (DDP static_graph)  reshard=0|1 (FSDP2
             reshard_after_forward, default 1)  offload (FSDP2 CPUOffloadPolicy)
             shard=full|grad_op|hybrid|no (FSDP1 sharding strategy, default full)  foreach=0 (AdamW loop)
+            lora (DDP over PEFT LoRA r=16, alpha 32, q/k/v/o_proj, no dropout, as the one-GPU set)
   nccl      no model: the CUDA context, cuBLAS, process-group init and one collective of each kind,
             the driver's number after each stage (the NCCL-only footprint), then a second
             communicator and a one-rank communicator (what FSDP1 HYBRID_SHARD makes on one node).
@@ -65,6 +71,9 @@ MODELS = {  # name: (model_type, config fields); the same shapes as the single-G
                                    max_position_embeddings=32768)),
     "llama-1b": ("llama", dict(hidden_size=2048, num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4,
                                intermediate_size=5632, vocab_size=32000, max_position_embeddings=2048)),  # TinyLlama's shape
+    "gemma3-1b": ("gemma3_text", dict(hidden_size=1152, num_hidden_layers=26, num_attention_heads=4, num_key_value_heads=1,
+                                      head_dim=256, intermediate_size=6912, vocab_size=262144, sliding_window=512,
+                                      max_position_embeddings=32768)),  # Gemma 3 1B's shape
     "qwen2.5-1.5b": ("qwen2", dict(hidden_size=1536, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2,
                                    intermediate_size=8960, vocab_size=151936, tie_word_embeddings=True,
                                    max_position_embeddings=32768)),
@@ -73,6 +82,7 @@ MODELS = {  # name: (model_type, config fields); the same shapes as the single-G
 L1 = "llama-1b/bf16/4x1024"
 Q = "qwen2.5-0.5b"
 TRACE = {"MEASURE_TRACE": "1"}
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj"]
 # (launch name, extra environment, specs): most important first; `plan` stops starting launches at the deadline.
 PLAN = [
     ("nccl-default", {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,ALLOC"}, ["nccl"]),
@@ -98,7 +108,8 @@ PLAN = [
     ("nccl-one", {}, ["nccl"]),
     ("ddp-race", {}, [f"ddprace/llama-1b/bf16/1x1024/view={v},bucket={b},sync={y},trials=4"
                       for v, b, y in [(0, 25, "phase"), (0, 25, "step"), (0, 25, "none"), (1, 25, "phase"),
-                                      (1, 25, "step"), (1, 25, "none"), (0, 100, "phase"), (0, 100, "step")]]),
+                                      (1, 25, "step"), (1, 25, "none"), (0, 100, "phase"), (0, 100, "step")]]
+                     + ["ddprace/llama-160m/amp/8x1024/view=0,bucket=25,sync=step,trials=4"]),
     ("tr-fsdp1-l1b", TRACE, [f"fsdp1/{L1}", f"fsdp1/{L1}/ckpt"]),
     ("tr-fsdp1-q05", TRACE, [f"fsdp1/{Q}/mp/2x1024/shard=hybrid", f"fsdp1/{Q}/mp/2x1024"]),
     ("tr-ddp-ck", TRACE, ["ddp/llama-1b/bf16/8x1024/ckpt", f"ddp/{Q}/amp/2x1024/ckpt"]),
@@ -108,6 +119,36 @@ PLAN = [
     ("ho-tp-q05", TRACE, [f"tp/{Q}/bf16/2x1024", f"tp/{Q}/bf16/2x1024/ckpt", "tp/qwen2.5-1.5b/bf16/2x2048"]),
     ("ho-l160", TRACE, ["fsdp1/llama-160m/mp/8x1024", "ddp/llama-160m/amp/8x1024/view", "fsdp2/llama-160m/mp/8x1024/ckpt"]),
 ]
+
+# `fresh`: one case per launch. The first block repeats every case measured before 2026-12-01 (as
+# secondary cases many of them carried an earlier case's cache); the last block was chosen before
+# any of it was measured and is held out: evaluated, never looked into while modelling.
+L15 = "qwen2.5-1.5b"
+FRESH = [
+    f"ddp/{L1}", f"ddp/{L1}/view", f"ddp/{L1}/bucket=100", f"ddp/{L1}/static", "ddp/llama-1b/bf16/8x1024/ckpt",
+    f"ddp/{Q}/amp/2x1024", f"ddp/{Q}/amp/2x1024/view", f"ddp/{Q}/amp/2x1024/ckpt",
+    f"fsdp2/{L1}", f"fsdp2/{L1}/reshard=0", f"fsdp2/{L1}/ckpt", f"fsdp2/{Q}/mp/2x1024", f"fsdp2/{Q}/mp/2x1024/ckpt",
+    f"fsdp2/{Q}/mp/2x1024/reshard=0",
+    f"fsdp1/{L1}", f"fsdp1/{L1}/shard=grad_op", f"fsdp1/{L1}/ckpt", f"fsdp1/{Q}/mp/2x1024",
+    f"fsdp1/{Q}/mp/2x1024/shard=grad_op,ckpt", f"fsdp1/{Q}/mp/2x1024/shard=hybrid",
+    f"tp/{L1}", f"tp/{L1}/ckpt", "tp/llama-1b/amp/4x1024",
+    f"ddp/{L15}/amp/2x1024", f"fsdp2/{L15}/mp/4x1024", f"fsdp1/{L15}/mp/2x1024", f"tp/{Q}/bf16/2x1024",
+    f"tp/{Q}/bf16/2x1024/ckpt", f"tp/{L15}/bf16/2x2048", "fsdp1/llama-160m/mp/8x1024", "ddp/llama-160m/amp/8x1024/view",
+    "fsdp2/llama-160m/mp/8x1024/ckpt", "tp/llama-160m/bf16/8x1024",
+    # held out
+    "ddp/llama-160m/amp/8x1024", "fsdp2/llama-160m/mp/8x1024", "fsdp2/llama-1b/mp/2x2048", "fsdp1/llama-1b/mp/4x1024",
+    f"fsdp1/{L15}/bf16/2x1024", f"ddp/{L15}/bf16/2x1024/view", "tp/llama-1b/amp/2x2048/ckpt", f"fsdp2/{L15}/bf16/2x1024/ckpt",
+    "ddp/llama-1b/amp/2x1024/static", "fsdp1/llama-160m/bf16/4x2048/shard=grad_op", f"tp/{L15}/amp/2x1024",
+    "fsdp2/llama-160m/bf16/4x1024/reshard=0",
+]
+# Chosen 2026-12-01 00:10 UTC, measured after the model changes of that night, held out too: DDP over
+# LoRA (one-GPU replay), a family never measured on two GPUs (Gemma 3), other batch shapes.
+FRESH_NEW = [
+    "ddp/qwen2.5-0.5b/bf16/4x1024/lora", "ddp/llama-1b/bf16/4x1024/lora,ckpt", "ddp/gemma3-1b/bf16/2x1024",
+    "fsdp2/gemma3-1b/mp/2x1024", "fsdp1/gemma3-1b/mp/2x1024", "fsdp2/llama-1b/bf16/8x1024",
+    "tp/llama-160m/amp/4x2048", "ddp/llama-160m/bf16/16x1024/ckpt", "fsdp1/qwen2.5-0.5b/bf16/4x2048/ckpt",
+]
+FRESH_HELD_OUT = FRESH[FRESH.index("ddp/llama-160m/amp/8x1024"):] + FRESH_NEW
 
 BASE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "OMP_NUM_THREADS": "4",
             "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -137,6 +178,43 @@ def run_plan(outdir, deadline_s, only):
                     f" (total {time.time() - start:.0f}s)")
             launches.write(json.dumps(rec) + "\n")
             launches.flush()
+
+
+def run_fresh(outdir, specs, parallel, deadline_s):
+    """Every spec alone in its own launch, `parallel` launches at a time, until the deadline."""
+    os.makedirs(outdir, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    start, todo, running = time.time(), list(enumerate(specs)), []
+    with open(os.path.join(outdir, "launches.jsonl"), "a") as launches:
+        while todo or running:
+            while todo and len(running) < parallel and deadline_s - (time.time() - start) > 30:
+                i, spec = todo.pop(0)
+                name = f"f{i:02d}"
+                env = dict(os.environ, **BASE_ENV, MEASURE_TRACE="1")
+                cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                       os.path.abspath(__file__), "worker", outdir, name, spec]
+                out = open(os.path.join(outdir, f"{name}.log"), "w")
+                proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                running.append((name, spec, proc, out, time.time()))
+            if not running:
+                break
+            time.sleep(0.5)
+            for item in list(running):
+                name, spec, proc, out, t0 = item
+                late = time.time() - t0 > 150 or time.time() - start > deadline_s
+                if proc.poll() is None and not late:
+                    continue
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                rc = proc.wait()
+                out.close()
+                running.remove(item)
+                launches.write(json.dumps(dict(name=name, specs=[spec], rc=rc, wall=round(time.time() - t0, 1),
+                                               timed_out=late)) + "\n")
+                launches.flush()
+                log(f"[fresh] {name} {spec}: rc={rc} {time.time() - t0:.0f}s (total {time.time() - start:.0f}s)")
+        for i, spec in todo:
+            launches.write(json.dumps(dict(name=f"f{i:02d}", specs=[spec], skipped="deadline")) + "\n")
 
 
 def run_launch(outdir, name, extra_env, specs, timeout_s):
@@ -366,7 +444,7 @@ def parse_spec(spec):
     if len(parts) not in (4, 5):
         raise ValueError(f"bad spec {spec!r}: STRATEGY/MODEL/PRECISION/BATCHxSEQ[/OPTIONS]")
     s = dict(strategy=parts[0], model=parts[1], precision=parts[2], ckpt=False, view=False, bucket_mb=None,
-             static=False, reshard=True, offload=False, shard="full", foreach=True)
+             static=False, reshard=True, offload=False, shard="full", foreach=True, lora=False)
     s["batch"], s["seq"] = (int(v) for v in parts[3].split("x"))
     for opt in (parts[4].split(",") if len(parts) == 5 else []):
         key, _, value = opt.partition("=")
@@ -376,12 +454,14 @@ def parse_spec(spec):
             s[key] = value != "0"
         elif key == "shard":
             s["shard"] = value
-        elif key in ("ckpt", "view", "static", "offload"):
+        elif key in ("ckpt", "view", "static", "offload", "lora"):
             s[key] = True
         else:
             raise ValueError(f"unknown option {opt!r} in {spec!r}")
     if s["strategy"] not in ("ddp", "fsdp2", "fsdp1", "tp") or s["model"] not in MODELS:
         raise ValueError(f"unknown strategy or model in {spec!r}")
+    if s["lora"] and s["strategy"] != "ddp":
+        raise ValueError(f"lora goes with ddp only, in {spec!r}")
     if s["precision"] not in ("bf16", "amp", "mp") or (s["precision"] == "mp" and s["strategy"] not in ("fsdp1", "fsdp2")):
         raise ValueError(f"precision {s['precision']!r} does not go with {s['strategy']!r}")
     return s
@@ -554,8 +634,11 @@ def ddp_race(ctx, spec):
         ddp = DDP(model, device_ids=[ctx.local_rank], gradient_as_bucket_view=view, bucket_cap_mb=bucket)
         opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
         seen = {}
-        hook = model.register_forward_pre_hook(lambda *_: seen.setdefault("at", (torch.cuda.memory_allocated(ctx.device),
-                                                                                   time.perf_counter())))
+
+        def at_forward(*_):  # returns None: the module's inputs stay as they are
+            seen.setdefault("at", (torch.cuda.memory_allocated(ctx.device), time.perf_counter()))
+
+        hook = model.register_forward_pre_hook(at_forward)
         steps, t_backward = [], None
         for step in range(3):
             seen.clear()
@@ -666,6 +749,12 @@ def build(ctx, s):
 def build_ddp(ctx, s, device):
     from torch.nn.parallel import DistributedDataParallel as DDP
     cfg, model = make_model(ctx, s, device)
+    if s["lora"]:
+        from peft import LoraConfig, get_peft_model
+        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules=LORA_TARGETS, lora_dropout=0.0))
+        if s["ckpt"]:
+            model.enable_input_require_grads()
+        model.train()
     kw = dict(device_ids=[ctx.local_rank], gradient_as_bucket_view=s["view"], static_graph=s["static"])
     if s["bucket_mb"] is not None:
         kw["bucket_cap_mb"] = s["bucket_mb"]
@@ -787,6 +876,19 @@ def main(argv):
                 print(__doc__)
                 return 2
         run_plan(argv[2], deadline, only)
+        return 0
+    if len(argv) >= 3 and argv[1] == "fresh":
+        parallel, deadline, specs, rest = 3, 400.0, [], argv[3:]
+        while rest:
+            if rest[0] in ("--parallel", "--deadline") and len(rest) > 1:
+                parallel, deadline = (int(rest[1]), deadline) if rest[0] == "--parallel" else (parallel, float(rest[1]))
+                rest = rest[2:]
+            else:
+                specs.append(rest[0])
+                rest = rest[1:]
+        for spec in specs or FRESH:
+            parse_spec(spec)
+        run_fresh(argv[2], specs or FRESH, parallel, deadline)
         return 0
     if len(argv) >= 5 and argv[1] == "worker":
         for spec in argv[4:]:

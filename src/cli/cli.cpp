@@ -51,7 +51,7 @@ std::string value_label(const CLI::Option& opt) {
       {"mode", "NAME"},         {"precision", "NAME"},  {"optimizer", "NAME"},   {"attention", "NAME"},
       {"logits", "NAME"},       {"kv-dtype", "NAME"},   {"quant", "NAME"},       {"offload", "NAME"},
       {"new-tokens", "N"},      {"fsdp-version", "N"},  {"shard-group", "N"},    {"zero-reduce-bucket", "NUMBER"},
-      {"zero-max-live", "NUMBER"}, {"zero-persistence", "NUMBER"}, {"nccl-buffsize", "SIZE"}};
+      {"zero-max-live", "NUMBER"}, {"zero-persistence", "NUMBER"}, {"nccl-buffsize", "SIZE"}, {"rank", "N"}};
   for (const auto& name : opt.get_lnames()) {
     for (const auto& [key, label] : kLabels)
       if (name == key) return std::string(label);

@@ -22,7 +22,7 @@ check "estimate --help" 0 "$VRAMDOC" estimate --help
 contains "--batch is a number" $out "--batch N=1"
 contains "--zero is a number" $out "--zero N "
 contains "--gpu-memory is a size" $out "--gpu-memory SIZE"
-if grep -qE "^  --(batch|seq|lora-rank|gpus|tp|zero|new-tokens|fsdp-version|shard-group|zero-[a-z-]+) TEXT" $out; then
+if grep -qE "^  --(batch|seq|lora-rank|gpus|tp|zero|new-tokens|fsdp-version|shard-group|rank|zero-[a-z-]+) TEXT" $out; then
   echo "FAIL: a numeric option labelled TEXT"; grep -E " TEXT" $out; fails=$((fails + 1))
 fi
 check "run --help" 0 "$VRAMDOC" run --help

@@ -44,6 +44,10 @@ check "fsdp version 3" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --fsdp --f
 check "bucket beyond 2^64" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --zero 2 --zero-reduce-bucket 5e99
 check "bucket of garbage" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --zero 2 --zero-reduce-bucket 5e
 check "zero nccl buffer" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --nccl-buffsize 0
+check "rank beyond the GPUs" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --fsdp --fsdp-version 1 --rank 2
+contains "rank range named" $err "from 0 to --gpus - 1 (1)"
+check "negative rank" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --rank -1
+check "rank of a two-GPU FSDP1 job" 0 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --fsdp --fsdp-version 1 --rank 1
 echo '{"model_type":"bert","hidden_size":768,"num_hidden_layers":12,"num_attention_heads":12,"vocab_size":30522,"intermediate_size":3072}' > "$tmp/bert.json"
 check "encoder-only model" 2 "$VRAMDOC" estimate --config "$tmp/bert.json"
 contains "encoder named" $err "has an encoder"

@@ -1,8 +1,8 @@
-# vramdoc estimate per rank against PyTorch on two GPUs: DDP, FSDP2 (mixed precision) and tensor
-# parallel training of llama-160m, a model the two-GPU measurements never saw (held out). Each
-# case is one torchrun launch of scripts/gpu/measure_multi_gpu.py; per rank, allocated must be
-# within 5 % and the driver's number within 8 %. About 90 s; needs two NVIDIA GPUs, PyTorch and
-# transformers. Skipped otherwise.
+# vramdoc estimate per rank against PyTorch on two GPUs: DDP, FSDP2 and FSDP1 (mixed precision) and
+# tensor-parallel training of llama-160m, each a fresh torchrun launch of
+# scripts/gpu/measure_multi_gpu.py; per rank, allocated must be within 3 % and the driver's number
+# within 5 % (issue 18's bar). About 2 minutes; needs two NVIDIA GPUs, PyTorch and transformers.
+# Skipped otherwise.
 source "$(dirname "$0")/../cli_lib.sh"
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [[ -n "${CUDA_VISIBLE_DEVICES:-}" ]]; then gpus=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | grep -c .); fi
@@ -14,19 +14,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$out" "$err"' EXIT
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMP_NUM_THREADS=4 HF_HUB_OFFLINE=1
 i=0
-for spec in ddp/llama-160m/amp/8x1024 fsdp2/llama-160m/mp/8x1024 tp/llama-160m/bf16/8x1024; do
+for spec in ddp/llama-160m/amp/8x1024 fsdp2/llama-160m/mp/8x1024 fsdp1/llama-160m/mp/8x1024 tp/llama-160m/bf16/8x1024; do
   i=$((i + 1))
   echo "== $spec"
   timeout -k 10 150 python3 -m torch.distributed.run --standalone --nproc-per-node 2 \
     "$SRC/scripts/gpu/measure_multi_gpu.py" worker "$tmp" "case$i" "$spec" > "$tmp/case$i.log" 2>&1 \
     || { echo "FAIL: $spec did not run"; tail -20 "$tmp/case$i.log"; fails=$((fails + 1)); }
 done
-# Known misses (docs/estimator.md, "Several GPUs: measured"): tensor parallel on this small-hidden model
-# reserves ~1 GiB more than the allocator replay predicts (measured -11 % process on 2026-11-30);
-# DDP's bucket rebuild is a race: the same job's rank 0 held 9.29 GiB in one run and 9.79 GiB in the
-# next (the old buckets kept until NCCL's watchdog released them; -6.6 % allocated, -8.5 % process).
-check "estimates per rank within 5 % allocated, 8 % process" 0 python3 "$SRC/scripts/eval_multi_gpu.py" "$tmp" \
-  --vramdoc "$VRAMDOC" --max-error 5,8 --known-miss tp/llama-160m/bf16/8x1024=5,15 \
-  --known-miss ddp/llama-160m/amp/8x1024=8,10
+# Known miss (docs/estimator.md, "DDP's bucket rebuild"): DDP rebuilds its buckets at the second step
+# and a rank may still hold the old ones at the peak (a race with NCCL's watchdog: 5 of 26 fresh
+# measured ranks; this job's rank 0 held 9.79 instead of 9.29 GiB in two of four runs), so DDP is
+# allowed the buckets' size (8 % allocated, 10 % process); estimate says so in its warning.
+check "estimates per rank within 3 % allocated, 5 % process" 0 python3 "$SRC/scripts/eval_multi_gpu.py" "$tmp" \
+  --vramdoc "$VRAMDOC" --max-error 3,5 --known-miss ddp/llama-160m/amp/8x1024=8,10
 cat "$out"
 finish

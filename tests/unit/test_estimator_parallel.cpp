@@ -84,15 +84,16 @@ TEST(EstimatorParallel, DdpWithoutBucketViewAddsOneGradientCopy) {
   ASSERT_GT(grads, 0U);
   EXPECT_EQ(phase(run(ddp), "optimizer step").allocated_bytes, phase(one, "optimizer step").allocated_bytes + grads);
   EXPECT_EQ(phase(run(view), "optimizer step").allocated_bytes, phase(one, "optimizer step").allocated_bytes);
-  // The buckets are allocated at construction: both variants carry them into the backward; with
-  // bucket views the second step's rebuild keeps the old buckets beside the new ones.
+  // The buckets are allocated at construction: both variants carry them into the backward (the
+  // second step's rebuild is assumed to have let the old ones go by the peak).
   EXPECT_EQ(phase(run(ddp), "backward start").allocated_bytes, phase(one, "backward start").allocated_bytes + grads);
-  EXPECT_EQ(phase(run(view), "backward start").allocated_bytes, phase(one, "backward start").allocated_bytes + 2 * grads);
+  EXPECT_EQ(phase(run(view), "backward start").allocated_bytes, phase(one, "backward start").allocated_bytes + grads);
 }
 
-// Without bucket views the model lets the old buckets go before the rebuild (what most measured
-// ranks did); the race that keeps them (4 of 18 ranks on 2 x H200) is said, with its size.
-TEST(EstimatorParallel, DdpWithoutBucketViewWarnsOfTheRebuildRace) {
+// The model lets the old buckets go before the step's peak (21 of 26 fresh measured ranks, with
+// and without bucket views); the race that keeps them is said, with its size, in the warnings
+// and in ddp_rebuild_risk_bytes.
+TEST(EstimatorParallel, DdpWarnsOfTheRebuildRace) {
   auto warns = [](const Estimate& e) {
     return std::any_of(e.warnings.begin(), e.warnings.end(), [](const std::string& w) { return w.find("rebuild") != std::string::npos; });
   };
@@ -102,10 +103,13 @@ TEST(EstimatorParallel, DdpWithoutBucketViewWarnsOfTheRebuildRace) {
   const std::uint64_t buckets = term(phase(e, "backward start"), "ddp_buckets_bytes");
   const std::string size = vramdoc::format_bytes(buckets, 2);
   EXPECT_TRUE(std::any_of(e.warnings.begin(), e.warnings.end(), [&](const std::string& w) { return w.find(size) != std::string::npos; }));
+  EXPECT_EQ(e.ddp_rebuild_risk_bytes, buckets);
   Options view = ddp;
   view.parallel.ddp_bucket_view = true;
-  EXPECT_FALSE(warns(run(view)));  // modelled: the old buckets are in the peak
+  EXPECT_TRUE(warns(run(view)));
+  EXPECT_EQ(run(view).ddp_rebuild_risk_bytes, buckets);
   EXPECT_FALSE(warns(run(sharded(DataParallel::Fsdp, 8))));
+  EXPECT_EQ(run(sharded(DataParallel::Fsdp, 8)).ddp_rebuild_risk_bytes, 0U);
   EXPECT_FALSE(warns(run(base())));
 }
 
@@ -160,7 +164,7 @@ TEST(EstimatorParallel, NcclCountsOnlyOnSeveralGpusAndGrowsWithItsBuffers) {
   EXPECT_GT(nccl_communicators(both).total(), nccl_communicators(ddp).total());
 }
 
-TEST(EstimatorParallel, MemoryNeverFallsAsBatchGrowsUnderEveryWrapper) {  // allocated strictly; process within 2 %
+TEST(EstimatorParallel, MemoryNeverFallsAsBatchGrowsUnderEveryWrapper) {  // allocated strictly; process within 4 %
   std::vector<Options> all;
   for (auto [data, zero] : {std::pair{DataParallel::Ddp, 0}, std::pair{DataParallel::Fsdp, 0}, std::pair{DataParallel::Zero, 1},
                             std::pair{DataParallel::Zero, 2}, std::pair{DataParallel::Zero, 3}}) {
@@ -179,8 +183,10 @@ TEST(EstimatorParallel, MemoryNeverFallsAsBatchGrowsUnderEveryWrapper) {  // all
         const Estimate e = run(o, m);
         EXPECT_GE(e.peak_allocated_bytes, last) << p.name << " batch " << b;
         // The replayed allocator's free segments depend on the tensors' sizes (as PyTorch's do):
-        // reserved memory may dip by a segment or two, never by more than 2 %.
-        EXPECT_GE(e.process_bytes, last_process - last_process / 50) << p.name << " batch " << b;
+        // reserved memory may dip a little. The largest dip, 3.6 %: mixtral-8x7b under TP 2 x DDP 8
+        // from batch 5 to 16, where the bigger freed activation blocks take the first step's
+        // optimizer state (0.94 GB per expert tensor) that needed new segments at batch 5.
+        EXPECT_GE(e.process_bytes, last_process - last_process / 25) << p.name << " batch " << b;
         last = e.peak_allocated_bytes, last_process = e.process_bytes;
       }
     }

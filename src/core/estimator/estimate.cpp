@@ -44,16 +44,19 @@ Result<bool> check_options(const ModelConfig& model, const Options& o) {
   return true;
 }
 
-// DDP without bucket views: the second step rebuilds the buckets, and the old ones are freed when
-// the last all-reduce's work objects go (NCCL's watchdog thread): usually before the rebuild, not
-// always (kept in 4 of 18 measured ranks on 2 x H200, docs/estimator.md). The peak assumes freed.
+// DDP rebuilds its buckets at the second forward; the old ones are freed when NCCL's watchdog
+// thread drops the last all-reduce's work objects, on its own schedule. Fresh two-GPU jobs still
+// held them at the step's peak in 5 of 26 ranks (3 of the 4 with static_graph, whose first step
+// reduces every bucket at the end of the backward): the peak assumes them freed, this says by how
+// much a rank can exceed it (docs/estimator.md, "DDP's bucket rebuild").
 void warn_ddp_rebuild(const Options& o, Estimate& e) {
-  if (!detail::trains(o) || data_parallel_degree(o) == 1 || wrapper(o) != DataParallel::Ddp || o.parallel.ddp_bucket_view) return;
+  if (!detail::trains(o) || data_parallel_degree(o) == 1 || wrapper(o) != DataParallel::Ddp) return;
   for (const Term& t : e.phases[e.peak_phase].terms) {
     if (t.key != "ddp_buckets_bytes") continue;
-    e.warnings.push_back("DDP rebuilds its gradient buckets at the second step; when the old ones are still held then (a "
-                         "race, seen in 4 of 18 measured ranks) a rank needs up to " + format_bytes(t.bytes, 2) +
-                         " more than this peak");
+    e.ddp_rebuild_risk_bytes = t.bytes;
+    e.warnings.push_back("DDP rebuilds its gradient buckets at the second step; a rank whose old buckets are still held "
+                         "at the peak (a race with NCCL's watchdog: 5 of 26 measured ranks, more with static_graph) "
+                         "needs up to " + format_bytes(t.bytes, 2) + " more than this peak");
   }
 }
 
@@ -76,11 +79,17 @@ void add_warnings(const ModelConfig& model, const Options& o, Estimate& e) {
 // on several GPUs are not replayed: the fitted ratio of the single-GPU calibration stands in.
 u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
   if (detail::replays_rank(r.o)) return std::max(detail::replay_rank(r).peak_reserved_bytes, e.peak_allocated_bytes);
-  if (r.o.gpus > 1 || r.o.zero_stage > 0 || r.o.tensor_parallel > 1) {
+  // DDP over LoRA / QLoRA adapters: each rank runs the one-GPU step; DDP adds one flat bucket
+  // tensor of the adapters' gradients (its own segment, allocated at construction).
+  const bool ddp_adapters = detail::adapters(r.o) && wrapper(r.o) == DataParallel::Ddp && r.o.tensor_parallel == 1 &&
+                            r.o.parallel.offload == Offload::None;
+  if ((r.o.gpus > 1 && !ddp_adapters) || r.o.zero_stage > 0 || r.o.tensor_parallel > 1) {
     return reserved_for(e.peak_allocated_bytes, 0);
   }
   const ReplayResult replayed = replay(detail::step_events(r), AllocatorSettings{r.o.expandable_segments, kSaturated});
-  return std::max(replayed.peak_reserved_bytes, e.peak_allocated_bytes);
+  u64 buckets = 0;
+  for (const Term& t : e.phases[e.peak_phase].terms) buckets += t.key == "ddp_buckets_bytes" ? segment_bytes(t.bytes) : 0;
+  return std::max(saturating_add(replayed.peak_reserved_bytes, buckets), e.peak_allocated_bytes);
 }
 
 // A model built on the meta device and materialised with Module.to_empty (PyTorch's recipe for

@@ -69,6 +69,9 @@ struct Estimate {
   std::uint64_t nccl_bytes = 0;             // NCCL's communicators (several GPUs only), outside PyTorch's pool
   std::uint64_t process_bytes = 0;          // what nvidia-smi / NVML charge the process
   std::uint64_t checkpointing_saves_bytes = 0;  // peak drop from --grad-checkpointing (train/lora)
+  // DDP: what a rank may need beyond the peak when its old gradient buckets outlive the rebuild
+  // (a race with NCCL's watchdog; 0 without DDP).
+  std::uint64_t ddp_rebuild_risk_bytes = 0;
   std::vector<std::string> warnings;
 };
 

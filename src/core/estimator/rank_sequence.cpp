@@ -26,7 +26,9 @@ u64 add(u64 a, u64 b) { return saturating_add(a, b); }
 
 enum Stream : std::size_t { kCompute = 0, kGather = 1, kReduce = 2, kPreUnshard = 3, kStreams = 4 };
 constexpr u64 kWorkspace = 32 * MiB;      // cuBLAS and cuBLASLt, one each (as step_sequence.cpp)
-constexpr u64 kDdpBucketBytes = 25 * MiB;  // DistributedDataParallel's bucket_cap_mb default
+constexpr u64 kDdpBucketBytes = 25 * MiB;      // DistributedDataParallel's bucket_cap_mb default
+constexpr u64 kDdpFirstBucketBytes = 1 * MiB;  // dist._DEFAULT_FIRST_BUCKET_BYTES
+constexpr u64 kBroadcastChunkBytes = 250 * MiB;  // _sync_module_states' broadcast_bucket_size
 
 class Pools : public Tape {
  public:
@@ -53,6 +55,11 @@ class Pools : public Tape {
     return it == live_.end() ? 0 : it->second.bytes;
   }
   ReplayResult result() const { return result_; }
+  void mark() {
+    u64 reserved = 0;
+    for (const auto& p : pools_) reserved = add(reserved, p.reserved_bytes());
+    result_.phase_reserved.push_back(reserved);
+  }
 
  private:
   struct Live {
@@ -71,6 +78,7 @@ class Pools : public Tape {
 struct RankPlan {
   std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
   std::vector<u64> opt_embed, opt_layer, opt_head;  // the optimizer's tensors (FSDP1: the rank's parts)
+  std::vector<u64> whole_layer, whole_root;         // FSDP1: a unit's parameters as materialised
   std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
   std::size_t lm_head_at = SIZE_MAX;                // lm_head's in head_grads (SIZE_MAX: tied)
   std::vector<u64> layer_casts;                     // autocast 16-bit copies a layer makes at its start (router, experts)
@@ -86,7 +94,13 @@ struct RankPlan {
   u64 shards = 1;
   u64 unit = 0, root = 0;                   // a layer / the root gathered, compute width
   u64 unit_rs_in = 0, unit_rs_out = 0, root_rs_in = 0, root_rs_out = 0;
-  std::vector<u64> buckets;                 // DDP
+  // DDP (PyTorch 2.11, traces of 2026-11-30-c): the constructor broadcasts the weights in
+  // coalesced chunks (`sync_chunks`, each freed again) and holds every bucket in one flat tensor
+  // (`buckets_total`); the second forward rebuilds them as one tensor per bucket (`buckets`), filled
+  // in gradient order (the reverse of model.parameters()), the first bucket closed at 1 MiB, the
+  // others at bucket_cap_mb (a parameter above the cap is a bucket of its own).
+  u64 buckets_total = 0;
+  std::vector<u64> buckets, sync_chunks;
 };
 
 void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
@@ -126,6 +140,32 @@ void fsdp1_optimizer_parts(const Run& r, u64 width, u64 shards, u64 rank, RankPl
   p.opt_head.assign(parts.begin() + static_cast<std::ptrdiff_t>(u.embed.size()), parts.end());
 }
 
+// Groups `bytes` in order into chunks closed once they reach `cap` (the first at `first`).
+std::vector<u64> chunks(const std::vector<u64>& bytes, u64 first, u64 cap) {
+  std::vector<u64> out;
+  u64 open = 0;
+  for (u64 b : bytes) {
+    open = add(open, b);
+    if (open >= (out.empty() ? first : cap)) out.push_back(open), open = 0;
+  }
+  if (open > 0) out.push_back(open);
+  return out;
+}
+
+void ddp_buckets(const Run& r, u64 width, RankPlan& p) {
+  const UnitParams u = unit_params(r.m, r.o.tensor_parallel);
+  std::vector<u64> order;  // model.parameters() order, in bytes
+  for (u64 n : u.embed) order.push_back(mul(n, width));
+  for (u64 l = 0; l < r.m.num_layers; ++l) {
+    for (u64 n : u.layer) order.push_back(mul(n, width));
+  }
+  for (u64 n : u.head) order.push_back(mul(n, width));
+  p.buckets_total = sum(order);
+  p.sync_chunks = chunks(order, kBroadcastChunkBytes, kBroadcastChunkBytes);
+  std::reverse(order.begin(), order.end());
+  p.buckets = chunks(order, kDdpFirstBucketBytes, kDdpBucketBytes);
+}
+
 RankPlan rank_plan(const Run& r, u64 rank) {
   RankPlan p;
   const Options& o = r.o;
@@ -144,6 +184,8 @@ RankPlan rank_plan(const Run& r, u64 rank) {
   p.opt_embed = p.embed, p.opt_layer = p.layer, p.opt_head = p.head;
   if (p.fsdp1) {  // one FlatParameter per unit, sharded
     fsdp1_optimizer_parts(r, storage, s, rank, p);
+    p.whole_layer = p.layer, p.whole_root = p.embed;
+    p.whole_root.insert(p.whole_root.end(), p.head.begin(), p.head.end());
     p.layer = {sum(p.layer) / s};
     p.embed = {add(sum(p.embed), sum(p.head)) / s};
     p.head.clear();
@@ -153,8 +195,7 @@ RankPlan rank_plan(const Run& r, u64 rank) {
   p.unit_rs_in = mul(r.s.layer_params, reduce), p.unit_rs_out = p.unit_rs_in / s;
   p.root_rs_in = mul(r.s.root_params, reduce), p.root_rs_out = p.root_rs_in / s;
   if (p.wrapper == DataParallel::Ddp && data_parallel_degree(o) > 1) {
-    const u64 total = add(add(sum(p.embed_grads), sum(p.head_grads)), mul(sum(p.layer_grads), r.m.num_layers));
-    for (u64 left = total; left > 0; left -= std::min(left, kDdpBucketBytes)) p.buckets.push_back(std::min(left, kDdpBucketBytes));
+    ddp_buckets(r, storage, p);
   }
   p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
@@ -178,25 +219,47 @@ class RankStep {
   }
 
   void setup() {
-    s_.alloc(kWorkspace), s_.alloc(kWorkspace);
+    if (p_.fsdp1) return fsdp1_init();
     for (u64 b : p_.embed) s_.alloc(b);
     for (std::size_t l = 0; l < p_.kinds.size(); ++l) {
       for (u64 b : p_.layer) s_.alloc(b);
     }
     for (u64 b : p_.head) s_.alloc(b);
-    for (u64 b : p_.buckets) buckets_.push_back(s_.alloc(b));
+    for (u64 b : p_.sync_chunks) s_.free(s_.alloc(b));
+    buckets_ = s_.alloc(p_.buckets_total);
   }
 
-  void step(bool first, bool rebuild_buckets) {
-    if (rebuild_buckets) {  // DDP rebuilds its buckets on the second forward; the old ones still referenced
-      std::vector<u64> old = std::move(buckets_);
-      buckets_.clear();
-      for (u64 b : p_.buckets) buckets_.push_back(s_.alloc(b));
-      s_.free(old);
+  // FullyShardedDataParallel on a meta-device model (param_init_fn), unit by unit, the layers
+  // before the root: the unit's parameters materialised whole, flattened into one FlatParameter,
+  // the rank's shard copied out, the whole ones freed (traces of 2026-11-30-c). Their blocks stay
+  // cached for the steps.
+  void fsdp1_init() {
+    auto unit = [&](const std::vector<u64>& whole, u64 shard) {
+      std::vector<u64> made;
+      for (u64 b : whole) made.push_back(s_.alloc(b));
+      const u64 flat = s_.alloc(mul(shard, p_.shards));
+      s_.alloc(shard);
+      s_.free(flat);
+      s_.free(made);
+    };
+    for (std::size_t l = 0; l < p_.kinds.size(); ++l) unit(p_.whole_layer, p_.layer.front());
+    unit(p_.whole_root, p_.embed.front());
+  }
+
+  // DDP's rebuild of its buckets at the second forward: the flat tensor freed (the race that can
+  // keep it longer: estimate.cpp), one tensor per bucket carved from its block.
+  void step(bool first, bool rebuild) {
+    if (rebuild && buckets_ != 0) {
+      s_.free(buckets_);
+      buckets_ = 0;
+      for (u64 b : p_.buckets) s_.alloc(b);
     }
-    forward();
-    backward();
+    forward(first);
+    s_.mark();
+    backward(first);
+    s_.mark();
     optimizer(first);
+    s_.mark();
   }
 
  private:
@@ -221,10 +284,11 @@ class RankStep {
 
   // The forward op by op (forward_ops.hpp) between FSDP's gathers: each layer's saved tensors kept
   // (with checkpointing only its input), the final norm's and lm_head's.
-  void forward() {
+  // A fresh process's first matmul makes cuBLAS's workspace (step_sequence.cpp's order, traces).
+  void forward(bool first) {
     if (p_.sharded) root_ = gather(p_.root);
     f_.train = true;
-    Prelude pre = prelude(f_, p_.kinds, 0);
+    Prelude pre = prelude(f_, p_.kinds, first ? kWorkspace : 0);
     embeddings_ = f_.take_saved();
     std::vector<u64> cache;
     u64 x = pre.hidden;
@@ -285,16 +349,16 @@ class RankStep {
   // copies them into the bucket (.grad becomes a view); otherwise they stay until zero_grad.
   void keep_grads(std::vector<u64>& made, u64 rs_in, u64 rs_out) {
     if (p_.sharded) return reduce(made, rs_in, rs_out);
-    if (p_.bucket_view && !p_.buckets.empty()) return s_.free(made);
+    if (p_.bucket_view && p_.buckets_total > 0) return s_.free(made);
     grads_.insert(grads_.end(), made.begin(), made.end());
     made.clear();
   }
 
-  void backward() {
+  void backward(bool first) {
     const u64 logits_grad = loss_and_its_gradient(s_, p_.logits_act, p_.logits_fp32, 0, f_.autocast_cache);  // soft-capping not replayed per rank
     std::vector<u64> root_grads;  // lm_head's (and the final norm's) first, the embeddings' last
-    u64 tied_share = 0;
-    u64 dx = head_backward(s_, p_.outer, logits_grad, saved_.back(), 0, root_grads, tied_share);
+    u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls
+    u64 dx = head_backward(s_, p_.outer, logits_grad, saved_.back(), first ? kWorkspace : 0, root_grads, tied_share);
     for (std::size_t l = p_.kinds.size(); l-- > 0;) backward_layer(l, dx);
     embeddings_backward(s_, p_.outer, embeddings_, tied_share, dx, root_grads);
     if (p_.fsdp1) {
@@ -326,9 +390,9 @@ class RankStep {
   Pools& s_;
   const RankPlan& p_;
   Forward f_;
-  std::vector<u64> gathered_, buckets_, grads_, checkpoints_, embeddings_;
+  std::vector<u64> gathered_, grads_, checkpoints_, embeddings_;
   std::vector<std::vector<u64>> saved_;
-  u64 root_ = 0;
+  u64 root_ = 0, buckets_ = 0;
 };
 
 }  // namespace
@@ -346,7 +410,8 @@ ReplayResult replay_one(const Run& r, u64 rank) {
   Pools pools(AllocatorSettings{r.o.expandable_segments, std::numeric_limits<u64>::max()});
   RankStep step(pools, plan, r);
   step.setup();
-  for (int i = 0; i < 3; ++i) step.step(i == 0, i == 1 && plan.bucket_view && !plan.buckets.empty());
+  pools.mark();
+  for (int i = 0; i < 3; ++i) step.step(i == 0, i == 1);
   return pools.result();
 }
 

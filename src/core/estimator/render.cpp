@@ -198,6 +198,7 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   }
   j["phases"] = phases;
   if (e.checkpointing_saves_bytes > 0) j["grad_checkpointing_saves_bytes"] = e.checkpointing_saves_bytes;
+  if (e.ddp_rebuild_risk_bytes > 0) j["ddp_rebuild_risk_bytes"] = e.ddp_rebuild_risk_bytes;
   j["fits_on"] = fit.fits_on;
   if (fit.usable_bytes) {
     j["gpu"] = {{"name", fit.target_name.value_or("")},
