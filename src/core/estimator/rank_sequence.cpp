@@ -79,6 +79,7 @@ struct RankPlan {
   std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
   std::vector<u64> opt_embed, opt_layer, opt_head;  // the optimizer's tensors (FSDP1: the rank's parts)
   std::vector<u64> whole_layer, whole_root;         // FSDP1: a unit's parameters as materialised
+  std::vector<u64> root_tensors;                    // FSDP2: the root's parameters as gathered (compute width)
   std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
   std::size_t lm_head_at = SIZE_MAX;                // lm_head's in head_grads (SIZE_MAX: tied)
   std::vector<u64> layer_casts;                     // autocast 16-bit copies a layer makes at its start (router, experts)
@@ -182,6 +183,8 @@ RankPlan rank_plan(const Run& r, u64 rank) {
   weight_lists(r, storage, p.sharded && !p.fsdp1 ? s : 1, p, false);
   weight_lists(r, p.sharded ? compute : storage, 1, p, true);  // FSDP: the unsharded gradients
   p.opt_embed = p.embed, p.opt_layer = p.layer, p.opt_head = p.head;
+  p.root_tensors = p.embed_grads;
+  p.root_tensors.insert(p.root_tensors.end(), p.head_grads.begin(), p.head_grads.end());
   if (p.fsdp1) {  // one FlatParameter per unit, sharded
     fsdp1_optimizer_parts(r, storage, s, rank, p);
     p.whole_layer = p.layer, p.whole_root = p.embed;
@@ -214,7 +217,7 @@ RankPlan rank_plan(const Run& r, u64 rank) {
 
 class RankStep {
  public:
-  RankStep(Pools& pools, const RankPlan& p, const Run& r) : s_(pools), p_(p), f_(pools, r), gathered_(p.kinds.size(), 0) {
+  RankStep(Pools& pools, const RankPlan& p, const Run& r) : s_(pools), p_(p), f_(pools, r), gathered_(p.kinds.size()) {
     f_.use_cache = !p.checkpointing;  // transformers turns the cache off under gradient checkpointing
   }
 
@@ -263,30 +266,39 @@ class RankStep {
   }
 
  private:
-  u64 gather(u64 bytes) {  // FSDP2: all-gather output on its stream, copied out; FSDP1: the FlatParameter
-    if (p_.fsdp1) {  // mixed precision: the 16-bit shard (_use_low_precision_shard) lives until gathered
+  // A unit's all-gather. FSDP1: the FlatParameter on the all-gather stream (under mixed precision
+  // from a 16-bit copy of the shard on the pre-unshard stream). FSDP2 (traces of 2026-11-30-c):
+  // under mixed precision the 16-bit copy of the shard, then the all-gather output, both on the
+  // all-gather stream; copied out into one tensor per parameter on the default stream.
+  std::vector<u64> gather(u64 bytes, const std::vector<u64>& tensors) {
+    if (p_.fsdp1) {
       const u64 cast = p_.mixed ? s_.alloc_on(bytes / p_.shards, kPreUnshard) : 0;
       const u64 flat = s_.alloc_on(bytes, kGather);
       s_.free(cast);
-      return flat;
+      return {flat};
     }
-    const u64 out = s_.alloc_on(bytes, kGather), unsharded = s_.alloc(bytes);
+    const u64 input = p_.mixed ? s_.alloc_on(bytes / p_.shards, kGather) : 0;
+    const u64 out = s_.alloc_on(bytes, kGather);
+    s_.free(input);
+    std::vector<u64> unsharded;
+    for (u64 t : tensors) unsharded.push_back(s_.alloc(t));
     s_.free(out);
     return unsharded;
   }
   void gather_layer(std::size_t l) {
-    if (p_.sharded && l < gathered_.size() && gathered_[l] == 0) gathered_[l] = gather(p_.unit);
+    if (p_.sharded && l < gathered_.size() && gathered_[l].empty()) gathered_[l] = gather(p_.unit, p_.layer_grads);
   }
   void reshard_layer(std::size_t l) {
     s_.free(gathered_[l]);
-    gathered_[l] = 0;
+    gathered_[l].clear();
   }
+  void gather_root() { root_ = gather(p_.root, p_.root_tensors); }
 
   // The forward op by op (forward_ops.hpp) between FSDP's gathers: each layer's saved tensors kept
   // (with checkpointing only its input), the final norm's and lm_head's.
   // A fresh process's first matmul makes cuBLAS's workspace (step_sequence.cpp's order, traces).
   void forward(bool first) {
-    if (p_.sharded) root_ = gather(p_.root);
+    if (p_.sharded) gather_root();
     f_.train = true;
     Prelude pre = prelude(f_, p_.kinds, first ? kWorkspace : 0);
     embeddings_ = f_.take_saved();
@@ -308,13 +320,16 @@ class RankStep {
     }
     saved_.push_back(record_head(f_, x, p_.lm_head_cast));
     s_.free(pre.held), s_.free(cache);
+    // FSDP2's root reshards after forward when reshard_after_forward=True is passed for it too (as
+    // torchtitan and Accelerate do, and the measurements); its backward gathers it again.
+    if (p_.sharded && !p_.fsdp1 && p_.reshard) s_.free(root_), root_.clear();
   }
 
   // FSDP's post-backward: the unsharded gradients copied into the reduce-scatter buffer, the
   // sharded result kept as the gradient (FSDP1 frees it at the next forward's pre-forward, which
   // for the allocator's pools is the same as zero_grad: the blocks stay in the reduce stream's).
   void reduce(std::vector<u64>& unsharded, u64 in, u64 out) {
-    const u64 buffer = s_.alloc_on(in, kReduce);
+    const u64 buffer = s_.alloc(in);  // foreach_reduce's input: on the default stream (traces)
     s_.free(unsharded);
     grads_.push_back(s_.alloc_on(out, kReduce));
     s_.free(buffer);
@@ -323,11 +338,11 @@ class RankStep {
   // FSDP1's post-backward hook: the per-parameter gradients become the unit's flat gradient (on
   // the all-gather stream, where autograd accumulates the FlatParameter's), the unit reshards,
   // then on the post-backward stream the fp32 copy under mixed precision and the sharded output.
-  void reduce_flat(std::vector<u64>& unsharded, u64 flat_bytes, u64 in, u64 out, u64& gathered) {
+  void reduce_flat(std::vector<u64>& unsharded, u64 flat_bytes, u64 in, u64 out, std::vector<u64>& gathered) {
     const u64 flat = s_.alloc_on(flat_bytes, kGather);
     s_.free(unsharded);
     s_.free(gathered);
-    gathered = 0;
+    gathered.clear();
     const u64 upcast = p_.mixed ? s_.alloc_on(in, kReduce) : 0;
     grads_.push_back(s_.alloc_on(out, kReduce));
     s_.free(upcast), s_.free(flat);
@@ -355,6 +370,7 @@ class RankStep {
   }
 
   void backward(bool first) {
+    if (p_.sharded && root_.empty()) gather_root();  // FSDP2's root resharded after forward: gathered again
     const u64 logits_grad = loss_and_its_gradient(s_, p_.logits_act, p_.logits_fp32, 0, f_.autocast_cache);  // soft-capping not replayed per rank
     std::vector<u64> root_grads;  // lm_head's (and the final norm's) first, the embeddings' last
     u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls
@@ -365,7 +381,7 @@ class RankStep {
       reduce_flat(root_grads, p_.root, p_.root_rs_in, p_.root_rs_out, root_);
     } else {
       keep_grads(root_grads, p_.root_rs_in, p_.root_rs_out);
-      if (p_.sharded) s_.free(root_);
+      if (p_.sharded) s_.free(root_), root_.clear();
     }
     saved_.clear(), checkpoints_.clear();
   }
@@ -390,9 +406,10 @@ class RankStep {
   Pools& s_;
   const RankPlan& p_;
   Forward f_;
-  std::vector<u64> gathered_, grads_, checkpoints_, embeddings_;
+  std::vector<std::vector<u64>> gathered_;
+  std::vector<u64> grads_, checkpoints_, embeddings_, root_;
   std::vector<std::vector<u64>> saved_;
-  u64 root_ = 0, buckets_ = 0;
+  u64 buckets_ = 0;
 };
 
 }  // namespace
