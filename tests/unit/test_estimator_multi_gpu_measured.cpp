@@ -28,15 +28,12 @@ struct Miss {
 // docs/estimator.md, "Several GPUs: measured": why each of these misses (every case a fresh
 // process: docs/results/multi-gpu-h200-2026-11-30-c and -2026-12-01).
 constexpr Miss kMisses[] = {
-    {"ddp/llama-1b/bf16/4x1024/view", 0, 0.12, 0.10, "DDP's rebuild race: this rank still held the old buckets at the peak"},
-    {"ddp/llama-1b/bf16/4x1024/bucket=100", 0, 0.12, 0.10, "DDP's rebuild race, as above"},
-    {"ddp/llama-1b/bf16/4x1024/static", 1, 0.12, 0.10, "DDP's rebuild race, as above"},
+    {"ddp/llama-1b/bf16/4x1024/view", 0, 0.12, 0.11, "DDP's rebuild race: this rank still held the old buckets at the peak"},
+    {"ddp/llama-1b/bf16/4x1024/bucket=100", 0, 0.12, 0.11, "DDP's rebuild race, as above"},
+    {"ddp/llama-1b/bf16/4x1024/static", 1, 0.12, 0.11, "DDP's rebuild race, as above"},
     {"ddp/llama-1b/amp/2x1024/static", -1, 0.12, 0.03, "DDP's rebuild race, as above (held out)"},
-    {"ddp/qwen2.5-0.5b/amp/2x1024/ckpt", -1, 0.03, 0.075,
-     "checkpointing: reserved 1.1 GiB under (not the layers' backward: the one-GPU checkpointed cases are within 2 %)"},
-    {"fsdp2/qwen2.5-0.5b/mp/2x1024/ckpt", -1, 0.03, 0.07, "checkpointing, as above (0.7 GiB)"},
-    {"tp/llama-1b/bf16/4x1024/ckpt", -1, 0.045, 0.05, "~0.24 GiB at the optimizer step that the allocator's history does not show"},
-    {"fsdp1/qwen2.5-1.5b/mp/2x1024", 1, 0.03, 0.11, "the replay's FSDP1 rank asymmetry is 2.5 GiB, the measured 0.1 GiB"},
+    {"ddp/llama-1b/bf16/8x1024/ckpt", -1, 0.03, 0.065,
+     "the real third step takes one more 1000 MiB segment for the logits than the replay (steps 1 and 2 agree to 50 MiB)"},
 };
 
 const Miss* miss_for(const nlohmann::json& c) {
@@ -86,5 +83,5 @@ TEST(EstimatorMultiGpuMeasured, EveryRankWithinTheBarOrItsKnownMiss) {
     ++n;
   }
   EXPECT_EQ(n, 108);
-  EXPECT_GE(within, 94);  // docs/estimator.md's count; a change that loses cases fails here
+  EXPECT_GE(within, 101);  // docs/estimator.md's count; a change that loses cases fails here
 }

@@ -77,8 +77,20 @@ void add_warnings(const ModelConfig& model, const Options& o, Estimate& e) {
 // Reserved memory: the step's allocation sequence replayed through the caching-allocator model;
 // on several GPUs one rank's, per CUDA stream (DDP, FSDP, TP training). ZeRO, LoRA and offload
 // on several GPUs are not replayed: the fitted ratio of the single-GPU calibration stands in.
+// On several GPUs the rank's op-by-op replay also sees temporaries between the phases' points (an
+// FSDP gather's 16-bit shard copy, a reduce's input, a recomputed layer beside the optimizer's
+// state): where its allocated peak is higher, the difference is a term of the peak phase.
+void replayed_peak(const detail::Run& r, const ReplayResult& replayed, Estimate& e) {
+  if (replayed.peak_allocated_bytes <= e.peak_allocated_bytes) return;
+  const u64 more = replayed.peak_allocated_bytes - e.peak_allocated_bytes;
+  Phase& peak = e.phases[e.peak_phase];
+  peak.terms.push_back({"rank_replay_extra_bytes", "transient tensors the rank's op-by-op replay holds at its peak", more,
+                        r.o.gpus > 1 || r.o.tensor_parallel > 1 ? "on this rank" : ""});
+  peak.allocated_bytes = saturating_add(peak.allocated_bytes, more);
+  e.peak_allocated_bytes = replayed.peak_allocated_bytes;
+}
+
 u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
-  if (detail::replays_rank(r.o)) return std::max(detail::replay_rank(r).peak_reserved_bytes, e.peak_allocated_bytes);
   // DDP over LoRA / QLoRA adapters: each rank runs the one-GPU step; DDP adds one flat bucket
   // tensor of the adapters' gradients (its own segment, allocated at construction).
   const bool ddp_adapters = detail::adapters(r.o) && wrapper(r.o) == DataParallel::Ddp && r.o.tensor_parallel == 1 &&
@@ -134,7 +146,13 @@ Result<Estimate> estimate(const ModelConfig& tied_model, const Options& o) {
   if (e.peak_allocated_bytes >= kSaturated / 4) {
     return make_error("the estimate exceeds 2^62 bytes: batch x sequence is absurdly large");
   }
-  e.peak_reserved_bytes = reserved_bytes(run, e);
+  if (detail::replays_rank(o)) {
+    const ReplayResult replayed = detail::replay_rank(run);
+    replayed_peak(run, replayed, e);
+    e.peak_reserved_bytes = std::max(replayed.peak_reserved_bytes, e.peak_allocated_bytes);
+  } else {
+    e.peak_reserved_bytes = reserved_bytes(run, e);
+  }
   e.cached_bytes = e.peak_reserved_bytes - e.peak_allocated_bytes;
   if (o.mode == Mode::Qlora && o.optimizer == Optimizer::AdamW8bit) {  // paged: cudaMallocManaged, not PyTorch's
     e.outside_allocator_bytes = saturating_add(saturating_mul(2, run.s.adapter_params), saturating_mul(8, run.s.adapter_params / 256 + 1));

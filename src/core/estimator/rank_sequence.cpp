@@ -162,7 +162,16 @@ void ddp_buckets(const Run& r, u64 width, RankPlan& p) {
   }
   for (u64 n : u.head) order.push_back(mul(n, width));
   p.buckets_total = sum(order);
-  p.sync_chunks = chunks(order, kBroadcastChunkBytes, kBroadcastChunkBytes);
+  // _sync_module_states broadcasts the weights in coalesced chunks; a chunk of one tensor (one
+  // above the chunk size) goes as it is, without a flattened copy (traces: no allocation for it)
+  u64 open = 0, tensors = 0;
+  for (u64 b : order) {
+    open = add(open, b), ++tensors;
+    if (open < kBroadcastChunkBytes) continue;
+    if (tensors > 1) p.sync_chunks.push_back(open);
+    open = 0, tensors = 0;
+  }
+  if (tensors > 1) p.sync_chunks.push_back(open);
   std::reverse(order.begin(), order.end());
   p.buckets = chunks(order, kDdpFirstBucketBytes, kDdpBucketBytes);
 }
@@ -217,7 +226,7 @@ RankPlan rank_plan(const Run& r, u64 rank) {
 
 class RankStep {
  public:
-  RankStep(Pools& pools, const RankPlan& p, const Run& r) : s_(pools), p_(p), f_(pools, r), gathered_(p.kinds.size()) {
+  RankStep(Pools& pools, const RankPlan& p, const Run& r) : s_(pools), p_(p), r_(r), f_(pools, r), gathered_(p.kinds.size()) {
     f_.use_cache = !p.checkpointing;  // transformers turns the cache off under gradient checkpointing
   }
 
@@ -228,7 +237,14 @@ class RankStep {
       for (u64 b : p_.layer) s_.alloc(b);
     }
     for (u64 b : p_.head) s_.alloc(b);
-    for (u64 b : p_.sync_chunks) s_.free(s_.alloc(b));
+    if (p_.wrapper == DataParallel::Ddp && p_.buckets_total > 0) release_tied_head(s_, r_, r_.w.weight);  // built on the GPU
+    u64 in_flight = 0;  // broadcast_coalesced flattens the next chunk before it frees the last
+    for (u64 b : p_.sync_chunks) {
+      const u64 next = s_.alloc(b);
+      s_.free(in_flight);
+      in_flight = next;
+    }
+    s_.free(in_flight);
     buckets_ = s_.alloc(p_.buckets_total);
   }
 
@@ -405,6 +421,7 @@ class RankStep {
 
   Pools& s_;
   const RankPlan& p_;
+  const Run& r_;
   Forward f_;
   std::vector<std::vector<u64>> gathered_;
   std::vector<u64> grads_, checkpoints_, embeddings_, root_;
