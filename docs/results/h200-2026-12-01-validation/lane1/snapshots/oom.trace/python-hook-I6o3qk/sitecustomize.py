@@ -1,0 +1,274 @@
+# vramdoc's Python hook for `vramdoc run`: the step hook (on by default, docs/run-analyze.md) and
+# --trace-python (docs/trace.md, "Python lines").
+#
+# vramdoc writes this file into a folder of its own and puts that folder first on the job's
+# PYTHONPATH, so every Python process of the job loads it at start-up. With VRAMDOC_STEP_HOOK=1,
+# once torch is imported, a global optimizer step post-hook appends, after each step of the first
+# optimizer that steps in a process that has initialised CUDA, one line to $VRAMDOC_MARK_FILE:
+#   step N allocated=BYTES reserved=BYTES pid=PID [rank=R]
+# (torch.cuda.memory_allocated() / memory_reserved(): host-side counters, no CUDA sync).
+# With VRAMDOC_PYTHON_TRACE_DIR (--trace-python) it also:
+#   1. runs the sitecustomize module it shadows, if the environment has one;
+#   2. waits for `import torch` (a finder on sys.meta_path; nothing else is imported early);
+#   3. once CUDA is initialised in the process (torch.cuda._lazy_call: a process that never uses
+#      CUDA is left alone), asks PyTorch's caching allocator to keep the Python stack of every
+#      live block (torch.cuda.memory._record_memory_history(enabled="state", stacks="python"));
+#   4. at exit, groups the live blocks by stack and writes VRAMDOC_PYTHON_TRACE_DIR/python.PID.json
+#      (format in docs/trace-format.md), which vramdoc reads after the job; at the process's first
+#      out-of-memory error (an allocator OOM observer, called before PyTorch raises) it pickles
+#      PyTorch's own snapshot of that moment, with the failed request added under "vramdoc_oom",
+#      to python.PID.oom.pickle (read like any snapshot: docs/snapshots.md).
+# It never raises into the job: every step is guarded, and a failure is written into the JSON
+# ("error") or, before a folder is known, ignored.
+import atexit
+import os
+import sys
+
+_VRAMDOC_DIR = os.environ.get("VRAMDOC_PYTHON_TRACE_DIR", "")
+_VRAMDOC_STEP_HOOK = os.environ.get("VRAMDOC_STEP_HOOK", "") == "1" and os.environ.get("VRAMDOC_MARK_FILE", "")
+_VRAMDOC_MAX_FRAMES = 24
+_VRAMDOC_MAX_GROUPS = 200
+
+
+def _vramdoc_run_shadowed_sitecustomize():
+    import importlib.machinery
+    import importlib.util
+
+    # Other copies of this hook further down the path (vramdoc run inside vramdoc run) are skipped:
+    # only the first one, with the innermost run's settings, hooks this process.
+    skip = {os.path.dirname(os.path.abspath(__file__))}
+    while True:
+        path = [p for p in sys.path if os.path.abspath(p or os.curdir) not in skip]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+        if spec is None or spec.loader is None or not spec.origin:
+            return
+        try:
+            with open(spec.origin) as f:
+                ours = f.readline().startswith("# vramdoc's Python hook")
+        except OSError:
+            ours = False
+        if not ours:
+            break
+        skip.add(os.path.dirname(os.path.abspath(spec.origin)))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_vramdoc_shadowed_sitecustomize"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # what Python itself does with a failing sitecustomize
+        sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n" % (type(e).__name__, e))
+
+
+def _vramdoc_write(record, suffix=""):
+    """Writes the record to python.PID<suffix>.json atomically (a .part file renamed); never raises."""
+    try:
+        import json
+
+        record.setdefault("format", "vramdoc-python-stacks")
+        record.setdefault("version", 1)
+        record.setdefault("pid", os.getpid())
+        final = os.path.join(_VRAMDOC_DIR, "python.%d%s.json" % (os.getpid(), suffix))
+        temporary = final + ".part"
+        with open(temporary, "w") as f:
+            json.dump(record, f)
+        os.replace(temporary, final)
+    except BaseException:
+        pass
+
+
+def _vramdoc_write_oom_snapshot(torch, oom):
+    """Pickles torch.cuda.memory._snapshot() with `oom` under "vramdoc_oom" to python.PID.oom.pickle
+    atomically (plain dicts, lists and numbers only); a failure goes into python.PID.oom.json."""
+    try:
+        import pickle
+
+        snapshot = torch.cuda.memory._snapshot()
+        snapshot["vramdoc_oom"] = dict(oom, torch=str(torch.__version__), pid=os.getpid())
+        final = os.path.join(_VRAMDOC_DIR, "python.%d.oom.pickle" % os.getpid())
+        temporary = final + ".part"
+        with open(temporary, "wb") as f:
+            pickle.dump(snapshot, f, protocol=4)
+        os.replace(temporary, final)
+    except BaseException as e:
+        _vramdoc_write({"when": "oom", "error": "%s: %s" % (type(e).__name__, e)}, ".oom")
+
+
+def _vramdoc_library_roots(torch):
+    import site
+    import sysconfig
+
+    roots = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            roots.add(os.path.realpath(p))
+    try:
+        roots.update(os.path.realpath(p) for p in site.getsitepackages())
+        roots.add(os.path.realpath(site.getusersitepackages()))
+    except Exception:
+        pass
+    roots.add(os.path.realpath(os.path.dirname(torch.__file__)))
+    return tuple(r.rstrip(os.sep) + os.sep for r in roots)
+
+
+def _vramdoc_snapshot(torch):
+    """Groups the live blocks by device and stack and writes them to python.PID.json (at exit)."""
+    try:
+        if not torch.cuda.is_initialized():
+            return
+        snapshot = torch.cuda.memory._snapshot()
+        roots = _vramdoc_library_roots(torch)
+        groups = {}
+        for segment in snapshot.get("segments", []):
+            device = int(segment.get("device", 0))
+            for block in segment.get("blocks", []):
+                if block.get("state") != "active_allocated":
+                    continue
+                frames = tuple((str(f.get("filename", "")), int(f.get("line", 0)), str(f.get("name", "")))
+                               for f in (block.get("frames") or [])[:_VRAMDOC_MAX_FRAMES])
+                group = groups.setdefault((device, frames), [0, 0])
+                group[0] += int(block.get("size", 0))
+                group[1] += 1
+
+        def library(filename):
+            if filename.startswith("<"):
+                return True
+            return os.path.realpath(filename).startswith(roots)
+
+        ordered = sorted(groups.items(), key=lambda item: -item[1][0])
+        record = {
+            "when": "exit",
+            "torch": str(torch.__version__),
+            "allocated_bytes": int(torch.cuda.memory_allocated()),
+            "peak_allocated_bytes": int(torch.cuda.max_memory_allocated()),
+            "groups": [{"device": device, "bytes": size, "count": count,
+                        "frames": [{"file": f, "line": line, "function": name, "library": library(f)}
+                                   for f, line, name in frames]}
+                       for (device, frames), (size, count) in ordered[:_VRAMDOC_MAX_GROUPS]],
+            "groups_left_out": max(0, len(ordered) - _VRAMDOC_MAX_GROUPS),
+        }
+        _vramdoc_write(record)
+    except BaseException as e:
+        _vramdoc_write({"when": "exit", "error": "%s: %s" % (type(e).__name__, e)})
+
+
+def _vramdoc_rank():
+    """The process's rank from the launcher's environment (torchrun, Slurm, Open MPI), or None."""
+    for key in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        value = os.environ.get(key, "")
+        if value.isdigit():
+            return value
+    return None
+
+
+def _vramdoc_step_hook(torch):
+    """Registers the global optimizer step post-hook that writes one marker line per step."""
+    state = {"fd": -1, "first": None, "step": 0, "tag": "", "off": False}
+
+    def after_step(optimizer, args, kwargs):
+        if state["off"]:
+            return
+        marks = sys.modules.get("vramdoc._marks")  # the job marks its steps itself (vramdoc.mark_step, a callback)
+        if marks is not None and getattr(marks, "manual_steps", False):
+            return
+        try:
+            first = state["first"] and state["first"]()
+            if first is None:  # the first optimizer of the process, or a new one after it was dropped
+                if not torch.cuda.is_initialized():
+                    return  # a process without CUDA (CPU training, a worker): nothing to mark
+                import weakref
+
+                state["first"] = weakref.ref(optimizer)
+                if state["fd"] < 0:
+                    state["fd"] = os.open(_VRAMDOC_STEP_HOOK, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                rank = _vramdoc_rank()
+                state["tag"] = " pid=%d" % os.getpid() + (" rank=%s" % rank if rank is not None else "")
+            elif first is not optimizer:
+                return  # a second optimizer (a GAN's): the first one's steps are the steps
+            # memory_allocated() and memory_reserved() each flatten and sort all the allocator's
+            # statistics; the nested dict holds the same two counters for one call.
+            stats = torch.cuda.memory_stats_as_nested_dict()
+            line = "step %d allocated=%d reserved=%d%s\n" % (state["step"], stats["allocated_bytes"]["all"]["current"],
+                                                             stats["reserved_bytes"]["all"]["current"], state["tag"])
+            state["step"] += 1
+            os.write(state["fd"], line.encode())  # one write: lines of several processes stay whole
+        except Exception:  # never into the job (a KeyboardInterrupt still reaches it), and never again
+            state["off"] = True
+
+    try:
+        import torch.optim.optimizer as optimizer_module
+
+        optimizer_module.register_optimizer_step_post_hook(after_step)
+    except BaseException:
+        pass  # a torch without global step hooks (before 2.0): no step marks
+
+
+def _vramdoc_start(torch):
+    if _VRAMDOC_STEP_HOOK:
+        _vramdoc_step_hook(torch)
+    if not _VRAMDOC_DIR:
+        return
+    oom_seen, failed = [], []
+
+    def on_oom(device, requested, device_allocated, device_free):
+        # Called by PyTorch's allocator before it raises OutOfMemoryError: what holds the memory
+        # now is what made the request fail. The first one of the process is kept.
+        try:
+            if oom_seen:
+                return
+            oom_seen.append(True)
+            _vramdoc_write_oom_snapshot(torch, {"device": int(device), "requested_bytes": int(requested),
+                                                "device_allocated_bytes": int(device_allocated),
+                                                "device_free_bytes": int(device_free)})
+        except BaseException:
+            pass
+
+    def start():
+        try:
+            torch.cuda.memory._record_memory_history(enabled="state", context="alloc", stacks="python")
+        except BaseException as e:
+            failed.append(True)
+            _vramdoc_write({"error": "torch.cuda.memory._record_memory_history: %s: %s" % (type(e).__name__, e)})
+            return
+        try:
+            torch._C._cuda_attach_out_of_memory_observer(on_oom)
+        except BaseException:
+            pass  # an older torch: the exit record alone
+
+    try:
+        torch.cuda._lazy_call(start)
+        atexit.register(lambda: failed or _vramdoc_snapshot(torch))
+    except BaseException as e:
+        _vramdoc_write({"error": "cannot hook torch %s: %s: %s" % (getattr(torch, "__version__", "?"), type(e).__name__, e)})
+
+
+class _VramdocTorchFinder:
+    """Finds `torch` with the normal path finder and runs _vramdoc_start once it has loaded."""
+
+    def __init__(self):
+        self.done = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch" or self.done:
+            return None
+        self.done = True
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            _vramdoc_start(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+try:
+    _vramdoc_run_shadowed_sitecustomize()
+except BaseException:
+    pass
+if (_VRAMDOC_DIR or _VRAMDOC_STEP_HOOK) and "torch" not in sys.modules:
+    sys.meta_path.insert(0, _VramdocTorchFinder())
