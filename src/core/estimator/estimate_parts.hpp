@@ -78,6 +78,8 @@ struct WeightTensors {
   const LayerWeights& layer(LayerKind kind) const { return kind.moe ? moe : dense; }
 };
 WeightTensors weight_tensors(const Run& r, u64 element_width);
+// How many of the model's layers hold a tensor of `set` (all, the dense ones, the MoE ones).
+u64 layers_in(const ModelConfig& m, LayerSet set);
 
 // What autograd keeps in training, from the forward recorded op by op (step_sequence.cpp):
 // every layer's saved activations, the largest layer's (what a checkpointed layer recomputes),

@@ -110,9 +110,12 @@ void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
     if (t.tied) continue;
     const u64 each = mul(mul(t.rows, t.cols), width) / (t.quantizable ? r.o.tensor_parallel : 1) / shard;
     std::vector<u64>& layer = grads ? p.layer_grads : p.layer;
-    if (t.count >= L && t.count % L == 0) {
-      const u64 per_layer = t.count / L, tensors = t.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
-      for (u64 i = 0; i < tensors; ++i) layer.push_back(mul(each, per_layer / tensors));
+    const u64 Ls = layers_in(r.m, t.layers);  // the layers that hold it (DeepSeek: dense or MoE ones)
+    if (Ls > 0 && t.count >= Ls && t.count % Ls == 0) {
+      // The rank plan repeats one layer: a tensor of only the dense or only the MoE layers is
+      // spread over all of them (totals exact; FSDP's gathered unit an average layer).
+      const u64 per_layer = t.count / Ls, tensors = t.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
+      for (u64 i = 0; i < tensors; ++i) layer.push_back(mul(mul(each, per_layer / tensors), Ls) / L);
       if (grads) p.layer_grad_casts.insert(p.layer_grad_casts.end(), tensors, t.matmul && r.w.amp);
       if (!grads && t.matmul && r.w.amp && !t.lora_target) p.layer_casts.push_back(mul(mul(mul(t.rows, t.cols), per_layer), 2) / (t.quantizable ? r.o.tensor_parallel : 1));
     } else {
