@@ -74,6 +74,15 @@ MODELS = {  # name: (model_type, config fields); the same shapes as the single-G
     "gemma3-1b": ("gemma3_text", dict(hidden_size=1152, num_hidden_layers=26, num_attention_heads=4, num_key_value_heads=1,
                                       head_dim=256, intermediate_size=6912, vocab_size=262144, sliding_window=512,
                                       max_position_embeddings=32768)),  # Gemma 3 1B's shape
+    "dsv2-1b": ("deepseek_v2", dict(hidden_size=1024, num_hidden_layers=8, num_attention_heads=16, num_key_value_heads=16,
+                                    intermediate_size=4096, vocab_size=32000, moe_intermediate_size=512, n_routed_experts=32,
+                                    num_experts_per_tok=4, n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=256,
+                                    q_lora_rank=None, qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
+                                    max_position_embeddings=4096)),  # DeepSeek-V2-Lite's layout, smaller
+    "qwen2moe-1b": ("qwen2_moe", dict(hidden_size=1024, num_hidden_layers=8, num_attention_heads=16, num_key_value_heads=4,
+                                      intermediate_size=2816, moe_intermediate_size=512, num_experts=32, num_experts_per_tok=4,
+                                      shared_expert_intermediate_size=2048, vocab_size=151936, tie_word_embeddings=False,
+                                      max_position_embeddings=4096)),
     "qwen2.5-1.5b": ("qwen2", dict(hidden_size=1536, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2,
                                    intermediate_size=8960, vocab_size=151936, tie_word_embeddings=True,
                                    max_position_embeddings=32768)),
@@ -148,7 +157,13 @@ FRESH_NEW = [
     "fsdp2/gemma3-1b/mp/2x1024", "fsdp1/gemma3-1b/mp/2x1024", "fsdp2/llama-1b/bf16/8x1024",
     "tp/llama-160m/amp/4x2048", "ddp/llama-160m/bf16/16x1024/ckpt", "fsdp1/qwen2.5-0.5b/bf16/4x2048/ckpt",
 ]
-FRESH_HELD_OUT = FRESH[FRESH.index("ddp/llama-160m/amp/8x1024"):] + FRESH_NEW
+# Chosen 2026-12-01 00:40 UTC, held out too: mixture-of-experts models on two GPUs (DeepSeek's dense
+# first layer, Qwen2-MoE's shared expert). FRESH_RACE repeats a held-out and a dev DDP job four
+# times each to count the rebuild race (they keep their spec's set).
+FRESH_MOE = ["ddp/dsv2-1b/bf16/2x1024", "fsdp2/dsv2-1b/mp/2x1024", "fsdp1/dsv2-1b/bf16/2x1024",
+             "ddp/qwen2moe-1b/amp/2x1024", "fsdp2/qwen2moe-1b/bf16/2x1024/ckpt"]
+FRESH_RACE = ["ddp/llama-160m/amp/8x1024"] * 4 + ["ddp/llama-1b/bf16/4x1024"] * 4
+FRESH_HELD_OUT = FRESH[FRESH.index("ddp/llama-160m/amp/8x1024"):] + FRESH_NEW + FRESH_MOE
 
 BASE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "OMP_NUM_THREADS": "4",
             "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}

@@ -81,7 +81,7 @@ void add_warnings(const ModelConfig& model, const Options& o, Estimate& e) {
 // FSDP gather's 16-bit shard copy, a reduce's input, a recomputed layer beside the optimizer's
 // state): where its allocated peak is higher, the difference is a term of the peak phase.
 void replayed_peak(const detail::Run& r, const ReplayResult& replayed, Estimate& e) {
-  if (replayed.peak_allocated_bytes <= e.peak_allocated_bytes) return;
+  if (replayed.peak_allocated_bytes < saturating_add(e.peak_allocated_bytes, MiB)) return;  // below a MiB: rounding
   const u64 more = replayed.peak_allocated_bytes - e.peak_allocated_bytes;
   Phase& peak = e.phases[e.peak_phase];
   peak.terms.push_back({"rank_replay_extra_bytes", "transient tensors the rank's op-by-op replay holds at its peak", more,
