@@ -31,6 +31,7 @@ DEVELOPMENT = {"ddp-l1b", "fsdp2-l1b", "fsdp1-l1b", "tp-l1b"}
 
 
 def _fresh_held_out():
+    sys.path.insert(0, os.path.join(HERE, "gpu"))  # its alloc_trace module
     spec = importlib.util.spec_from_file_location("measure_multi_gpu", os.path.join(HERE, "gpu", "measure_multi_gpu.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

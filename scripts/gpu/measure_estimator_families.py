@@ -9,10 +9,10 @@ Method (the shared measure_pytorch.py's, with three changes, each for a reason):
   process per case gives the number a user's process shows, and the fork skips the imports.
 - No cuBLAS warm-up: a fresh process allocates the cuBLAS/cuBLASLt workspaces inside the case, as a
   user's does, so peak_allocated is absolute (`warm_allocated` = 0 in the env line).
-- The caching allocator's own trace (torch.cuda.memory._record_memory_history, no stacks) of every
-  case is written as traces/<case>.txt.gz: one event a line, `a SIZE ID` (alloc), `f ID` (free
-  completed), `s SIZE` / `S SIZE` (segment alloc / free), `m SIZE` / `M SIZE` (expandable segment
-  map / unmap), `o SIZE` (OOM); `# phase NAME` lines mark the step's phases.
+- The caching allocator's own trace (torch.cuda.memory._record_memory_history) of every case is
+  written as traces/<case>.txt.gz in alloc_trace.py's format (`a SIZE ID STREAM`, `r ID`, `f ID`,
+  `s/S/m/M SIZE STREAM`, `o SIZE`, `# phase NAME`; the traces of 2026-11-30 are its version 1,
+  without streams and `r` lines).
 Cases run concurrently (several processes per GPU): peaks and the per-process driver number are
 per process, so concurrency does not change them; the parent checks free memory first.
 
@@ -29,7 +29,9 @@ per tensor and multiplied by torch._scaled_mm), `alloc_conf` (PYTORCH_CUDA_ALLOC
 `phases` (per phase: allocation count, allocated and reserved at its end, its own peaks),
 `stats` (torch.cuda.memory_stats() at the end), `experts_implementation`.
 """
-import gc, gzip, json, os, signal, sys, time, traceback
+import gc, json, os, signal, sys, time, traceback
+
+import alloc_trace  # scripts/gpu/alloc_trace.py, beside this file
 
 import torch
 import transformers
@@ -365,23 +367,7 @@ def write_trace(path, marks):
     cuts = {}
     for p in marks.phases:
         cuts.setdefault(p["allocs"], []).append(p["name"])
-    ids, next_id, allocs = {}, 0, 0
-    with gzip.open(path, "wt") as f:
-        f.write("# vramdoc allocator trace 1: a SIZE ID | f ID | s/S SIZE (segment alloc/free) | m/M SIZE (map/unmap) | o SIZE\n")
-        for e in events:
-            act, size, addr = e.get("action"), int(e.get("size", 0)), e.get("addr", 0)
-            if act == "alloc":
-                ids[addr] = next_id
-                f.write(f"a {size} {next_id}\n")
-                next_id += 1
-                allocs += 1
-                for name in cuts.get(allocs, []):
-                    f.write(f"# phase {name}\n")
-            elif act == "free_completed":
-                f.write(f"f {ids.pop(addr, -1)}\n")
-            elif act in ("segment_alloc", "segment_free", "segment_map", "segment_unmap", "oom"):
-                f.write({"segment_alloc": "s", "segment_free": "S", "segment_map": "m", "segment_unmap": "M",
-                         "oom": "o"}[act] + f" {size}\n")
+    alloc_trace.write(path, events, cuts)
     return dict(events=len(events), segments_at_end=len(snap.get("segments", [])))
 
 

@@ -41,11 +41,8 @@ A SPEC is STRATEGY/MODEL/PRECISION/BATCHxSEQ[/OPTION,OPTION...] or `nccl`:
             optimizer, as `run_case` does), step (loss.item() once a step), none (no sync at all).
 
 With MEASURE_TRACE=1 in a launch's environment every case also writes the caching allocator's
-trace: OUTDIR/traces/NAME.rankR.caseI.txt.gz, one event a line: `a SIZE ID STREAM [FRAMES]`
-(alloc; STREAM numbers the CUDA streams in order of first use, 0 the first; FRAMES, for blocks of
-1 MiB and more, the innermost Python frames `file:line:function` joined by `<`), `r ID` (freed by
-its owner), `f ID` (free completed: the block is reusable), `s SIZE STREAM` / `S SIZE STREAM`
-(segment alloc / free), `# phase NAME` after the phase's last allocation.
+trace, OUTDIR/traces/NAME.rankR.caseI.txt.gz, in alloc_trace.py's format (per block its stream and
+the innermost 8 Python frames; phases build, forward, backward, optimizer).
 
 Several cases share a launch (torchrun start-up and NCCL init cost 10-20 s each). The FIRST case of
 a launch runs in a fresh process: its driver number is clean. Later cases start after
@@ -59,7 +56,9 @@ see `run_case`); OUTDIR/launches.jsonl (one line per launch: rc, wall, timed_out
 OUTDIR/NAME.log (torchrun's output); OUTDIR/configs/MODEL.json (the full config as transformers
 writes it, for `vramdoc estimate --config`).
 """
-import datetime, gc, gzip, json, os, signal, subprocess, sys, time, traceback
+import datetime, gc, json, os, signal, subprocess, sys, time, traceback
+
+import alloc_trace  # scripts/gpu/alloc_trace.py, beside this file
 
 MiB = 1 << 20
 
@@ -569,31 +568,7 @@ class Marks:
         except Exception as e:
             return dict(error=f"{type(e).__name__}: {e}"[:300])
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        ids, streams, allocs = {}, {}, 0
-        stream = lambda e: streams.setdefault(e.get("stream", 0), len(streams))
-        with gzip.open(path, "wt") as f:
-            f.write("# vramdoc allocator trace 2: a SIZE ID STREAM [FRAMES] | r ID | f ID | s/S SIZE STREAM\n")
-            for name in self.cuts.get(0, []):
-                f.write(f"# phase {name}\n")
-            for e in events:
-                act, size, addr = e.get("action"), int(e.get("size", 0)), e.get("addr", 0)
-                if act == "alloc":
-                    ids[addr] = allocs
-                    frames = ""
-                    if size >= MiB:
-                        frames = " " + "<".join(f"{os.path.basename(fr.get('filename', '?'))}:{fr.get('line', 0)}:{fr.get('name', '?')}"
-                                                for fr in (e.get("frames") or [])[:8])
-                    f.write(f"a {size} {allocs} {stream(e)}{frames}\n")
-                    allocs += 1
-                    for name in self.cuts.get(allocs, []):
-                        f.write(f"# phase {name}\n")
-                elif act == "free_requested":
-                    f.write(f"r {ids.get(addr, -1)}\n")
-                elif act == "free_completed":
-                    f.write(f"f {ids.pop(addr, -1)}\n")
-                elif act in ("segment_alloc", "segment_free", "segment_map", "segment_unmap", "oom"):
-                    f.write({"segment_alloc": "s", "segment_free": "S", "segment_map": "m", "segment_unmap": "M",
-                             "oom": "o"}[act] + f" {size} {stream(e)}\n")
+        alloc_trace.write(path, events, self.cuts, frames=8)
         return dict(events=len(events), path=os.path.basename(path))
 
 
