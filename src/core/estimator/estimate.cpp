@@ -46,7 +46,7 @@ Result<bool> check_options(const ModelConfig& model, const Options& o) {
 
 // DDP rebuilds its buckets at the second forward; the old ones are freed when NCCL's watchdog
 // thread drops the last all-reduce's work objects, on its own schedule. Fresh two-GPU jobs still
-// held them at the step's peak in 9 of 56 ranks (3 of the 4 with static_graph, whose first step
+// held them at the step's peak in 10 of 58 ranks (3 of the 4 with static_graph, whose first step
 // reduces every bucket at the end of the backward): the peak assumes them freed, this says by how
 // much a rank can exceed it (docs/estimator.md, "DDP's bucket rebuild").
 void warn_ddp_rebuild(const Options& o, Estimate& e) {
@@ -55,7 +55,7 @@ void warn_ddp_rebuild(const Options& o, Estimate& e) {
     if (t.key != "ddp_buckets_bytes") continue;
     e.ddp_rebuild_risk_bytes = t.bytes;
     e.warnings.push_back("DDP rebuilds its gradient buckets at the second step; a rank whose old buckets are still held "
-                         "at the peak (a race with NCCL's watchdog: 9 of 56 measured ranks, 3 of 4 with static_graph) "
+                         "at the peak (a race with NCCL's watchdog: 10 of 58 measured ranks, 3 of 4 with static_graph) "
                          "needs up to " + format_bytes(t.bytes, 2) + " more than this peak");
   }
 }

@@ -50,7 +50,7 @@ std::vector<Term> ddp_terms(const ReplicaStates& r, const Options& o, StepPoint 
                r.grads, whole(o)});
   // The second forward rebuilds the buckets in the order the gradients arrived. The old ones go
   // when NCCL's watchdog drops the last all-reduce's work objects: in fresh two-GPU jobs they were
-  // gone by the step's peak in 47 of 56 ranks (docs/estimator.md); estimate.cpp warns of the rest.
+  // gone by the step's peak in 48 of 58 ranks (docs/estimator.md); estimate.cpp warns of the rest.
   return t;
 }
 
