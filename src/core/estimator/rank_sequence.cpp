@@ -1,20 +1,21 @@
 // One rank's allocation sequence of a training step on several GPUs (DDP, FSDP2, FSDP1, tensor
-// parallel), in step_sequence.cpp's order, replayed through one caching allocator per CUDA stream:
-// CUDACachingAllocator keys its free blocks by stream, so a block freed on one stream never serves
-// another. FSDP gathers on its all-gather stream (FSDP2: the all-gather output, copied out into
-// the layer's weights on the default stream; FSDP1: the unsharded FlatParameter itself) and
-// reduce-scatters on its own (the padded gradient buffer and the sharded gradient, which FSDP2
-// keeps as a view of the reduce-scatter output until zero_grad). FSDP1 under mixed precision
-// casts the shard to 16 bits on a fourth stream (pre-unshard) before gathering, and its unit's
-// gradient, one flat tensor, is made on the all-gather stream (traces of 2026-11-30-b).
+// parallel), in step_sequence.cpp's order, from the rank's plan (rank_plan.hpp), replayed through
+// one caching allocator per CUDA stream: CUDACachingAllocator keys its free blocks by stream, so a
+// block freed on one stream never serves another. What runs on which stream was read off the
+// allocator traces of 2026-11-30-b/-c (docs/estimator.md, "Reserved memory"): FSDP2 gathers on its
+// all-gather stream (the 16-bit shard copy, the output) and copies out on the default stream, where
+// foreach_reduce's input lives too; its sharded gradient is the reduce-scatter stream's. FSDP1
+// gathers the FlatParameter on the all-gather stream (under mixed precision from a 16-bit shard
+// made on a fourth, pre-unshard, stream), makes the unit's flat gradient there, and reduces on the
+// post-backward stream.
 #include <algorithm>
 #include <array>
 #include <unordered_map>
 
 #include "core/estimator/estimate_parts.hpp"
-#include "core/estimator/flat_param.hpp"
 #include "core/estimator/forward_ops.hpp"
 #include "core/estimator/parallel.hpp"
+#include "core/estimator/rank_plan.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -26,9 +27,6 @@ u64 add(u64 a, u64 b) { return saturating_add(a, b); }
 
 enum Stream : std::size_t { kCompute = 0, kGather = 1, kReduce = 2, kPreUnshard = 3, kStreams = 4 };
 constexpr u64 kWorkspace = 32 * MiB;      // cuBLAS and cuBLASLt, one each (as step_sequence.cpp)
-constexpr u64 kDdpBucketBytes = 25 * MiB;      // DistributedDataParallel's bucket_cap_mb default
-constexpr u64 kDdpFirstBucketBytes = 1 * MiB;  // dist._DEFAULT_FIRST_BUCKET_BYTES
-constexpr u64 kBroadcastChunkBytes = 250 * MiB;  // _sync_module_states' broadcast_bucket_size
 
 class Pools : public Tape {
  public:
@@ -72,160 +70,6 @@ class Pools : public Tape {
   ReplayResult result_;
   u64 next_ = 1;
 };
-
-// One rank's tensors, in bytes: weights per tensor as the rank stores them (TP-split, FSDP2
-// sharded per parameter, FSDP1 one flat shard per unit), what the wrapper gathers and reduces.
-struct RankPlan {
-  std::vector<u64> embed, layer, head;              // stored weights (one layer's in `layer`)
-  std::vector<u64> opt_embed, opt_layer, opt_head;  // the optimizer's tensors (FSDP1: the rank's parts)
-  std::vector<u64> whole_layer, whole_root;         // FSDP1: a unit's parameters as materialised
-  std::vector<u64> root_tensors;                    // FSDP2: the root's parameters as gathered (compute width)
-  std::vector<u64> embed_grads, layer_grads, head_grads;  // gradients as autograd makes them
-  std::size_t lm_head_at = SIZE_MAX;                // lm_head's in head_grads (SIZE_MAX: tied)
-  std::vector<u64> layer_casts;                     // autocast 16-bit copies a layer makes at its start (router, experts)
-  std::vector<bool> layer_grad_casts;               // per layer gradient: arrives through a 16-bit autocast copy
-  u64 lm_head_cast = 0;
-  std::vector<LayerKind> kinds;
-  u64 residual = 0, logits_act = 0, logits_fp32 = 0, states_per_tensor = 0;
-  LayerGrads backward;                              // what a layer's backward makes
-  OuterGrads outer;                                 // the head's and the embeddings' 
-  bool foreach_temporaries = false, checkpointing = false;
-  DataParallel wrapper = DataParallel::Ddp;
-  bool sharded = false, fsdp1 = false, mixed = false, reshard = true, bucket_view = false;
-  u64 shards = 1;
-  u64 unit = 0, root = 0;                   // a layer / the root gathered, compute width
-  u64 unit_rs_in = 0, unit_rs_out = 0, root_rs_in = 0, root_rs_out = 0;
-  // DDP (PyTorch 2.11, traces of 2026-11-30-c): the constructor broadcasts the weights in
-  // coalesced chunks (`sync_chunks`, each freed again) and holds every bucket in one flat tensor
-  // (`buckets_total`); the second forward rebuilds them as one tensor per bucket (`buckets`), filled
-  // in gradient order (the reverse of model.parameters()), the first bucket closed at 1 MiB, the
-  // others at bucket_cap_mb (a parameter above the cap is a bucket of its own).
-  u64 buckets_total = 0;
-  std::vector<u64> buckets, sync_chunks;
-};
-
-void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
-  const u64 L = std::max<u64>(r.m.num_layers, 1);
-  for (const auto& t : describe_weights(r.m)) {
-    if (t.tied) continue;
-    const u64 each = mul(mul(t.rows, t.cols), width) / (t.quantizable ? r.o.tensor_parallel : 1) / shard;
-    std::vector<u64>& layer = grads ? p.layer_grads : p.layer;
-    const u64 Ls = layers_in(r.m, t.layers);  // the layers that hold it (DeepSeek: dense or MoE ones)
-    if (Ls > 0 && t.count >= Ls && t.count % Ls == 0) {
-      // The rank plan repeats one layer: a tensor of only the dense or only the MoE layers is
-      // spread over all of them (totals exact; FSDP's gathered unit an average layer).
-      const u64 per_layer = t.count / Ls, tensors = t.name.rfind("experts.", 0) == 0 ? 1 : per_layer;
-      for (u64 i = 0; i < tensors; ++i) layer.push_back(mul(mul(each, per_layer / tensors), Ls) / L);
-      if (grads) p.layer_grad_casts.insert(p.layer_grad_casts.end(), tensors, t.matmul && r.w.amp);
-      if (!grads && t.matmul && r.w.amp && !t.lora_target) p.layer_casts.push_back(mul(mul(mul(t.rows, t.cols), per_layer), 2) / (t.quantizable ? r.o.tensor_parallel : 1));
-    } else {
-      const bool head = t.name == "lm_head" || t.name == "norm" || t.name == "lm_head.bias";
-      if (grads && t.name == "lm_head") p.lm_head_at = p.head_grads.size();
-      (head ? (grads ? p.head_grads : p.head) : (grads ? p.embed_grads : p.embed)).push_back(mul(each, t.count));
-    }
-  }
-}
-
-u64 sum(const std::vector<u64>& v) {
-  u64 s = 0;
-  for (u64 x : v) s = add(s, x);
-  return s;
-}
-
-// FSDP1 with use_orig_params: the optimizer steps the original parameters as views of the rank's
-// chunk of each FlatParameter (flat_param.cpp), one state per part the rank holds.
-void fsdp1_optimizer_parts(const Run& r, u64 width, u64 shards, u64 rank, RankPlan& p) {
-  const UnitParams u = unit_params(r.m, r.o.tensor_parallel);
-  p.opt_layer = flat_param_parts(u.layer, width, shards, rank);
-  std::vector<u64> root = u.embed;
-  root.insert(root.end(), u.head.begin(), u.head.end());
-  const std::vector<u64> parts = flat_param_parts(root, width, shards, rank);
-  p.opt_embed.assign(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(u.embed.size()));
-  p.opt_head.assign(parts.begin() + static_cast<std::ptrdiff_t>(u.embed.size()), parts.end());
-}
-
-// Groups `bytes` in order into chunks closed once they reach `cap` (the first at `first`).
-std::vector<u64> chunks(const std::vector<u64>& bytes, u64 first, u64 cap) {
-  std::vector<u64> out;
-  u64 open = 0;
-  for (u64 b : bytes) {
-    open = add(open, b);
-    if (open >= (out.empty() ? first : cap)) out.push_back(open), open = 0;
-  }
-  if (open > 0) out.push_back(open);
-  return out;
-}
-
-void ddp_buckets(const Run& r, u64 width, RankPlan& p) {
-  const UnitParams u = unit_params(r.m, r.o.tensor_parallel);
-  std::vector<u64> order;  // model.parameters() order, in bytes
-  for (u64 n : u.embed) order.push_back(mul(n, width));
-  for (u64 l = 0; l < r.m.num_layers; ++l) {
-    for (u64 n : u.layer) order.push_back(mul(n, width));
-  }
-  for (u64 n : u.head) order.push_back(mul(n, width));
-  p.buckets_total = sum(order);
-  // _sync_module_states broadcasts the weights in coalesced chunks; a chunk of one tensor (one
-  // above the chunk size) goes as it is, without a flattened copy (traces: no allocation for it)
-  u64 open = 0, tensors = 0;
-  for (u64 b : order) {
-    open = add(open, b), ++tensors;
-    if (open < kBroadcastChunkBytes) continue;
-    if (tensors > 1) p.sync_chunks.push_back(open);
-    open = 0, tensors = 0;
-  }
-  if (tensors > 1) p.sync_chunks.push_back(open);
-  std::reverse(order.begin(), order.end());
-  p.buckets = chunks(order, kDdpFirstBucketBytes, kDdpBucketBytes);
-}
-
-RankPlan rank_plan(const Run& r, u64 rank) {
-  RankPlan p;
-  const Options& o = r.o;
-  const bool mp = fsdp_mixed_precision(o);
-  const u64 tokens = mul(o.batch, o.seq), logit_tokens = o.logits_last_only ? o.batch : tokens, s = shard_degree(o);
-  p.wrapper = wrapper(o);
-  p.sharded = p.wrapper == DataParallel::Fsdp && s > 1;
-  p.fsdp1 = p.sharded && o.parallel.fsdp_version == 1;
-  p.mixed = mp, p.shards = s;
-  p.reshard = o.parallel.reshard_after_forward;
-  p.bucket_view = o.parallel.ddp_bucket_view;
-  p.checkpointing = o.grad_checkpointing;
-  const u64 storage = mp ? 4 : r.w.weight, compute = mp ? 2 : storage, reduce = mp ? 4 : storage;
-  weight_lists(r, storage, p.sharded && !p.fsdp1 ? s : 1, p, false);
-  weight_lists(r, p.sharded ? compute : storage, 1, p, true);  // FSDP: the unsharded gradients
-  p.opt_embed = p.embed, p.opt_layer = p.layer, p.opt_head = p.head;
-  p.root_tensors = p.embed_grads;
-  p.root_tensors.insert(p.root_tensors.end(), p.head_grads.begin(), p.head_grads.end());
-  if (p.fsdp1) {  // one FlatParameter per unit, sharded
-    fsdp1_optimizer_parts(r, storage, s, rank, p);
-    p.whole_layer = p.layer, p.whole_root = p.embed;
-    p.whole_root.insert(p.whole_root.end(), p.head.begin(), p.head.end());
-    p.layer = {sum(p.layer) / s};
-    p.embed = {add(sum(p.embed), sum(p.head)) / s};
-    p.head.clear();
-  }
-  if (r.w.amp) p.lm_head_cast = mul(mul(r.m.hidden_size, r.m.vocab_size), 2);
-  p.unit = mul(r.s.layer_params, compute), p.root = mul(r.s.root_params, compute);
-  p.unit_rs_in = mul(r.s.layer_params, reduce), p.unit_rs_out = p.unit_rs_in / s;
-  p.root_rs_in = mul(r.s.root_params, reduce), p.root_rs_out = p.root_rs_in / s;
-  if (p.wrapper == DataParallel::Ddp && data_parallel_degree(o) > 1) {
-    ddp_buckets(r, storage, p);
-  }
-  p.kinds = layer_order(r.m);
-  p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
-  p.logits_act = mul(mul(logit_tokens, r.m.vocab_size), r.w.act);
-  p.logits_fp32 = mul(mul(logit_tokens, r.m.vocab_size), 4);
-  const bool adam = o.optimizer == Optimizer::AdamW || o.optimizer == Optimizer::Adam;
-  p.states_per_tensor = adam ? 2 : o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
-  p.foreach_temporaries = adam;
-  p.backward = {p.layer_grads, p.layer_grad_casts, p.layer_casts, p.residual};
-  WeightTensors outer;  // the gradients outside the layers
-  outer.head = p.head_grads, outer.embed = p.embed_grads, outer.lm_head_at = p.lm_head_at;
-  const bool tied = r.m.tie_word_embeddings && o.mode == Mode::Train && !p.embed_grads.empty();
-  p.outer = outer_grads(outer, tied, r.w.amp, mul(mul(tokens, r.m.hidden_size), r.w.act), p.residual);
-  return p;
-}
 
 class RankStep {
  public:
