@@ -34,8 +34,6 @@ constexpr Miss kMisses[] = {
     {"ddp/llama-1b/amp/2x1024/static", -1, 0.12, 0.03, "DDP's rebuild race, as above (held out)"},
     {"ddp/llama-1b/bf16/4x1024", 0, 0.12, 0.11, "DDP's rebuild race: rank 0 of one of five runs of this job"},
     {"ddp/llama-160m/amp/8x1024", 1, 0.08, 0.10, "DDP's rebuild race: rank 1 of one of five runs of this job (held out)"},
-    {"fsdp1/dsv2-1b/bf16/2x1024", -1, 0.045, 0.05,
-     "DeepSeek-V2-style MoE layers' activations 0.13 GiB above the forward's under FSDP1 (held out; DDP of it within 0.5 %)"},
     {"ddp/llama-1b/bf16/8x1024/ckpt", -1, 0.03, 0.065,
      "the real third step takes one more 1000 MiB segment for the logits than the replay (steps 1 and 2 agree to 50 MiB)"},
 };
@@ -87,5 +85,5 @@ TEST(EstimatorMultiGpuMeasured, EveryRankWithinTheBarOrItsKnownMiss) {
     ++n;
   }
   EXPECT_EQ(n, 134);
-  EXPECT_GE(within, 123);  // docs/estimator.md's count; a change that loses cases fails here
+  EXPECT_GE(within, 125);  // docs/estimator.md's count; a change that loses cases fails here
 }

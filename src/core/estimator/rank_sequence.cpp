@@ -234,6 +234,9 @@ class RankStep {
 
   void backward(bool first) {
     if (p_.sharded && root_.empty()) gather_root();  // FSDP2's root resharded after forward: gathered again
+    // the root's pre-backward hook prefetches the next unit in backward order, the last layer: it is
+    // gathered beside the loss's gradients (FSDP1 BACKWARD_PRE, FSDP2's prefetch; traces)
+    if (p_.sharded && !p_.kinds.empty()) gather_layer(p_.kinds.size() - 1);
     const u64 logits_grad = loss_and_its_gradient(s_, p_.logits_act, p_.logits_fp32, 0, f_.autocast_cache);  // soft-capping not replayed per rank
     std::vector<u64> root_grads;  // lm_head's (and the final norm's) first, the embeddings' last
     u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls
