@@ -190,7 +190,7 @@ ReplayResult replay(const std::vector<AllocEvent>& events, AllocatorSettings set
       live.erase(it);
     }
   }
-  return {a.peak_allocated_bytes(), a.peak_reserved_bytes(), a.segment_count(), {}};
+  return {a.peak_allocated_bytes(), a.peak_reserved_bytes(), a.segment_count()};
 }
 
 }  // namespace vramdoc::estimator

@@ -89,9 +89,6 @@ struct ReplayResult {
   std::uint64_t peak_allocated_bytes = 0;
   std::uint64_t peak_reserved_bytes = 0;
   std::size_t segments = 0;
-  // The rank replay's reserved bytes after each phase (the weights, then each step's forward,
-  // backward and optimizer), to set beside a measured trace's `# phase` marks.
-  std::vector<std::uint64_t> phase_reserved;
 };
 
 // Replays `events` (ids are the caller's; a free of an id never allocated is ignored).

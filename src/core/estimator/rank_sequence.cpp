@@ -53,11 +53,6 @@ class Pools : public Tape {
     return it == live_.end() ? 0 : it->second.bytes;
   }
   ReplayResult result() const { return result_; }
-  void mark() {
-    u64 reserved = 0;
-    for (const auto& p : pools_) reserved = add(reserved, p.reserved_bytes());
-    result_.phase_reserved.push_back(reserved);
-  }
 
  private:
   struct Live {
@@ -121,11 +116,8 @@ class RankStep {
       for (u64 b : p_.buckets) s_.alloc(b);
     }
     forward(first);
-    s_.mark();
     backward(first);
-    s_.mark();
     optimizer(first);
-    s_.mark();
   }
 
  private:
@@ -239,7 +231,8 @@ class RankStep {
     if (p_.sharded && !p_.kinds.empty()) gather_layer(p_.kinds.size() - 1);
     const u64 logits_grad = loss_and_its_gradient(s_, p_.logits_act, p_.logits_fp32, 0, f_.autocast_cache);  // soft-capping not replayed per rank
     std::vector<u64> root_grads;  // lm_head's (and the final norm's) first, the embeddings' last
-    u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls
+    u64 tied_share = 0;
+    // the second cuBLAS workspace: at lm_head's first backward matmuls (a fresh process's, traces)
     u64 dx = head_backward(s_, p_.outer, logits_grad, saved_.back(), first ? kWorkspace : 0, root_grads, tied_share);
     for (std::size_t l = p_.kinds.size(); l-- > 0;) backward_layer(l, dx);
     embeddings_backward(s_, p_.outer, embeddings_, tied_share, dx, root_grads);
@@ -294,7 +287,6 @@ ReplayResult replay_one(const Run& r, u64 rank) {
   Pools pools(AllocatorSettings{r.o.expandable_segments, std::numeric_limits<u64>::max()});
   RankStep step(pools, plan, r);
   step.setup();
-  pools.mark();
   for (int i = 0; i < 3; ++i) step.step(i == 0, i == 1);
   return pools.result();
 }
