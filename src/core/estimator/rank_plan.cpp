@@ -57,15 +57,19 @@ void fsdp1_optimizer_parts(const Run& r, u64 width, u64 shards, u64 rank, RankPl
   p.opt_head.assign(parts.begin() + static_cast<std::ptrdiff_t>(u.embed.size()), parts.end());
 }
 
-// Groups `bytes` in order into chunks closed once they reach `cap` (the first at `first`).
-std::vector<u64> chunks(const std::vector<u64>& bytes, u64 first, u64 cap) {
-  std::vector<u64> out;
-  u64 open = 0;
+// Groups tensors of `bytes`, in order, into chunks closed once they reach `cap` (the first at
+// `first`): each chunk's bytes and how many tensors it holds.
+struct Chunk {
+  u64 bytes = 0, tensors = 0;
+};
+std::vector<Chunk> chunks(const std::vector<u64>& bytes, u64 first, u64 cap) {
+  std::vector<Chunk> out;
+  Chunk open;
   for (u64 b : bytes) {
-    open = add(open, b);
-    if (open >= (out.empty() ? first : cap)) out.push_back(open), open = 0;
+    open.bytes = add(open.bytes, b), ++open.tensors;
+    if (open.bytes >= (out.empty() ? first : cap)) out.push_back(open), open = {};
   }
-  if (open > 0) out.push_back(open);
+  if (open.tensors > 0) out.push_back(open);
   return out;
 }
 
@@ -80,16 +84,11 @@ void ddp_buckets(const Run& r, u64 width, RankPlan& p) {
   p.buckets_total = sum(order);
   // _sync_module_states broadcasts the weights in coalesced chunks; a chunk of one tensor (one
   // above the chunk size) goes as it is, without a flattened copy (traces: no allocation for it)
-  u64 open = 0, tensors = 0;
-  for (u64 b : order) {
-    open = add(open, b), ++tensors;
-    if (open < kBroadcastChunkBytes) continue;
-    if (tensors > 1) p.sync_chunks.push_back(open);
-    open = 0, tensors = 0;
+  for (const Chunk& c : chunks(order, kBroadcastChunkBytes, kBroadcastChunkBytes)) {
+    if (c.tensors > 1) p.sync_chunks.push_back(c.bytes);
   }
-  if (tensors > 1) p.sync_chunks.push_back(open);
   std::reverse(order.begin(), order.end());
-  p.buckets = chunks(order, kDdpFirstBucketBytes, kDdpBucketBytes);
+  for (const Chunk& c : chunks(order, kDdpFirstBucketBytes, kDdpBucketBytes)) p.buckets.push_back(c.bytes);
 }
 
 }  // namespace
