@@ -5,6 +5,8 @@
 
 #include "core/estimator/estimate.hpp"
 #include "core/estimator/flat_param.hpp"
+#include "core/estimator/model_config.hpp"
+#include "test_files.hpp"
 
 using namespace vramdoc::estimator;
 using namespace vramdoc::estimator::detail;
@@ -87,4 +89,21 @@ TEST(EstimatorFlatParam, Fsdp1RanksDifferAndTheDefaultIsTheLargest) {
   o.parallel.rank = 1;
   const auto f1 = estimate(m, o);
   EXPECT_EQ(f0->peak_reserved_bytes, f1->peak_reserved_bytes);
+}
+
+// A model whose dense and MoE layers differ (DeepSeek's first_k_dense_replace): the experts are
+// the layers' parameters, spread over every layer as the rank plan's weights are, never the
+// root's (they were the embeddings' neighbours before, in FSDP1's root unit and DDP's first bucket).
+TEST(EstimatorFlatParam, DenseFirstLayerExpertsStayInTheLayers) {
+  const std::string dir = std::string(VRAMDOC_TEST_DATA_DIR) + "/estimator/multi-gpu-h200.configs/";
+  auto m = parse_config_json(vramdoc::test::file_text(dir + "dsv2-1b.json"), "dsv2-1b");
+  ASSERT_TRUE(m.ok());
+  ASSERT_GT(m->dense_layers, 0U);
+  const UnitParams u = unit_params(*m, 1);
+  EXPECT_EQ(u.embed, (std::vector<u64>{m->vocab_size * m->hidden_size}));
+  const u64 layers = total(u.layer) * m->num_layers, all = layers + total(u.embed) + total(u.head);
+  Options o;
+  const auto e = estimate(*m, o);
+  ASSERT_TRUE(e.ok());
+  EXPECT_NEAR(static_cast<double>(all), static_cast<double>(e->n_params), 1e-3 * static_cast<double>(e->n_params));
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "core/estimator/estimate_parts.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -35,13 +36,16 @@ UnitParams unit_params(const ModelConfig& m, u64 tensor_parallel) {
   for (const auto& t : describe_weights(m)) {
     if (t.tied) continue;
     const u64 n = mul(t.rows, t.cols) / (t.quantizable ? tp : 1);
-    if (t.count >= L && t.count % L == 0) {
+    const u64 Ls = layers_in(m, t.layers);  // the layers that hold it (DeepSeek: dense or MoE ones)
+    if (Ls > 0 && t.count >= Ls && t.count % Ls == 0) {
       if (t.name == "layer norms") {  // after the MLP in named_parameters order, one tensor each
         push_split(layer_norms, n, m.hidden_size);
       } else if (t.name == "q_norm, k_norm") {
         push_split(u.layer, n, n / 2);
       } else {
-        u.layer.push_back(mul(n, t.count / L));  // stacked experts: one 3-D tensor per layer
+        // stacked experts: one 3-D tensor per layer; a tensor of only the dense or only the MoE
+        // layers spread over every layer, as the rank plan's weights are (rank_plan.cpp)
+        u.layer.push_back(mul(mul(n, t.count / Ls), Ls) / L);
       }
     } else if (t.name == "norm" || t.name == "ln_f") {
       push_split(u.head, mul(n, t.count), m.hidden_size);
