@@ -80,6 +80,9 @@ struct WeightTensors {
 WeightTensors weight_tensors(const Run& r, u64 element_width);
 // How many of the model's layers hold a tensor of `set` (all, the dense ones, the MoE ones).
 u64 layers_in(const ModelConfig& m, LayerSet set);
+// A decoder layer's tensor (its count a positive multiple of the layers of its set): how many
+// layers hold it; 0 for the embeddings, the final norm, lm_head.
+u64 holding_layers(const ModelConfig& m, const WeightTensor& t);
 
 // What autograd keeps in training, from the forward recorded op by op (step_sequence.cpp):
 // every layer's saved activations, the largest layer's (what a checkpointed layer recomputes),

@@ -36,8 +36,8 @@ UnitParams unit_params(const ModelConfig& m, u64 tensor_parallel) {
   for (const auto& t : describe_weights(m)) {
     if (t.tied) continue;
     const u64 n = mul(t.rows, t.cols) / (t.quantizable ? tp : 1);
-    const u64 Ls = layers_in(m, t.layers);  // the layers that hold it (DeepSeek: dense or MoE ones)
-    if (Ls > 0 && t.count >= Ls && t.count % Ls == 0) {
+    const u64 Ls = holding_layers(m, t);  // DeepSeek: the dense or the MoE ones
+    if (Ls > 0) {
       if (t.name == "layer norms") {  // after the MLP in named_parameters order, one tensor each
         push_split(layer_norms, n, m.hidden_size);
       } else if (t.name == "q_norm, k_norm") {

@@ -218,8 +218,7 @@ void count_local(const ModelConfig& m, const Options& o, const WeightTensor& t, 
   s.local_params = saturating_add(s.local_params, local);
   const bool named_in_layer = t.name.find(".layers.") != std::string::npos || t.name.find(".h.") != std::string::npos ||
                               t.name.find(".blocks.") != std::string::npos;
-  const u64 Ls = layers_in(m, t.layers);  // the layers that hold it (DeepSeek: dense or MoE ones)
-  const bool per_layer = m.family == Family::FromHeaders ? named_in_layer : Ls > 0 && t.count >= Ls && t.count % Ls == 0;
+  const bool per_layer = m.family == Family::FromHeaders ? named_in_layer : holding_layers(m, t) > 0;
   if (per_layer) {
     s.layer_params = saturating_add(s.layer_params, local / L);
   } else {

@@ -23,8 +23,8 @@ void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
     if (t.tied) continue;
     const u64 each = mul(mul(t.rows, t.cols), width) / (t.quantizable ? r.o.tensor_parallel : 1) / shard;
     std::vector<u64>& layer = grads ? p.layer_grads : p.layer;
-    const u64 Ls = layers_in(r.m, t.layers);  // the layers that hold it (DeepSeek: dense or MoE ones)
-    if (Ls > 0 && t.count >= Ls && t.count % Ls == 0) {
+    const u64 Ls = holding_layers(r.m, t);  // DeepSeek: the dense or the MoE ones
+    if (Ls > 0) {
       // The rank plan repeats one layer: a tensor of only the dense or only the MoE layers is
       // spread over all of them (totals exact; FSDP's gathered unit an average layer).
       const u64 per_layer = t.count / Ls, tensors = t.name.rfind("experts.", 0) == 0 ? 1 : per_layer;

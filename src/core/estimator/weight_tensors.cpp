@@ -26,6 +26,11 @@ u64 layers_in(const ModelConfig& m, LayerSet set) {
   return set == LayerSet::Dense ? dense : set == LayerSet::Moe ? m.num_layers - dense : m.num_layers;
 }
 
+u64 holding_layers(const ModelConfig& m, const WeightTensor& t) {
+  const u64 L = layers_in(m, t.layers);
+  return L > 0 && t.count >= L && t.count % L == 0 ? L : 0;
+}
+
 // Adds a per-layer tensor (`per_layer` of them in each layer; stacked experts: one) to `l`.
 void add_to_layer(LayerWeights& l, const WeightTensor& w, u64 bytes, u64 per_layer, bool cast) {
   const u64 tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer, copy = mul(mul(mul(w.rows, w.cols), per_layer), 2);
@@ -38,12 +43,12 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width) {
   WeightTensors t;
   const Quantization q = effective_quant(r.m, r.o);
   for (const auto& w : describe_weights(r.m)) {
-    const u64 each = mul(w.rows, w.cols), L = layers_in(r.m, w.layers);
+    const u64 each = mul(w.rows, w.cols), L = holding_layers(r.m, w);
     const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
     if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
     if (w.tied) continue;
     u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
-    if (L > 0 && w.count >= L && w.count % L == 0) {  // per layer: count / L tensors
+    if (L > 0) {  // per layer: count / L tensors
       const bool cast = w.matmul && r.w.amp && !quantized;
       if (w.layers != LayerSet::Moe) add_to_layer(t.dense, w, bytes, w.count / L, cast);
       if (w.layers != LayerSet::Dense) add_to_layer(t.moe, w, bytes, w.count / L, cast);
