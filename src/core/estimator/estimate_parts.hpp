@@ -83,6 +83,9 @@ u64 layers_in(const ModelConfig& m, LayerSet set);
 // A decoder layer's tensor (its count a positive multiple of the layers of its set): how many
 // layers hold it; 0 for the embeddings, the final norm, lm_head.
 u64 holding_layers(const ModelConfig& m, const WeightTensor& t);
+// lm_head, its bias and the final norm: the tensors built after the layers (the rest outside
+// the layers, the embeddings, before them).
+bool head_tensor(const WeightTensor& t);
 
 // What autograd keeps in training, from the forward recorded op by op (step_sequence.cpp):
 // every layer's saved activations, the largest layer's (what a checkpointed layer recomputes),

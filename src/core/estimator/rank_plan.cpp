@@ -32,7 +32,7 @@ void weight_lists(const Run& r, u64 width, u64 shard, RankPlan& p, bool grads) {
       if (grads) p.layer_grad_casts.insert(p.layer_grad_casts.end(), tensors, t.matmul && r.w.amp);
       if (!grads && t.matmul && r.w.amp && !t.lora_target) p.layer_casts.push_back(mul(mul(mul(t.rows, t.cols), per_layer), 2) / (t.quantizable ? r.o.tensor_parallel : 1));
     } else {
-      const bool head = t.name == "lm_head" || t.name == "norm" || t.name == "lm_head.bias";
+      const bool head = head_tensor(t);
       if (grads && t.name == "lm_head") p.lm_head_at = p.head_grads.size();
       (head ? (grads ? p.head_grads : p.head) : (grads ? p.embed_grads : p.embed)).push_back(mul(each, t.count));
     }

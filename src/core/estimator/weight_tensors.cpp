@@ -31,6 +31,8 @@ u64 holding_layers(const ModelConfig& m, const WeightTensor& t) {
   return L > 0 && t.count >= L && t.count % L == 0 ? L : 0;
 }
 
+bool head_tensor(const WeightTensor& t) { return t.name == "lm_head" || t.name == "norm" || t.name == "lm_head.bias"; }
+
 // Adds a per-layer tensor (`per_layer` of them in each layer; stacked experts: one) to `l`.
 void add_to_layer(LayerWeights& l, const WeightTensor& w, u64 bytes, u64 per_layer, bool cast) {
   const u64 tensors = w.name.rfind("experts.", 0) == 0 ? 1 : per_layer, copy = mul(mul(mul(w.rows, w.cols), per_layer), 2);
@@ -52,7 +54,7 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width) {
       const bool cast = w.matmul && r.w.amp && !quantized;
       if (w.layers != LayerSet::Moe) add_to_layer(t.dense, w, bytes, w.count / L, cast);
       if (w.layers != LayerSet::Dense) add_to_layer(t.moe, w, bytes, w.count / L, cast);
-    } else if (w.name == "lm_head" || w.name == "norm" || w.name == "lm_head.bias") {
+    } else if (head_tensor(w)) {
       if (w.name == "lm_head") t.lm_head_at = t.head.size();
       t.head.push_back(mul(bytes, w.count));
     } else {
