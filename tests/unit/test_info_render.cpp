@@ -4,7 +4,7 @@
 
 #include "core/info/derived.hpp"
 #include "core/info/report.hpp"
-#include "test_files.hpp"
+#include "golden.hpp"
 
 using namespace vramdoc;
 
@@ -54,14 +54,10 @@ info::InfoReport h200_report() {
   return r;
 }
 
-std::string read_golden(const std::string& name) {
-  return vramdoc::test::file_text(std::string(VRAMDOC_SOURCE_DIR) + "/tests/golden/info/" + name);
-}
-
 }  // namespace
 
 TEST(InfoRender, H200TextMatchesGolden) {
-  EXPECT_EQ(info::render_info_text(h200_report()), read_golden("h200.txt"));
+  vramdoc::test::expect_golden("info/render-h200.txt", info::render_info_text(h200_report()));
 }
 
 TEST(InfoRender, NoDriverTextIsTheHostAndOneLine) {

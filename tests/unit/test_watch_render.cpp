@@ -6,7 +6,7 @@
 #include "core/watch/prometheus.hpp"
 #include "core/watch/render.hpp"
 #include "watch_fixture.hpp"
-#include "test_files.hpp"
+#include "golden.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::watch;
@@ -36,10 +36,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-TEST(WatchRender, OnceTextMatchesGolden) {
-  std::string golden = vramdoc::test::file_text(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_once.txt");
-  EXPECT_EQ(render_text(fixture::two_gpus()), golden);
-}
+TEST(WatchRender, OnceTextMatchesGolden) { vramdoc::test::expect_golden("watch/render-two-gpus.txt", render_text(fixture::two_gpus())); }
 
 TEST(WatchRender, JsonUnknownIsNullAndFailedGpuCarriesError) {
   auto j = to_json(fixture::two_gpus());

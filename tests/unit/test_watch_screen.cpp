@@ -5,7 +5,7 @@
 #include "core/table.hpp"
 #include "core/watch/screen.hpp"
 #include "watch_fixture.hpp"
-#include "test_files.hpp"
+#include "golden.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::watch;
@@ -177,14 +177,12 @@ TEST(WatchScreen, GoldenFrames) {
   MemoryHistory history;
   for (int i = 0; i < 3; ++i) history.push(snap);
   ScreenState selected = press({}, "jj", snap);
-  EXPECT_EQ(render_screen(snap, history, selected, 24, 132, "12:00:00") + "\n",
-            vramdoc::test::file_text(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_132x24.txt"));
+  vramdoc::test::expect_golden("watch/screen-132x24.txt", render_screen(snap, history, selected, 24, 132, "12:00:00") + "\n");
   for (std::uint32_t pid = 5000; pid < 5012; ++pid) {
     snap.gpus[1].processes.push_back({GpuProcess{pid, 1, GiB * (pid - 4990), std::nullopt, std::nullopt}, {}, {}});
   }
   ScreenState asking = press({}, "jjjjjjjjjjI", snap);
-  EXPECT_EQ(render_screen(snap, history, asking, 20, 100, "12:00:00") + "\n",
-            vramdoc::test::file_text(VRAMDOC_SOURCE_DIR "/tests/unit/golden/watch_screen_100x20.txt"));
+  vramdoc::test::expect_golden("watch/screen-100x20.txt", render_screen(snap, history, asking, 20, 100, "12:00:00") + "\n");
 }
 
 TEST(WatchScreen, ColourOnlyWhenAskedAndTheSelectedRowReversed) {
