@@ -5,7 +5,7 @@ Usage: scripts/eval_multi_gpu.py RESULTS_DIR [RESULTS_DIR ...] [--vramdoc PATH] 
                                  [--max-error ALLOCATED,PROCESS]
 
 RESULTS_DIR holds NAME.rankR.jsonl and configs/MODEL.json (scripts/gpu/measure_multi_gpu.py's
-output; docs/results/multi-gpu-h200/ keeps the measured set). Every finished case of every rank is
+output; docs/results/multi-gpu-*/raw.tar.xz keep the measured sets). Every finished case of every rank is
 estimated with the matching options (--gpus 2, --fsdp / --fsdp-version 1 / --tp 2, --no-reshard,
 --ddp-bucket-view, --offload all, amp-bf16 for amp and FSDP mixed precision) and compared:
   allocated: max_memory_allocated of the case (a fresh process's, cuBLAS workspace included);

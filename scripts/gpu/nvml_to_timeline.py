@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Converts a recording of the h15b GPU request (2026-11-30, docs/results/h15b/) into our timeline
+"""Converts a recording of the h15b GPU request (2026-11-30, docs/results/step-hook-two-ranks-h200-2026-11-30/) into our timeline
 format, version 2 (docs/timeline-format.md), as `vramdoc run` writes it:
   NAME.nvml.jsonl[.gz]  per-process, per-GPU NVML samples every 20 ms (nvml_sampler.py, pynvml),
                     with each process's command name and RANK / LOCAL_RANK from /proc

@@ -1,10 +1,8 @@
 #include "backends/cuda_driver.hpp"
 
-#include <dlfcn.h>
-
 #include <cstdio>
-#include <cstdlib>
-#include <initializer_list>
+
+#include "backends/library.hpp"
 
 namespace vramdoc::backends {
 
@@ -42,69 +40,58 @@ using FnDevString = CUresult (*)(char*, int, CUdevice);
 using FnTotalMem = CUresult (*)(std::size_t*, CUdevice);
 using FnErrorString = CUresult (*)(CUresult, const char**);
 
-template <class Fn>
-Fn find(void* library, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (void* address = dlsym(library, name)) return reinterpret_cast<Fn>(address);
-  }
-  return nullptr;
+// X(member, need, function type, names newest first...): the CUDA driver functions we call.
+#define VRAMDOC_CUDA_SYMBOLS(X)                                                          \
+  X(init, kRequired, FnInit, "cuInit")                                                   \
+  X(device_get_count, kRequired, FnInt, "cuDeviceGetCount")                              \
+  X(device_get, kRequired, FnGet, "cuDeviceGet")                                         \
+  X(attribute, kRequired, FnAttribute, "cuDeviceGetAttribute")                           \
+  X(driver_get_version, kOptional, FnInt, "cuDriverGetVersion")                          \
+  X(name, kOptional, FnDevString, "cuDeviceGetName")                                     \
+  X(pci_bus_id, kOptional, FnDevString, "cuDeviceGetPCIBusId")                           \
+  X(total_mem, kOptional, FnTotalMem, "cuDeviceTotalMem_v2", "cuDeviceTotalMem")         \
+  X(error_string, kOptional, FnErrorString, "cuGetErrorString")
+
+struct Symbols {
+  VRAMDOC_CUDA_SYMBOLS(VRAMDOC_SYMBOL_MEMBER)
+};
+
+std::optional<std::string> resolve(void* library, Symbols& symbols) {
+  std::optional<std::string> missing;
+  VRAMDOC_CUDA_SYMBOLS(VRAMDOC_SYMBOL_RESOLVE)
+  return missing;
 }
 
 }  // namespace
 
 struct CudaDriver::Impl {
-  void* library = nullptr;
-  FnInit init = nullptr;
-  FnInt driver_get_version = nullptr, device_get_count = nullptr;
-  FnGet device_get = nullptr;
-  FnAttribute attribute = nullptr;
-  FnDevString name = nullptr, pci_bus_id = nullptr;
-  FnTotalMem total_mem = nullptr;
-  FnErrorString error_string = nullptr;
+  std::optional<Library> library;
+  Symbols sym;
   int count = 0;
-
-  ~Impl() {
-    if (library) dlclose(library);
-  }
 
   std::string describe(const char* function, CUresult rc) const {
     const char* text = nullptr;
-    if (!error_string || error_string(rc, &text) != kCudaSuccess || !text) text = "error";
+    if (!sym.error_string || sym.error_string(rc, &text) != kCudaSuccess || !text) text = "error";
     return std::string(function) + ": " + text + " (CUDA error " + std::to_string(rc) + ")";
   }
 
   // A positive attribute value; 0 or a failed call is "unknown" (CUDA 13 deprecates some clocks).
   std::optional<int> positive(Attribute a, CUdevice device) const {
     int value = 0;
-    if (attribute(&value, a, device) != kCudaSuccess || value <= 0) return std::nullopt;
+    if (sym.attribute(&value, a, device) != kCudaSuccess || value <= 0) return std::nullopt;
     return value;
   }
 };
 
 Result<std::shared_ptr<CudaDriver>> CudaDriver::open() {
-  const char* env = std::getenv("VRAMDOC_CUDA_LIBRARY");
-  std::string path = env && *env ? env : "libcuda.so.1";
+  const std::string path = Library::path_for("VRAMDOC_CUDA_LIBRARY", "libcuda.so.1");
+  auto library = Library::open("VRAMDOC_CUDA_LIBRARY", "libcuda.so.1");
+  if (!library) return make_error(path + " not found (is the NVIDIA driver installed?): " + library.error());
   auto impl = std::make_unique<Impl>();
-  impl->library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!impl->library) {
-    const char* why = dlerror();
-    return make_error(path + " not found (is the NVIDIA driver installed?)" + (why ? std::string(": ") + why : ""));
-  }
-  void* lib = impl->library;
-  impl->init = find<FnInit>(lib, {"cuInit"});
-  impl->driver_get_version = find<FnInt>(lib, {"cuDriverGetVersion"});
-  impl->device_get_count = find<FnInt>(lib, {"cuDeviceGetCount"});
-  impl->device_get = find<FnGet>(lib, {"cuDeviceGet"});
-  impl->attribute = find<FnAttribute>(lib, {"cuDeviceGetAttribute"});
-  impl->name = find<FnDevString>(lib, {"cuDeviceGetName"});
-  impl->pci_bus_id = find<FnDevString>(lib, {"cuDeviceGetPCIBusId"});
-  impl->total_mem = find<FnTotalMem>(lib, {"cuDeviceTotalMem_v2", "cuDeviceTotalMem"});
-  impl->error_string = find<FnErrorString>(lib, {"cuGetErrorString"});
-  if (!impl->init || !impl->device_get_count || !impl->device_get || !impl->attribute) {
-    return make_error(path + " lacks cuInit, cuDeviceGetCount, cuDeviceGet or cuDeviceGetAttribute");
-  }
-  if (CUresult rc = impl->init(0); rc != kCudaSuccess) return make_error(impl->describe("cuInit", rc));
-  if (CUresult rc = impl->device_get_count(&impl->count); rc != kCudaSuccess) {
+  impl->library.emplace(std::move(*library));
+  if (auto missing = resolve(impl->library->handle(), impl->sym)) return make_error(path + " lacks " + *missing + ": not a usable CUDA driver library");
+  if (CUresult rc = impl->sym.init(0); rc != kCudaSuccess) return make_error(impl->describe("cuInit", rc));
+  if (CUresult rc = impl->sym.device_get_count(&impl->count); rc != kCudaSuccess) {
     return make_error(impl->describe("cuDeviceGetCount", rc));
   }
   return std::shared_ptr<CudaDriver>(new CudaDriver(std::move(impl)));
@@ -117,7 +104,7 @@ int CudaDriver::device_count() const { return impl_->count; }
 
 std::optional<int> CudaDriver::driver_version() const {
   int version = 0;
-  if (!impl_->driver_get_version || impl_->driver_get_version(&version) != kCudaSuccess) return std::nullopt;
+  if (!impl_->sym.driver_get_version || impl_->sym.driver_get_version(&version) != kCudaSuccess) return std::nullopt;
   return version;
 }
 
@@ -126,16 +113,17 @@ Result<GpuStatic> CudaDriver::device_info(int ordinal) const {
     return make_error("no CUDA device " + std::to_string(ordinal) + " (CUDA sees " + std::to_string(impl_->count) + ")");
   }
   CUdevice device = 0;
-  if (CUresult rc = impl_->device_get(&device, ordinal); rc != kCudaSuccess) {
+  if (CUresult rc = impl_->sym.device_get(&device, ordinal); rc != kCudaSuccess) {
     return make_error(impl_->describe("cuDeviceGet", rc));
   }
   const Impl& d = *impl_;
+  const Symbols& f = d.sym;
   GpuStatic out;
   char text[128] = {};
-  if (d.name && d.name(text, sizeof text - 1, device) == kCudaSuccess) out.name = std::string(text);
+  if (f.name && f.name(text, sizeof text - 1, device) == kCudaSuccess) out.name = std::string(text);
   int domain = 0, bus = 0, slot = 0;  // domain 0 is a real domain: read it plainly
-  if (d.attribute(&domain, kPciDomainId, device) == kCudaSuccess && d.attribute(&bus, kPciBusId, device) == kCudaSuccess &&
-      d.attribute(&slot, kPciDeviceId, device) == kCudaSuccess) {
+  if (f.attribute(&domain, kPciDomainId, device) == kCudaSuccess && f.attribute(&bus, kPciBusId, device) == kCudaSuccess &&
+      f.attribute(&slot, kPciDeviceId, device) == kCudaSuccess) {
     char id[32];
     std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", static_cast<unsigned>(domain), static_cast<unsigned>(bus),
                   static_cast<unsigned>(slot));
@@ -144,7 +132,7 @@ Result<GpuStatic> CudaDriver::device_info(int ordinal) const {
   out.cc_major = d.positive(kComputeCapabilityMajor, device);
   if (out.cc_major) {
     int minor = 0;
-    if (d.attribute(&minor, kComputeCapabilityMinor, device) == kCudaSuccess) out.cc_minor = minor;
+    if (f.attribute(&minor, kComputeCapabilityMinor, device) == kCudaSuccess) out.cc_minor = minor;
   }
   auto as_unsigned = [&](Attribute a) -> std::optional<unsigned> {
     if (auto v = d.positive(a, device)) return static_cast<unsigned>(*v);
@@ -170,7 +158,7 @@ Result<GpuStatic> CudaDriver::device_info(int ordinal) const {
   out.max_threads_per_sm = as_unsigned(kMaxThreadsPerMultiprocessor);
   out.warp_size = as_unsigned(kWarpSize);
   std::size_t total = 0;
-  if (d.total_mem && d.total_mem(&total, device) == kCudaSuccess && total > 0) out.memory_total_bytes = total;
+  if (f.total_mem && f.total_mem(&total, device) == kCudaSuccess && total > 0) out.memory_total_bytes = total;
   return out;
 }
 

@@ -44,15 +44,12 @@ Result<std::vector<GpuProcess>> read_processes(const Nvml::Impl& impl, api::Devi
 }  // namespace
 
 Result<std::shared_ptr<Nvml>> Nvml::open() {
-  const char* env = std::getenv("VRAMDOC_NVML_LIBRARY");
-  std::string path = env && *env ? env : "libnvidia-ml.so.1";
   auto impl = std::make_unique<Impl>();
-  impl->library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!impl->library) {
-    const char* why = dlerror();
-    return make_error(path + " not found (is the NVIDIA driver installed?)" + (why ? std::string(": ") + why : ""));
-  }
-  if (auto missing = nvml_symbols::resolve(impl->library, impl->sym)) {
+  auto library = Library::open("VRAMDOC_NVML_LIBRARY", "libnvidia-ml.so.1");
+  const std::string path = Library::path_for("VRAMDOC_NVML_LIBRARY", "libnvidia-ml.so.1");
+  if (!library) return make_error(path + " not found (is the NVIDIA driver installed?): " + library.error());
+  impl->library.emplace(std::move(*library));
+  if (auto missing = nvml_symbols::resolve(impl->library->handle(), impl->sym)) {
     impl->sym = Symbols{};  // nothing to shut down: init was never called
     return make_error(path + " lacks " + *missing + ": not a usable NVML library");
   }
@@ -129,6 +126,16 @@ Result<std::vector<GpuProcess>> Nvml::processes(unsigned index) const {
   }
   if (name.ends_with("_v2")) return read_processes<api::ProcessInfoV2>(*impl_, *device, index);
   return read_processes<api::ProcessInfoV1>(*impl_, *device, index);
+}
+
+Result<DeviceCapacity> device_capacity(unsigned index) {
+  auto nvml = Nvml::open();
+  if (!nvml) return make_error(nvml.error());
+  auto memory = (*nvml)->memory(index);
+  if (!memory) return make_error(memory.error());
+  if (!memory->total_bytes) return make_error("the driver does not report the total memory");
+  auto info = (*nvml)->static_info(index);
+  return DeviceCapacity{info ? info->name : std::nullopt, *memory->total_bytes};
 }
 
 }  // namespace vramdoc::backends

@@ -1,7 +1,9 @@
 // NVML through dlopen, with our own declarations: the binary starts without a driver.
 // One failed query never throws or kills the caller: it leaves that field empty.
 #pragma once
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +46,14 @@ class Nvml {
   explicit Nvml(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// A device's name and total memory: estimate's local GPU, probe's card.
+struct DeviceCapacity {
+  std::optional<std::string> name;
+  std::uint64_t total_bytes = 0;
+};
+// Device `index`'s capacity through NVML, or why it cannot be had (no driver, no such GPU, the
+// driver does not report the total).
+Result<DeviceCapacity> device_capacity(unsigned index);
 
 }  // namespace vramdoc::backends

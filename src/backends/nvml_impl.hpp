@@ -1,8 +1,6 @@
 // The NVML backend's state and call helpers, shared by nvml.cpp (loading, memory, processes)
 // and nvml_queries.cpp (static facts, samples). Internal: only the NVML backend includes it.
 #pragma once
-#include <dlfcn.h>
-
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,7 +16,7 @@ namespace api = nvml_api;
 using nvml_symbols::Symbols;
 
 struct Nvml::Impl {
-  void* library = nullptr;
+  std::optional<Library> library;
   Symbols sym;
   std::vector<api::Device> devices;  // null where the handle could not be had
   std::vector<std::string> handle_errors;
@@ -26,8 +24,7 @@ struct Nvml::Impl {
   mutable std::vector<unsigned long long> last_util_us;   // per device: newest process sample seen
 
   ~Impl() {
-    if (sym.shutdown) sym.shutdown.fn();
-    if (library) dlclose(library);
+    if (sym.shutdown) sym.shutdown.fn();  // before the library closes (the member goes after this body)
   }
 
   // "nvmlDeviceGetMemoryInfo_v2: Insufficient Permissions (NVML error 4)".

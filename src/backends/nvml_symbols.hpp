@@ -1,10 +1,12 @@
 // The NVML symbol table (internal to the NVML backend): one X-macro row per function we call,
 // each with its candidate names newest first (_v3, _v2, plain) and whether we need it at all.
+// Loaded and resolved by backends/library.hpp, as the CUDA driver's and OpenSSL's tables are.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "backends/library.hpp"
 #include "backends/nvml_api.hpp"
 
 namespace vramdoc::backends::nvml_symbols {
@@ -29,7 +31,9 @@ using FnDevUintInt = api::Return (*)(api::Device, unsigned, int*);
 using FnDevUtil = api::Return (*)(api::Device, api::Utilization*);
 using FnProcUtil = api::Return (*)(api::Device, api::ProcessUtilizationSample*, unsigned*, unsigned long long);
 
-enum Need { kRequired, kOptional };
+using backends::kOptional;
+using backends::kRequired;
+using backends::Symbol;
 
 // X(member, need, function type, names newest first...)
 #define VRAMDOC_NVML_SYMBOLS(X)                                                                         \
@@ -73,18 +77,8 @@ enum Need { kRequired, kOptional };
   X(clock_event_reasons, kOptional, FnDevUll, "nvmlDeviceGetCurrentClocksEventReasons",                 \
     "nvmlDeviceGetCurrentClocksThrottleReasons")
 
-// One resolved function: the pointer and the name it was found under (null when absent).
-template <class Fn>
-struct Symbol {
-  Fn fn = nullptr;
-  const char* name = nullptr;
-  explicit operator bool() const { return fn != nullptr; }
-};
-
 struct Symbols {
-#define VRAMDOC_NVML_MEMBER(member, need, type, ...) Symbol<type> member;
-  VRAMDOC_NVML_SYMBOLS(VRAMDOC_NVML_MEMBER)
-#undef VRAMDOC_NVML_MEMBER
+  VRAMDOC_NVML_SYMBOLS(VRAMDOC_SYMBOL_MEMBER)
 };
 
 // Resolves every row from `library` (a dlopen handle). Returns the first name of a required

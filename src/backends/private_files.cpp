@@ -44,6 +44,13 @@ Result<std::string> make_private_temp_directory(const std::string& parent, const
   return pattern;
 }
 
+Result<std::string> make_private_temp_directory(const std::string& prefix) {
+  std::error_code ec;
+  const auto tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) return make_error("no folder for temporary files ($TMPDIR): " + ec.message());
+  return make_private_temp_directory(tmp.string(), prefix);
+}
+
 Result<int> open_private_file(const std::string& path, bool exclusive) {
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (exclusive ? O_EXCL : O_TRUNC);
   const int fd = ::open(path.c_str(), flags, 0600);

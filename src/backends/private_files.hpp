@@ -15,6 +15,9 @@ Result<std::string> ensure_private_directory(const std::string& dir);
 
 // Creates a fresh folder PARENT/PREFIX-XXXXXX with mode 0700 (mkdtemp) and returns its path.
 Result<std::string> make_private_temp_directory(const std::string& parent, const std::string& prefix);
+// The same in the folder for temporary files ($TMPDIR, else /tmp): the one way vramdoc makes
+// a private temporary folder (run's marker file and step hook, probe's trials).
+Result<std::string> make_private_temp_directory(const std::string& prefix);
 
 // Creates `path` with mode 0600 and writes `text`; fails when anything (a file, a link) is there.
 Result<bool> write_new_private_file(const std::string& path, const std::string& text);

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "cli/command.hpp"
 #include "cli/style.hpp"
@@ -185,13 +186,13 @@ void print(std::string_view text) {
   if (!ok && !g_stdout_errno) g_stdout_errno = errno ? errno : EIO;
 }
 
-std::string json_document(std::string_view schema, const std::string& json) {
-  if (json.empty() || json.front() != '{') return json;
-  const bool pretty = json.size() > 1 && json[1] == '\n';
-  const bool empty = json.find_first_not_of(" \n", 1) == json.find('}');
-  const std::string member = "\"schema\":" + std::string(pretty ? " " : "") + "\"" + std::string(schema) + "\"";
-  if (pretty) return "{\n  " + member + (empty ? "\n" : ",") + json.substr(1);
-  return "{" + member + (empty ? "" : ",") + json.substr(1);
+Result<bool> write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return make_error("cannot write " + path + ": " + std::strerror(errno));
+  out << text;
+  out.flush();
+  if (!out) return make_error("cannot write " + path + ": " + std::strerror(errno));
+  return true;
 }
 
 int run_cli(int argc, char** argv) {

@@ -7,7 +7,6 @@
 #include "backends/cuda_driver.hpp"
 #include "cli/command.hpp"
 #include "cli/features.hpp"
-#include "cli/timeline_io.hpp"
 #include "core/bench/render.hpp"
 
 namespace vramdoc::cli {

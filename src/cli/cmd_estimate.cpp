@@ -1,20 +1,16 @@
-// vramdoc estimate: parse options, load the model (file, directory or preset), call the
-// estimator, print JSON or a table. All arithmetic lives in core/estimator.
+// vramdoc estimate: parse the options, load the model (file, directory, cache or preset), ask
+// core/estimator/answer.hpp, print JSON or a table. All arithmetic lives in core/estimator.
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
-#include "cli/model_input.hpp"
+#include "cli/estimator_options.hpp"
 #include "cli/parallel_args.hpp"
 #include "cli/style.hpp"
-#include "core/estimator/fit.hpp"
+#include "core/estimator/answer.hpp"
 #include "core/estimator/presets.hpp"
-#include "core/estimator/render.hpp"
-#include "core/table.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::cli {
@@ -35,23 +31,14 @@ struct Args : EstimatorArgs {
   bool max_batch = false, max_seq = false;
 };
 
+// The shared options (estimator_options), then estimate's own.
 Result<est::Options> to_options(const Args& a) {
-  est::Options o;
-  auto mode = est::parse_mode(a.mode);
-  auto precision = est::parse_precision(a.precision);
-  auto optimizer = est::parse_optimizer(a.optimizer);
-  auto attention = est::parse_attention(a.attention);
-  if (!mode) return make_error(mode.error());
-  if (!precision) return make_error(precision.error());
-  if (!optimizer) return make_error(optimizer.error());
-  if (!attention) return make_error(attention.error());
-  o.mode = *mode, o.precision = *precision, o.optimizer = *optimizer, o.attention = *attention;
-  for (auto [text, option, field] : {std::tuple{&a.batch, "--batch", &o.batch}, std::tuple{&a.seq, "--seq", &o.seq},
-                                     std::tuple{&a.lora_rank, "--lora-rank", &o.lora_rank}}) {
-    auto v = positive_integer(*text, option);
-    if (!v) return make_error(v.error());
-    *field = *v;
-  }
+  auto shared = estimator_options(a);
+  if (!shared) return make_error(shared.error());
+  est::Options o = *shared;
+  auto rank = positive_integer(a.lora_rank, "--lora-rank");
+  if (!rank) return make_error(rank.error());
+  o.lora_rank = *rank;
   std::stringstream targets(a.lora_targets);
   for (std::string t; std::getline(targets, t, ',');) {
     if (!t.empty()) o.lora_targets.push_back(t);
@@ -63,7 +50,6 @@ Result<est::Options> to_options(const Args& a) {
   }
   if (a.logits != "all" && a.logits != "last") return make_error("--logits must be 'all' or 'last', got '" + a.logits + "'");
   o.logits_last_only = a.logits == "last";
-  o.grad_checkpointing = a.checkpointing;
   if (auto p = apply_parallel(a.parallel, o); !p) return make_error(p.error());
   auto quant = est::parse_quant(a.quant);
   if (!quant) return make_error(quant.error());
@@ -77,72 +63,11 @@ Result<est::Options> to_options(const Args& a) {
   return o;
 }
 
-std::string list_models(bool json) {
-  TextTable t({"name", "what"});
-  nlohmann::ordered_json models = nlohmann::ordered_json::array();
-  for (const auto& p : est::presets()) {
-    t.add_row({std::string(p.name), std::string(p.description)});
-    models.push_back({{"name", p.name}, {"description", p.description}});
-  }
-  if (!json) return t.render();
-  return json_document("vramdoc.models/1", nlohmann::ordered_json{{"models", models}}.dump(2) + "\n");
-}
-
-std::string list_gpus(bool json) {
-  TextTable t({"card", "nvidia-smi name", "total", "note"}, {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Left});
-  nlohmann::ordered_json cards = nlohmann::ordered_json::array();
-  for (const auto& c : est::gpu_cards()) {
-    const bool amd = c.vendor == est::Vendor::Amd;
-    const std::string note = std::string(amd ? "AMD: estimate only" : "") + (c.derived ? "derived (docs/cli.md)" : "");
-    t.add_row({std::string(c.name), std::string(c.smi_name), format_bytes(c.usable_bytes), note});
-    cards.push_back({{"name", c.name}, {"smi_name", c.smi_name}, {"vendor", amd ? "amd" : "nvidia"},
-                     {"total_bytes", c.usable_bytes}, {"derived", c.derived}});
-  }
-  if (!json) return t.render();
-  return json_document("vramdoc.gpus/1", nlohmann::ordered_json{{"gpus", cards}}.dump(2) + "\n");
-}
-
-// An AMD card: the estimate holds (PyTorch's caching allocator is the same on ROCm), the rest of vramdoc does not run there.
-void note_vendor(const est::GpuCard& card) {
-  if (card.vendor != est::Vendor::Amd) return;
-  std::fprintf(stderr, "vramdoc estimate: note: %.*s is an AMD GPU: this estimate holds for PyTorch on ROCm, but "
-               "vramdoc's CUDA tools (info, bench, watch, run, probe) do not run there\n",
-               static_cast<int>(card.name.size()), card.name.data());
-}
-
-// The no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card.
-int run_default() {
-  auto model = est::preset_config(kDefaultModel);
-  std::vector<est::Scenario> scenarios;
-  est::Options full;
-  full.precision = est::Precision::AmpBf16;
-  scenarios.push_back({"full fine-tune (amp-bf16, AdamW)", full});
-  full.precision = est::Precision::Bf16;
-  scenarios.push_back({"full fine-tune (bf16, AdamW)", full});
-  est::Options lora = full;
-  lora.mode = est::Mode::Lora;
-  scenarios.push_back({"LoRA r=16 q,v (bf16 base)", lora});
-  est::Options infer = full;
-  infer.mode = est::Mode::Infer;
-  scenarios.push_back({"inference (bf16)", infer});
-  std::vector<est::GpuCard> cards = {*est::find_gpu("RTX 3060 12GB"), *est::find_gpu("RTX 4090"),
-                                     *est::find_gpu("A100 80GB")};
-  print(highlight("vramdoc estimate: will a 7B model fit? (" + model->name + ", batch 1; try --help for your own model)\n\n" +
-                  est::render_comparison(*model, scenarios, cards) + "\n'fits' keeps a safety margin of " +
-                  std::to_string(est::kFitMarginPercent) + " %. Details: vramdoc estimate --model " + kDefaultModel +
-                  " --mode lora --gpu 'RTX 4090'\n", style_for(stdout)));
-  return kOk;
-}
-
-// Without --gpu / --gpu-memory, the first local GPU is the target, when the driver shows one.
-void fit_local_gpu(est::FitReport& fit) {
-  auto nvml = backends::Nvml::open();
-  if (!nvml || (*nvml)->device_count() == 0) return;
-  auto memory = (*nvml)->memory(0);
-  if (!memory || !memory->total_bytes) return;
-  auto info = (*nvml)->static_info(0);
-  fit.target_name = "local GPU 0" + (info && info->name ? ": " + *info->name : std::string());
-  fit.usable_bytes = memory->total_bytes;
+// The local GPU 0, when the driver shows one: the default target.
+std::optional<est::LocalGpu> local_gpu() {
+  auto card = backends::device_capacity(0);
+  if (!card) return std::nullopt;
+  return est::LocalGpu{card->name ? *card->name : "", card->total_bytes};
 }
 
 void add_options(CLI::App& app, Args& a) {
@@ -166,71 +91,43 @@ void add_options(CLI::App& app, Args& a) {
   app.add_flag("--json", a.json, "one JSON object instead of the table");
 }
 
-// The card to fit on: --gpu-memory, else --gpu, else the local GPU 0 (none: fit.usable_bytes stays empty).
-Result<bool> choose_target(const Args& a, est::FitReport& fit) {
-  if (!a.gpu.empty()) {
-    auto card = est::find_gpu(a.gpu);
-    if (!card) return make_error("unknown --gpu '" + a.gpu + "' (see --list-gpus, or give --gpu-memory)");
-    fit.target_name = std::string(card->name), fit.usable_bytes = card->usable_bytes;
-    note_vendor(*card);
-  }
-  if (!a.gpu_memory.empty()) {
-    auto bytes = parse_memory_size(a.gpu_memory);
-    if (!bytes) return make_error("--gpu-memory: " + bytes.error());
-    fit.target_name = format_bytes(*bytes), fit.usable_bytes = *bytes;
-  }
-  if (!fit.usable_bytes) fit_local_gpu(fit);
-  if ((a.max_batch || a.max_seq) && !fit.usable_bytes)
-    return make_error("--max-batch / --max-seq need --gpu or --gpu-memory (no local GPU was found)");
-  return true;
-}
-
-// --max-batch and --max-seq on the chosen target.
-Result<bool> search_limits(const Args& a, const est::ModelConfig& model, const est::Options& options, est::FitReport& fit) {
-  if (a.max_batch) {
-    auto r = est::max_batch(model, options, *fit.usable_bytes);
-    if (!r) return make_error(r.error());
-    fit.max_batch = *r;
-  }
-  if (a.max_seq) {
-    auto r = est::max_seq(model, options, *fit.usable_bytes);
-    if (!r) return make_error(r.error());
-    fit.max_seq = *r;
-  }
-  return true;
-}
-
 }  // namespace
 
 int cmd_estimate(const std::vector<std::string>& args) {
-  if (args.empty()) return run_default();
+  if (args.empty()) {  // the no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card
+    auto model = est::preset_config(kDefaultModel);
+    if (!model) return fail("estimate", model.error());
+    return print(est::render_demo(*model, kDefaultModel, style_for(stdout))), kOk;
+  }
   Args a;
   CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
   add_options(app, a);
   if (int rc = parse_args(app, args); rc >= 0) return rc;
-  if (a.list_models) return print(list_models(a.json)), kOk;
-  if (a.list_gpus) return print(list_gpus(a.json)), kOk;
+  if (a.list_models) return print(est::render_models(a.json)), kOk;
+  if (a.list_gpus) return print(est::render_gpus(a.json)), kOk;
   if (!a.config.empty() && !a.model.empty()) return fail("estimate", "give one of --config FILE and --model NAME, not both");
   if (a.config.empty() && a.model.empty()) {
     a.model = kDefaultModel;
-    std::fprintf(stderr, "vramdoc estimate: no --config or --model: estimating the built-in %s (see --list-models)\n", kDefaultModel);
+    fail("estimate", std::string("no --config or --model: estimating the built-in ") + kDefaultModel + " (see --list-models)", 0);
   }
-  auto model = load_model(a.config, a.model);
+  auto model = est::load_model(a.config, a.model);
   if (!model) return fail("estimate", model.error());
   auto options = to_options(a);
   if (!options) return fail("estimate", options.error());
-  auto e = est::estimate(*model, *options);
-  if (!e) return fail("estimate", e.error() + (a.config.empty() ? "" : " (" + a.config + ")"));
-  est::FitReport fit;
-  fit.fits_on = est::cards_that_fit(*e);
-  if (auto t = choose_target(a, fit); !t) return fail("estimate", t.error());
-  if (auto s = search_limits(a, *model, *options, fit); !s) return fail("estimate", s.error());
-  if (!a.json) {
-    for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", w.c_str());
+  est::FitRequest request{a.gpu, std::nullopt, a.max_batch, a.max_seq, local_gpu, a.config};
+  if (!a.gpu_memory.empty()) {
+    auto bytes = parse_memory_size(a.gpu_memory);
+    if (!bytes) return fail("estimate", "--gpu-memory: " + bytes.error());
+    request.gpu_memory_bytes = *bytes;
   }
-  if (a.json) print(json_document("vramdoc.estimate/1", est::render_json(*model, *options, *e, fit)));
-  else print(highlight(est::render_text(*model, *options, *e, fit), style_for(stdout)));
-  return fit.usable_bytes && !est::fits(*e, *fit.usable_bytes) ? kFailure : kOk;  // "no": does not fit
+  auto answer = est::answer(*model, *options, request);
+  if (!answer) return fail("estimate", answer.error());
+  for (const auto& note : answer->notes) fail("estimate", note, 0);
+  if (!a.json)
+    for (const auto& w : answer->estimate.warnings) fail("estimate", "warning: " + w, 0);
+  if (a.json) print(est::render_json(*model, *options, answer->estimate, answer->fit));
+  else print(est::render_text(*model, *options, answer->estimate, answer->fit, style_for(stdout)));
+  return answer->fits ? kOk : kFailure;  // "no": does not fit
 }
 
 }  // namespace vramdoc::cli

@@ -3,9 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "backends/trace/folder.hpp"
+#include "backends/trace/setup.hpp"
 #include "cli/command.hpp"
-#include "cli/timeline_io.hpp"
-#include "cli/trace_support.hpp"
+#include "cli/features.hpp"
 #include "core/report/job_report.hpp"
 
 namespace vramdoc::cli {
@@ -14,7 +15,7 @@ namespace {
 
 // The KEY=VALUE lines that trace a job started outside vramdoc into DIR (created).
 int print_environment(const std::string& dir) {
-  auto setup = prepare_trace(dir);
+  auto setup = backends::prepare_trace(dir, have_cupti_tracer());
   if (!setup) return fail("trace", setup.error());
   std::string lines;
   for (const auto& [key, value] : setup->environment) lines += key + "=" + value + "\n";
@@ -39,16 +40,14 @@ int cmd_trace(const std::vector<std::string>& args) {
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (env) return print_environment(dir);
 
-  auto traces = load_traces(dir);
+  auto traces = backends::read_traces(dir);
   if (!traces) return fail("trace", traces.error());
   for (const auto& problem : traces->problems) fail("trace", problem);
   if (traces->processes.empty() && !traces->problems.empty()) return kUsage;
   if (!html.empty()) {
     if (auto w = write_text_file(html, report::render_trace_page(*traces, dir)); !w) return fail("trace", w.error());
   }
-  const auto out = json ? json_document("vramdoc.trace/1", report::call_sites_json(*traces).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")
-                        : trace::render_trace_text(traces->processes);
-  print(out);
+  print(json ? report::render_call_sites_json(*traces) : trace::render_trace_text(traces->processes));
   return traces->problems.empty() ? kOk : kUsage;  // a file that could not be read is bad input
 }
 

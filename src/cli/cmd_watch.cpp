@@ -1,11 +1,13 @@
 // `vramdoc watch`: the live monitor. --once [--json], --log FILE.csv|.jsonl, --serve ADDR, and
-// the full-screen view (the default on a terminal). Modes are in watch_modes.cpp.
+// the full-screen view (the default on a terminal). The modes are backends/watch/monitor.hpp's.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include "backends/host.hpp"
+#include "backends/watch/monitor.hpp"
 #include "cli/command.hpp"
-#include "cli/watch_modes.hpp"
+#include "cli/features.hpp"
+#include "cli/style.hpp"
 #include "core/units.hpp"
 #include "core/watch/dcgm.hpp"
 
@@ -24,7 +26,7 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 constexpr double kMaxIntervalSeconds = 24 * 3600;
 
 // Checks the combination of options and fills the parsed durations; an error is a usage error.
-std::optional<std::string> validate(WatchOptions& o, const std::string& interval, const std::string& duration) {
+std::optional<std::string> validate(backends::WatchOptions& o, const std::string& interval, const std::string& duration) {
   auto seconds = parse_duration(interval);
   if (!seconds) return "--interval: " + seconds.error();
   if (*seconds < 0.01) return "--interval " + interval + " is too short: 10ms is the minimum";
@@ -42,8 +44,8 @@ std::optional<std::string> validate(WatchOptions& o, const std::string& interval
   if (o.serve.empty() && (o.export_options.command || !o.web_config.empty()))
     return "--export-command and --web-config go with --serve";
   if (!o.log_path.empty()) {
-    if (ends_with(o.log_path, ".csv")) o.log_format = WatchOptions::LogFormat::Csv;
-    else if (ends_with(o.log_path, ".jsonl")) o.log_format = WatchOptions::LogFormat::Jsonl;
+    if (ends_with(o.log_path, ".csv")) o.log_format = backends::WatchOptions::LogFormat::Csv;
+    else if (ends_with(o.log_path, ".jsonl")) o.log_format = backends::WatchOptions::LogFormat::Jsonl;
     else return "--log " + o.log_path + ": the file name must end in .csv or .jsonl";
   }
   return std::nullopt;
@@ -56,7 +58,7 @@ int cmd_watch(const std::vector<std::string>& args) {
                "g / left / right / 0-9 pick a GPU, up / down / j / k pick a process, T / K / I send it SIGTERM / "
                "SIGKILL / SIGINT after a y). Otherwise, or with --once: one table.",
                "watch"};
-  WatchOptions o;
+  backends::WatchOptions o;
   std::string interval = "1s";
   std::string duration;
   std::optional<unsigned> device;
@@ -96,7 +98,12 @@ int cmd_watch(const std::vector<std::string>& args) {
   if (auto problem = validate(o, interval, duration)) return fail("watch", *problem);
   o.device = device;
   if (!o.once && o.log_path.empty() && o.serve.empty() && !isatty(STDOUT_FILENO)) o.once = true;
-  return run_watch(o);
+  o.style = style_for(stdout);
+  o.tls = tls_stream_factory;
+  const auto end = backends::run_watch(o, {[](const std::string& text) { print(text); },
+                                            [](const std::string& line) { fail("watch", line, 0); }});
+  if (end.error) return fail("watch", *end.error, end.bad_input ? kUsage : kFailure);
+  return kOk;
 }
 
 }  // namespace vramdoc::cli

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.hpp"
+
 namespace CLI {
 class App;
 }
@@ -43,8 +45,7 @@ int fail(std::string_view command, std::string_view message, int code = kUsage);
 // failed write is remembered: run_cli checks standard output at exit and reports it (kUsage).
 void print(std::string_view text);
 
-// `json` (an object, as a renderer returns it) with "schema": "vramdoc.NAME/VERSION" as its
-// first member. Every JSON document vramdoc prints carries one (the list: docs/cli.md).
-std::string json_document(std::string_view schema, const std::string& json);
+// Writes a whole output file the user asked for (--html, --svg, bench --report); the error names it.
+Result<bool> write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace vramdoc::cli

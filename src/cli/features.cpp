@@ -3,7 +3,7 @@
 #include "vramdoc/config.h"
 
 #if VRAMDOC_HAVE_CUDA
-#include "bench/runner.hpp"
+#include "kernels/runner.hpp"
 #endif
 #if VRAMDOC_HAVE_TLS
 #include "tls/tls_server.hpp"
@@ -25,8 +25,6 @@ BenchRunner bench_runner() {
   return nullptr;
 #endif
 }
-
-bool have_tls() { return VRAMDOC_HAVE_TLS; }
 
 Result<std::unique_ptr<backends::SocketStreamFactory>> tls_stream_factory(const watch::TlsServerConfig& config) {
 #if VRAMDOC_HAVE_TLS

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/model_input.hpp"
+#include "cli/estimator_options.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::cli {

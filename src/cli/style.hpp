@@ -1,5 +1,5 @@
-// Colour on the terminal: when (--color, NO_COLOR, a terminal) and what (verdicts, fits / does
-// not fit). Pipes and files get plain text, so golden files and scripts never see a code.
+// When to colour (--color, NO_COLOR, a terminal). What to colour is the renderers' (they take a
+// Style, core/style.hpp); pipes and files get plain text, so golden files and scripts never see a code.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -15,8 +15,5 @@ bool set_color_mode(const std::string& when);
 // The style for text going to `stream`: Always / Never as set; Auto colours a terminal unless
 // NO_COLOR is set (and not empty) or TERM is "dumb".
 Style style_for(std::FILE* stream);
-// Colours the verdict words of a rendered report: "FITS" / "DOES NOT FIT", the "verdict:" line
-// of a diagnosis, "fits" / "OOM" cells. Colour codes take no room, so alignment stays.
-std::string highlight(const std::string& text, const Style& style);
 
 }  // namespace vramdoc::cli

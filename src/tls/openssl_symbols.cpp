@@ -1,47 +1,41 @@
 #include "tls/openssl_symbols.hpp"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <type_traits>
-
 #include <mutex>
+#include <optional>
+#include <vector>
 
 namespace vramdoc::tls {
 
 namespace {
 
 // The library's path may be given for tests (VRAMDOC_LIBSSL, VRAMDOC_LIBCRYPTO); else the soname.
-void* open_library(const char* variable, const char* soname) {
-  const char* path = std::getenv(variable);
-  return dlopen(path && *path ? path : soname, RTLD_NOW | RTLD_LOCAL);
-}
-
 Result<OpenSsl> resolve() {
-  void* crypto = open_library("VRAMDOC_LIBCRYPTO", "libcrypto.so.3");
-  void* ssl = crypto ? open_library("VRAMDOC_LIBSSL", "libssl.so.3") : nullptr;
+  auto crypto = backends::Library::open("VRAMDOC_LIBCRYPTO", "libcrypto.so.3");
+  auto ssl = crypto ? backends::Library::open("VRAMDOC_LIBSSL", "libssl.so.3") : Result<backends::Library>(make_error(""));
   if (!crypto || !ssl)
-    return make_error(std::string("cannot load OpenSSL 3 (") + dlerror() +
+    return make_error("cannot load OpenSSL 3 (" + (crypto ? ssl.error() : crypto.error()) +
                       "): install it (Debian/Ubuntu: apt install libssl3) or serve TLS through a reverse proxy "
                       "(docs/security.md)");
-  OpenSsl lib;
-  std::string missing;
-#define VRAMDOC_RESOLVE(handle)                                                              \
-  [&](auto& field, const char* name) {                                                       \
-    field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(dlsym(handle, name)); \
-    if (!field) missing += std::string(missing.empty() ? "" : ", ") + name;                  \
-  }
-  auto from_ssl = VRAMDOC_RESOLVE(ssl);
-  auto from_crypto = VRAMDOC_RESOLVE(crypto);
-#undef VRAMDOC_RESOLVE
-#define VRAMDOC_SSL(name) from_ssl(lib.name, #name);
-#define VRAMDOC_CRYPTO(name) from_crypto(lib.name, #name);
-  VRAMDOC_LIBSSL_SYMBOLS(VRAMDOC_SSL)
-  VRAMDOC_LIBCRYPTO_SYMBOLS(VRAMDOC_CRYPTO)
+  OpenSsl symbols;
+  std::optional<std::string> missing;
+  {
+    void* library = ssl->handle();
+#define VRAMDOC_SSL(name) VRAMDOC_OPENSSL_ROW(VRAMDOC_SYMBOL_RESOLVE, name)
+    VRAMDOC_LIBSSL_SYMBOLS(VRAMDOC_SSL)
 #undef VRAMDOC_SSL
+  }
+  {
+    void* library = crypto->handle();
+#define VRAMDOC_CRYPTO(name) VRAMDOC_OPENSSL_ROW(VRAMDOC_SYMBOL_RESOLVE, name)
+    VRAMDOC_LIBCRYPTO_SYMBOLS(VRAMDOC_CRYPTO)
 #undef VRAMDOC_CRYPTO
-  if (!missing.empty()) return make_error("the OpenSSL library lacks " + missing + " (OpenSSL 3 is needed)");
-  return lib;
+  }
+  if (missing) return make_error("the OpenSSL library lacks " + *missing + " (OpenSSL 3 is needed)");
+  // The libraries stay loaded for the life of the process: the resolved functions point into them.
+  static std::vector<backends::Library> kept;
+  kept.push_back(std::move(*crypto));
+  kept.push_back(std::move(*ssl));
+  return symbols;
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // OpenSSL 3 through dlopen: the functions the exporter's TLS uses, typed by OpenSSL's own headers
 // and resolved from libssl.so.3 / libcrypto.so.3 when a web config asks for TLS. The binary does
-// not link OpenSSL, so it starts on machines without it (docs/security.md, "Decisions").
+// not link OpenSSL, so it starts on machines without it (docs/security.md, "Decisions"). Loaded
+// by backends/library.hpp, as NVML and the CUDA driver are; every row is required.
 #pragma once
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include <string>
 
+#include "backends/library.hpp"
 #include "core/result.hpp"
 
 namespace vramdoc::tls {
@@ -39,9 +41,12 @@ namespace vramdoc::tls {
   X(ERR_error_string_n)              \
   X(ERR_clear_error)
 
-// The resolved functions, named as in OpenSSL.
+// A row of the tables above in backends/library.hpp's form: X(member, need, type, names...).
+#define VRAMDOC_OPENSSL_ROW(X, name) X(name, ::vramdoc::backends::kRequired, decltype(&::name), #name)
+
+// The resolved functions, named (and called) as in OpenSSL.
 struct OpenSsl {
-#define VRAMDOC_FIELD(name) decltype(&::name) name = nullptr;
+#define VRAMDOC_FIELD(name) VRAMDOC_OPENSSL_ROW(VRAMDOC_SYMBOL_MEMBER, name)
   VRAMDOC_LIBSSL_SYMBOLS(VRAMDOC_FIELD)
   VRAMDOC_LIBCRYPTO_SYMBOLS(VRAMDOC_FIELD)
 #undef VRAMDOC_FIELD

@@ -4,7 +4,7 @@
 #pragma once
 #include <memory>
 
-#include "backends/socket_stream.hpp"
+#include "backends/watch/socket_stream.hpp"
 #include "core/result.hpp"
 #include "core/watch/web_config.hpp"
 

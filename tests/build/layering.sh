@@ -16,15 +16,15 @@ may() { compiles "$1" "$2" || { echo "FAIL: $1 cannot include $2"; fails=$((fail
 may_not() { ! compiles "$1" "$2" || { echo "FAIL: $1 can include $2"; fails=$((fails + 1)); }; }
 
 may vramdoc_core core/result.hpp
-for h in backends/host.hpp bench/runner.hpp cli/command.hpp tracer/recorder/recorder.hpp tls/tls_server.hpp; do may_not vramdoc_core "$h"; done
+for h in backends/host.hpp kernels/runner.hpp cli/command.hpp tracer/recorder/recorder.hpp tls/tls_server.hpp; do may_not vramdoc_core "$h"; done
 may vramdoc_backends backends/host.hpp
-for h in bench/runner.hpp cli/command.hpp tracer/recorder/recorder.hpp tls/tls_server.hpp; do may_not vramdoc_backends "$h"; done
-if [[ -d $build/layers/vramdoc_bench ]]; then
-  for h in cli/command.hpp tracer/recorder/recorder.hpp; do may_not vramdoc_bench "$h"; done
+for h in kernels/runner.hpp cli/command.hpp tracer/recorder/recorder.hpp tls/tls_server.hpp; do may_not vramdoc_backends "$h"; done
+if [[ -d $build/layers/vramdoc_kernels ]]; then
+  for h in cli/command.hpp tracer/recorder/recorder.hpp; do may_not vramdoc_kernels "$h"; done
 fi
 if [[ -d $build/layers/vramdoc_tls ]]; then
-  may vramdoc_tls backends/socket_stream.hpp
-  for h in cli/command.hpp bench/runner.hpp; do may_not vramdoc_tls "$h"; done
+  may vramdoc_tls backends/watch/socket_stream.hpp
+  for h in cli/command.hpp kernels/runner.hpp; do may_not vramdoc_tls "$h"; done
 fi
 may vramdoc_trace_recorder core/trace/format.hpp
 for h in backends/host.hpp cli/command.hpp; do may_not vramdoc_trace_recorder "$h"; done

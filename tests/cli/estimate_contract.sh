@@ -19,12 +19,7 @@ check "lora with targets" 0 "$VRAMDOC" estimate --config "$cfg" --mode lora --pr
   --attention sdpa --json --lora-rank 8 --lora-alpha 16 --lora-targets q_proj,k_proj,v_proj,o_proj
 contains "lora JSON" $out '"mode":"lora"'
 check "infer from a model directory" 0 "$VRAMDOC" estimate --config "$SRC/tests/data/estimator/configs/llama-160m.json" --mode infer --json
-check "no arguments: the 7B demo" 0 "$VRAMDOC" estimate
-contains "demo names the 7B model" $out "llama-2-7b"
-contains "demo has a 12 GB card" $out "RTX 3060 12GB"
-contains "demo compares LoRA" $out "LoRA"
-check "--list-models" 0 "$VRAMDOC" estimate --list-models
-contains "presets include mixtral" $out "mixtral-8x7b"
+# The no-argument demo and --list-models, whole: tests/golden/estimate/demo.txt, list-models.*.
 check "text output (does not fit: exit 1)" 1 "$VRAMDOC" estimate --model llama-3-8b --mode lora --batch 4 --seq 2048 --gpu "RTX 4090" --max-batch
 contains "text marks the biggest term" $out "<- biggest"
 contains "text says whether it fits" $out "FIT"

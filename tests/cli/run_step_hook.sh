@@ -83,5 +83,5 @@ n=$(grep -c '"mark":"step' "$dir/m.jsonl")
 # vramdoc says so.
 check "TMPDIR missing" 0 env TMPDIR="$dir/none" "$VRAMDOC" run --out "$dir/h.jsonl" -- sh -c 'echo ran'
 contains "the job ran" "$out" "^ran$"
-contains "says why there are no step marks" "$err" "running without the step hook: no folder for temporary files"
+contains "says why there are no step marks" "$err" "running without the marker file and the step hook: no folder for temporary files"
 finish

@@ -11,7 +11,7 @@ check "--trace passes the injection to the job" 0 "$VRAMDOC" run --trace --out "
   sh -c 'echo "inj=$CUDA_INJECTION64_PATH dir=$VRAMDOC_TRACE_DIR"'
 contains "CUDA_INJECTION64_PATH is the tracer" "$out" "inj=.*/libvramdoc-tracer.so"
 contains "the trace folder defaults to the timeline's name" "$out" "dir=$dir/t.trace"
-contains "the report follows the diagnosis" "$err" "no trace files"
+contains "no trace: said, as analyze says it (one report builder)" "$err" "vramdoc run: --trace: no readable trace.\*.vdt in .*; the report below is the driver's alone"
 check "--trace-dir" 0 "$VRAMDOC" run --trace-dir "$dir/elsewhere" --out "$dir/u.jsonl" -- sh -c 'echo "dir=$VRAMDOC_TRACE_DIR"'
 contains "--trace-dir is used" "$out" "dir=$dir/elsewhere"
 check "job's exit status is kept" 3 "$VRAMDOC" run --trace --out "$dir/v.jsonl" -- sh -c 'exit 3'

@@ -109,7 +109,9 @@ oom='torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU
 job='for i in 1 2 3; do echo "0 $$ $((i * 1073741824))" >>"$PROCS"; echo "step $i"; sleep 0.05; done; echo "$OOM" >&2; exit 1'
 run_fake() { OOM=$oom PROCS=$PWD/procs fake_nvml devices=1 used=4194304000 "processes_file=$PWD/procs" -- "$@"; }
 golden run/oom-job.txt 1 live -- run_fake "$VRAMDOC" run --interval 10ms --out t.jsonl --step-regex 'step ([0-9]+)' -- sh -c "$job"
-run_json() { run_fake "$VRAMDOC" run --interval 10ms --out t.jsonl --json -- sh -c "${job//echo \"step \$i\"; /}" 2>/dev/null; }  # stdout: the JSON alone
+# --json: the job's step lines on stderr (run reads both streams), so that stdout is the JSON alone.
+job_json='for i in 1 2 3; do echo "0 $$ $((i * 1073741824))" >>"$PROCS"; echo "step $i" >&2; sleep 0.05; done; echo "$OOM" >&2; exit 1'
+run_json() { run_fake "$VRAMDOC" run --interval 10ms --out t.jsonl --json --step-regex 'step ([0-9]+)' -- sh -c "$job_json" 2>/dev/null; }
 golden run/oom-job.json 1 live -- run_json
 golden run/no-driver.txt 0 live -- "$VRAMDOC" run --out t.jsonl -- sh -c 'echo hello'
 golden run/no-driver-color.txt 0 live -- "$VRAMDOC" run --out t.jsonl --color always -- true

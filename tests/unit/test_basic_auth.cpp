@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "backends/basic_auth.hpp"
+#include "backends/watch/basic_auth.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::backends;

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/command.hpp"
 #include "cli/style.hpp"
+#include "core/estimator/presets.hpp"
+#include "core/estimator/render.hpp"
+#include "core/json_document.hpp"
 #include "core/table.hpp"
 #include "core/text.hpp"
+#include "core/timeline/render.hpp"
 #include "core/watch/render.hpp"
 #include "watch_fixture.hpp"
 
@@ -34,15 +37,22 @@ TEST(DidYouMean, ClosestWithinAThirdOrAPrefix) {
 }
 
 TEST(JsonDocument, SchemaIsTheFirstMember) {
-  for (const std::string& text : {std::string("{\"a\":1}\n"), nlohmann::json{{"b", 2}}.dump(2) + "\n", std::string("{}")}) {
-    const std::string doc = cli::json_document("vramdoc.test/1", text);
-    auto j = nlohmann::ordered_json::parse(doc);
-    ASSERT_TRUE(j.is_object()) << doc;
-    EXPECT_EQ(j.begin().key(), "schema") << doc;
-    EXPECT_EQ(j["schema"], "vramdoc.test/1");
-    EXPECT_EQ(j.size(), nlohmann::json::parse(text).size() + 1) << doc;
+  for (const auto& members : {nlohmann::json{{"b", 2}, {"a", 1}}, nlohmann::json::object()}) {
+    for (auto layout : {JsonLayout::Pretty, JsonLayout::Line}) {
+      const std::string doc = json_document("vramdoc.test/1", members, layout);
+      auto j = nlohmann::ordered_json::parse(doc);
+      ASSERT_TRUE(j.is_object()) << doc;
+      EXPECT_EQ(j.begin().key(), "schema") << doc;
+      EXPECT_EQ(j["schema"], "vramdoc.test/1");
+      EXPECT_EQ(j.size(), members.size() + 1) << doc;
+      EXPECT_EQ(doc.back(), '\n');
+      EXPECT_EQ(doc.find('\n') == doc.size() - 1, layout == JsonLayout::Line) << doc;
+    }
   }
-  EXPECT_EQ(cli::json_document("vramdoc.test/1", "[1]"), "[1]");  // not an object: left alone
+  // The members keep their order after the schema; invalid UTF-8 is replaced, never thrown on.
+  const std::string doc = json_document("vramdoc.test/1", nlohmann::ordered_json{{"z", 1}, {"a", "bad \xff"}}, JsonLayout::Line);
+  EXPECT_EQ(doc.substr(0, 30), "{\"schema\":\"vramdoc.test/1\",\"z\"") << doc;
+  EXPECT_NE(doc.find("bad \xef\xbf\xbd"), std::string::npos) << doc;
 }
 
 TEST(Colour, CodesTakeNoRoomInATable) {
@@ -63,17 +73,36 @@ TEST(Colour, CodesTakeNoRoomInATable) {
   EXPECT_EQ(display_width(on.paint("OOM", Tone::Bad)), 3U);
 }
 
-TEST(Colour, HighlightPaintsVerdictsOnlyWhenAsked) {
-  const std::string text = "FITS on RTX 4090 (23.99 GiB)\n  verdict: leak: memory grows\nfits on: H200, B200\n"
-                           "scenario   fits  OOM\n'fits' keeps a margin\n";
-  EXPECT_EQ(cli::highlight(text, Style{false}), text);
-  const std::string on = cli::highlight(text, Style{true});
-  EXPECT_NE(on.find("\x1b[32mFITS\x1b[0m on RTX 4090"), std::string::npos) << on;
-  EXPECT_NE(on.find("verdict: \x1b[1;31mleak\x1b[0m: memory"), std::string::npos) << on;
-  EXPECT_NE(on.find("\nfits on: H200"), std::string::npos) << on;  // prose is not a cell
-  EXPECT_NE(on.find("   \x1b[32mfits\x1b[0m  \x1b[1;31mOOM\x1b[0m\n"), std::string::npos) << on;
-  EXPECT_NE(on.find("\n'fits' keeps"), std::string::npos) << on;
-  EXPECT_NE(cli::highlight("DOES NOT FIT on 1.00 GiB\n", Style{true}).find("\x1b[1;31mDOES NOT FIT\x1b[0m on"), std::string::npos);
+// Colour is the renderers' (given a Style), never a search of finished text: the estimate's
+// FITS / DOES NOT FIT, the demo's fits / OOM cells, a diagnosis's verdict word; plain by default.
+TEST(Colour, RenderersPaintTheirVerdicts) {
+  auto model = estimator::preset_config("llama-2-7b");
+  ASSERT_TRUE(model.ok());
+  estimator::Options o;
+  auto e = estimator::estimate(*model, o);
+  ASSERT_TRUE(e.ok());
+  estimator::FitReport fit;
+  fit.target_name = "big", fit.usable_bytes = 1ULL << 50;
+  EXPECT_EQ(estimator::render_text(*model, o, *e, fit).find('\x1b'), std::string::npos);
+  EXPECT_NE(estimator::render_text(*model, o, *e, fit, Style{true}).find("\n\x1b[32mFITS\x1b[0m on big"), std::string::npos);
+  fit.usable_bytes = 1ULL << 30;
+  EXPECT_NE(estimator::render_text(*model, o, *e, fit, Style{true}).find("\n\x1b[1;31mDOES NOT FIT\x1b[0m on big"), std::string::npos);
+  const std::vector<estimator::GpuCard> cards = {*estimator::find_gpu("RTX 3060 12GB"), *estimator::find_gpu("H200")};
+  o.mode = estimator::Mode::Infer;
+  const std::string table = estimator::render_comparison(*model, {{"infer", o}}, cards, Style{true});
+  EXPECT_NE(table.find("\x1b[1;31mOOM\x1b[0m"), std::string::npos) << table;
+  EXPECT_NE(table.find("\x1b[32mfits\x1b[0m"), std::string::npos) << table;
+
+  timeline::Timeline tl;
+  tl.name = "job";
+  timeline::Diagnosis d;
+  d.verdict = timeline::Verdict::Leak;
+  d.summary = "leak: memory grows";
+  EXPECT_EQ(timeline::render_text(tl, d).find('\x1b'), std::string::npos);
+  EXPECT_NE(timeline::render_text(tl, d, nullptr, Style{true}).find("verdict: \x1b[1;31mleak\x1b[0m: memory grows"), std::string::npos);
+  d.verdict = timeline::Verdict::Stable;
+  d.summary = "stable: flat";
+  EXPECT_NE(timeline::render_text(tl, d, nullptr, Style{true}).find("verdict: \x1b[32mstable\x1b[0m: flat"), std::string::npos);
 }
 
 // Byte figures in JSON are integers: watch's theoretical PCIe rate (63.0e9 in the fixture, a double) too.

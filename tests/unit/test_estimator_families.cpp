@@ -102,7 +102,7 @@ TEST(EstimatorFamilies, MeasuredSetAccuracy) {
 }
 
 // Regressions of issue 18, each case's process error before the fix in brackets; every mechanism
-// was read off the case's allocator trace (docs/results/h200-2026-11-30-h16/traces/):
+// was read off the case's allocator trace (docs/results/estimator-families-h200-2026-11-30/raw.tar.xz (traces/)):
 // - under non-reentrant checkpointing autocast caches each Linear's 16-bit copy (grad mode is on)
 //   until it exits after the loss; freed per layer, the logits' segments went to the optimizer
 //   state: one logits-sized segment too many (gpt2 +18.9 %, llama3-m +12.8 %, starcoder2-s +12.2 %);

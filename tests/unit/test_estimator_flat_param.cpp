@@ -58,7 +58,7 @@ TEST(EstimatorFlatParam, LlamaLayerInNamedParametersOrder) {
   EXPECT_GT(r1[5], 0U);
 }
 
-// Measured 2026-11-30 (docs/results/multi-gpu-h200-2026-11-30-b, tr-fsdp1-l1b): FSDP1 llama-1b on
+// Measured 2026-11-30 (docs/results/multi-gpu-allocator-traces-2xh200-2026-11-30, tr-fsdp1-l1b): FSDP1 llama-1b on
 // two H200s reserved 14940 MiB on rank 0 and 15986 MiB on rank 1; the ranks' optimizer states
 // differ in number and size, and so do the blocks the forward can reuse.
 TEST(EstimatorFlatParam, Fsdp1RanksDifferAndTheDefaultIsTheLargest) {

@@ -26,7 +26,7 @@ struct Miss {
 };
 
 // docs/estimator.md, "Several GPUs: measured": why each of these misses (every case a fresh
-// process: docs/results/multi-gpu-h200-2026-11-30-c, -2026-12-01 and -2026-12-01-b).
+// process: docs/results/multi-gpu-fresh-cases-2xh200-2026-11-30, -2026-12-01 and -2026-12-01-b).
 constexpr Miss kMisses[] = {
     {"ddp/llama-1b/bf16/4x1024/view", 0, 0.12, 0.11, "DDP's rebuild race: this rank still held the old buckets at the peak"},
     {"ddp/llama-1b/bf16/4x1024/bucket=100", 0, 0.12, 0.11, "DDP's rebuild race, as above"},

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "cli/hf_cache.hpp"
+#include "core/estimator/hf_cache.hpp"
 
-using namespace vramdoc::cli;
+using namespace vramdoc::estimator;
 namespace fs = std::filesystem;
 
 namespace {

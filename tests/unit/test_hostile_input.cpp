@@ -10,9 +10,8 @@
 #include <fstream>
 #include <random>
 
-#include "cli/model_input.hpp"
-#include "cli/timeline_io.hpp"
 #include "core/estimator/cards.hpp"
+#include "core/estimator/model_source.hpp"
 #include "core/input_file.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/reader.hpp"
@@ -68,7 +67,7 @@ TEST(InputFile, SymlinkLoopNamesTheFile) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(mentions(r.error(), loop.string())) << r.error();
   EXPECT_TRUE(mentions(r.error(), "symbolic links")) << r.error();
-  auto model = cli::load_model(loop.string(), "");
+  auto model = estimator::load_model(loop.string(), "");
   ASSERT_FALSE(model.ok());
   EXPECT_TRUE(mentions(model.error(), loop.string())) << model.error();
 }
@@ -192,7 +191,7 @@ TEST(HostileInput, ConfigFilesMutationFuzz) {
   int parsed = 0, refused = 0;
   for (int round = 0; round < 400; ++round) {
     const std::string path = dir.file("config.json", fuzz::mutate_text(seed, rng, "0123456789-.,:[]{}\"e NaNInfinity"));
-    auto model = cli::load_model(path, "");
+    auto model = estimator::load_model(path, "");
     if (!model) {
       ++refused;
       EXPECT_TRUE(mentions(model.error(), "config.json")) << model.error();
@@ -221,7 +220,7 @@ TEST(HostileInput, TimelineFilesMutationFuzz) {
     int accepted = 0, refused = 0;
     for (int round = 0; round < 600; ++round) {
       const std::string path = dir.file("t.jsonl", fuzz::mutate_text(seed, rng, "0123456789-.,:[]{}\"e\n NaNInfinitynull"));
-      auto r = cli::load_timeline(path);
+      auto r = timeline::read_timeline_file(path);
       if (!r) {
         ++refused;
         EXPECT_TRUE(mentions(r.error(), path)) << r.error();

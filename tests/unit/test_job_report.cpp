@@ -103,9 +103,15 @@ TEST(JobReport, CallSitesSayWhyTheyAreMissing) {
   EXPECT_NE(unreadable.find("vramdoc trace: cannot read the trace directory d: gone"), std::string::npos) << unreadable;
 }
 
+// The document's schema first (vramdoc.run/1 with run's section, else vramdoc.analyze/1), then
+// the diagnosis's members and one key per section.
 TEST(JobReport, JsonIsTheDiagnosisPlusOneKeyPerSection) {
   const auto plain = leak_report();
-  EXPECT_EQ(nlohmann::json::parse(report::render_json(plain)), timeline::diagnosis_json(plain.timeline, plain.diagnosis));
+  auto doc = nlohmann::ordered_json::parse(report::render_json(plain));
+  EXPECT_EQ(doc.begin().key(), "schema");
+  EXPECT_EQ(doc["schema"], "vramdoc.analyze/1");
+  doc.erase("schema");
+  EXPECT_EQ(nlohmann::json(doc), timeline::diagnosis_json(plain.timeline, plain.diagnosis));
 
   const auto r = full_report();
   auto j = nlohmann::json::parse(report::render_json(r));
@@ -116,7 +122,8 @@ TEST(JobReport, JsonIsTheDiagnosisPlusOneKeyPerSection) {
   EXPECT_EQ(j["call_sites"]["problems"][0], "dir/trace.8.vdt: not a vramdoc trace");
   EXPECT_EQ(j["python_stacks"]["processes"][0]["groups"][0]["call_site"], "job.py:7 leak");
   EXPECT_EQ(j["python_stacks"]["problems"], nlohmann::json::array());
-  for (const char* key : {"run", "trace", "call_sites", "python_stacks"}) j.erase(key);
+  EXPECT_EQ(j["schema"], "vramdoc.run/1");
+  for (const char* key : {"schema", "run", "trace", "call_sites", "python_stacks"}) j.erase(key);
   EXPECT_EQ(j, timeline::diagnosis_json(r.timeline, r.diagnosis));
 }
 
@@ -162,6 +169,7 @@ TEST(JobReport, ASnapshotAloneLendsTheReportItsVerdict) {
   EXPECT_EQ(j["snapshot"]["alive"][0]["where"], "train.py:21 keep");
   EXPECT_FALSE(j["snapshot"].contains("own_verdict"));
   j.erase("snapshot");
+  j.erase("schema");
   EXPECT_EQ(j, timeline::diagnosis_json(r.timeline, r.diagnosis));
 
   const auto page = report::render_html(r);
@@ -184,6 +192,7 @@ TEST(JobReport, ASnapshotWithATimelineIsASectionWithItsOwnVerdict) {
   auto j = nlohmann::json::parse(report::render_json(r));
   EXPECT_EQ(j["snapshot"]["own_verdict"]["verdict"], "leak");
   j.erase("snapshot");
+  j.erase("schema");
   EXPECT_EQ(j, timeline::diagnosis_json(r.timeline, r.diagnosis));
   at(report::render_html(r), "<p class='own-verdict' data-verdict='leak'>");
 }

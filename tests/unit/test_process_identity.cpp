@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/process_identity.hpp"
-#include "backends/process_job.hpp"
+#include "backends/run/process_identity.hpp"
+#include "backends/run/job.hpp"
 
 namespace vramdoc::backends {
 namespace {

@@ -10,7 +10,7 @@
 namespace vramdoc::trace {
 namespace {
 
-// What the hook (src/cli/python/sitecustomize.py) writes for a leaking loop.
+// What the hook (src/backends/run/sitecustomize.py) writes for a leaking loop.
 constexpr const char* kGood = R"({"format": "vramdoc-python-stacks", "version": 1, "pid": 4242, "torch": "2.11.0+cu130",
   "allocated_bytes": 110100480, "peak_allocated_bytes": 220200960, "groups_left_out": 0,
   "groups": [

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/process_job.hpp"
+#include "backends/run/job.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/reader.hpp"
 #include "test_files.hpp"

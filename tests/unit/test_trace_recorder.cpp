@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/trace_support.hpp"
+#include "backends/trace/folder.hpp"
 #include "core/trace/elf_file.hpp"
 #include "core/trace/reader.hpp"
 #include "core/trace/symbols.hpp"
@@ -131,7 +131,7 @@ TEST(TraceRecorder, CapturedStacksSymboliseToTheCallingFunction) {
     ASSERT_TRUE(recorder.open(dir.c_str()));
     record_planted_allocation(recorder, 0xA000);
   }
-  auto traces = cli::load_traces(dir);
+  auto traces = backends::read_traces(dir);
   ASSERT_TRUE(traces.ok()) << traces.error();
   ASSERT_TRUE(traces->problems.empty()) << traces->problems.front();
   const std::string report = trace::render_trace_text(traces->processes);

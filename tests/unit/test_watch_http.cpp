@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "backends/http_server.hpp"
+#include "backends/watch/http_server.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::backends;

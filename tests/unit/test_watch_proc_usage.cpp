@@ -8,8 +8,8 @@
 #include <random>
 
 #include "backends/launcher.hpp"
-#include "backends/proc_usage.hpp"
-#include "backends/signals.hpp"
+#include "backends/watch/proc_usage.hpp"
+#include "backends/watch/signals.hpp"
 #include "mutate_text.hpp"
 
 using namespace vramdoc;

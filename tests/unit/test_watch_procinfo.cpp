@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/procinfo.hpp"
+#include "backends/watch/procinfo.hpp"
 
 using namespace vramdoc;
 using namespace vramdoc::backends;

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <thread>
 
-#include "cli/watch_sampler.hpp"
+#include "backends/watch/sampler.hpp"
 
 using namespace vramdoc;
 
@@ -39,7 +39,7 @@ struct FakeNvml {
 
 TEST(WatchSampler, SlowFieldsCarriedBetweenFullSamplesThenRefreshed) {
   FakeNvml fake("nvmlDeviceGetUtilizationRates:15,nvmlDeviceGetProcessUtilization:15");
-  cli::WatchSampler sampler(fake.nvml, {0, 1}, 0.2);
+  backends::WatchSampler sampler(fake.nvml, {0, 1}, 0.2);
   auto first = sampler.sample();  // full
   ASSERT_TRUE(first.gpus[0].sample.has_value());
   EXPECT_EQ(first.gpus[0].sample->sm_util_percent, 37U);
@@ -59,7 +59,7 @@ TEST(WatchSampler, SlowFieldsCarriedBetweenFullSamplesThenRefreshed) {
 
 TEST(WatchSampler, DeviceLostMidRunOnBothCadencesOthersGoOn) {
   FakeNvml fake("nvmlDeviceGetMemoryInfo_v2:15", "fail_device=1\n");
-  cli::WatchSampler sampler(fake.nvml, {0, 1}, 0.2);
+  backends::WatchSampler sampler(fake.nvml, {0, 1}, 0.2);
   auto before = sampler.sample();
   EXPECT_TRUE(before.gpus[1].sample.has_value());
   fake.lose();  // GPU 1's memory query fails now: it reports so, GPU 0 goes on

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/json_document.hpp"
 #include "core/table.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -87,7 +88,6 @@ std::string render_text(const BenchReport& report) {
 
 std::string render_json(const BenchReport& report) {
   nlohmann::json j;
-  j["schema"] = "vramdoc.bench/1";
   j["device"] = {{"index", report.device_index}, {"name", report.device_name}};
   j["quick"] = report.quick;
   if (report.sm_clock_mhz) j["sm_clock_mhz"] = *report.sm_clock_mhz;
@@ -128,7 +128,7 @@ std::string render_json(const BenchReport& report) {
     j["latency"].push_back({{"footprint_bytes", p.footprint_bytes}, {"cycles", p.cycles}, {"ns", p.ns}});
   }
   j["notes"] = report.notes;
-  return j.dump(2) + "\n";
+  return json_document("vramdoc.bench/1", j);
 }
 
 }  // namespace vramdoc::bench

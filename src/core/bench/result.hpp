@@ -1,5 +1,5 @@
 // What `vramdoc bench` measured, as plain data: statistics, results per level, curves.
-// Filled by the bench runner (src/bench), rendered by core/bench/render.hpp; no GPU type here.
+// Filled by the bench runner (src/kernels), rendered by core/bench/render.hpp; no GPU type here.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,6 @@
 // Each family's weight tensors, as transformers (5.x) builds the model: names as PEFT matches
-// them, shapes from the config. Saved activations per layer: layer_activations.cpp.
+// them, shapes from the config. What a layer saves for backward: forward_layer.cpp and the ops of
+// forward_ops.hpp.
 #include "core/estimator/architecture.hpp"
 
 #include "core/units.hpp"

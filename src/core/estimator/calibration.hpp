@@ -29,7 +29,7 @@ inline std::uint64_t process_overhead_bytes(bool trains, bool fused_16bit_attent
 }
 
 // NCCL (several GPUs only; nccl.cpp), measured on NCCL-only processes on two H200s over NVLink
-// (NCCL 2.28.9, docs/results/multi-gpu-h200-2026-11-30/nccl-*): the driver's number after each
+// (NCCL 2.28.9, docs/results/multi-gpu-first-cases-2xh200-2026-11-30/raw.tar.xz (nccl-*)): the driver's number after each
 // stage. A second communicator costs 486 MiB at NCCL_BUFFSIZE 4 MiB and 582 MiB at 8 MiB: 24
 // buffers of NCCL_BUFFSIZE plus 390 MiB; the first costs 354 MiB more (NCCL's per-process part),
 // and all-gather / reduce-scatter / broadcast after the first all-reduce 4 MiB more.

@@ -1,6 +1,6 @@
 // A forward op by op (see forward_ops.hpp): Linears (autocast's weight copies, PEFT's adapters)
 // and the norms, each allocation in the order transformers 5.17 and PyTorch 2.11 make it
-// (checked against docs/results/h200-2026-11-30-h16/traces/), and what autograd saves of each.
+// (checked against docs/results/estimator-families-h200-2026-11-30/raw.tar.xz (traces/)), and what autograd saves of each.
 #include <algorithm>
 
 #include "core/estimator/forward_ops.hpp"

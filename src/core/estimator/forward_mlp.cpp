@@ -1,6 +1,6 @@
 // A forward op by op (see forward_ops.hpp): the MLPs, routed and shared experts, DeepSeek's latent
 // attention, and what a decoding step allocates per layer. Orders as the allocator traces of
-// docs/results/h200-2026-11-30-h16/traces/ show them (transformers 5.17, PyTorch 2.11).
+// docs/results/estimator-families-h200-2026-11-30/raw.tar.xz (traces/) show them (transformers 5.17, PyTorch 2.11).
 #include <algorithm>
 
 #include "core/estimator/forward_ops.hpp"

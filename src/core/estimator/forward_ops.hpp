@@ -1,6 +1,6 @@
 // A forward pass op by op: every tensor transformers' modeling code and PyTorch's kernels allocate
 // (outputs and temporaries), freed when the Python name holding it goes out of scope, as the
-// allocator traces of docs/results/h200-2026-11-30-h16/ show them. In training, the tensors autograd
+// allocator traces of docs/results/estimator-families-h200-2026-11-30/ show them. In training, the tensors autograd
 // saves for backward (PyTorch's derivatives.yaml) stay alive in the layer's saved list instead.
 // Shared by forward_attention.cpp (norms, RoPE, attention), forward_mlp.cpp (MLPs, experts, latent
 // attention), forward_layer.cpp (a decoder layer, embeddings, masks, rotary tables), and the two

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/estimator/parallel.hpp"
+#include "core/json_document.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 
@@ -212,10 +213,10 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   if (fit.max_batch) j["max_batch"] = search(*fit.max_batch);
   if (fit.max_seq) j["max_seq"] = search(*fit.max_seq);
   j["warnings"] = e.warnings;
-  return j.dump() + "\n";
+  return json_document("vramdoc.estimate/1", j, JsonLayout::Line);
 }
 
-std::string render_text(const ModelConfig& model, const Options& o, const Estimate& e, const FitReport& fit) {
+std::string render_text(const ModelConfig& model, const Options& o, const Estimate& e, const FitReport& fit, const Style& style) {
   std::string out = model.name + " (" + std::string(family_name(model.family)) + ", " + params_text(e.n_params) +
                     " parameters): " + std::string(to_string(o.mode)) + ", " + std::string(to_string(o.precision)) +
                     ", batch " + std::to_string(o.batch) + " x seq " + std::to_string(o.seq);
@@ -229,7 +230,7 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
     const bool ok = fits(e, *fit.usable_bytes);
     const std::string size = gib(*fit.usable_bytes);
     const std::string name = fit.target_name.value_or(size);
-    out += "\n" + std::string(ok ? "FITS" : "DOES NOT FIT") + " on " + name + (name == size ? "" : " (" + size + ")") +
+    out += "\n" + style.paint(ok ? "FITS" : "DOES NOT FIT", ok ? Tone::Good : Tone::Bad) + " on " + name + (name == size ? "" : " (" + size + ")") +
            " with a safety margin of " + std::to_string(kFitMarginPercent) + " %\n";
   }
   auto search = [&](const char* what, const std::optional<SearchResult>& r) {
@@ -249,7 +250,7 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
 }
 
 std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
-                              const std::vector<GpuCard>& cards) {
+                              const std::vector<GpuCard>& cards, const Style& style) {
   std::vector<std::string> headers = {model.name + ", batch 1", "peak GiB", "nvidia-smi GiB"};
   for (const auto& c : cards) headers.push_back(std::string(c.name) + " (" + format_gib(c.usable_bytes, 0) + " GiB)");
   TextTable table(headers);
@@ -258,7 +259,8 @@ std::string render_comparison(const ModelConfig& model, const std::vector<Scenar
     if (!e) continue;
     std::vector<std::string> row = {s.label + ", seq " + std::to_string(s.options.seq), format_gib(e->peak_allocated_bytes),
                                     format_gib(e->process_bytes)};
-    for (const auto& c : cards) row.push_back(fits(*e, c.usable_bytes) ? "fits" : "OOM");
+    for (const auto& c : cards)
+      row.push_back(fits(*e, c.usable_bytes) ? style.paint("fits", Tone::Good) : style.paint("OOM", Tone::Bad));
     table.add_row(row);
   }
   return table.render();

@@ -1,5 +1,5 @@
 // Renderers: the estimate as JSON (for programs) or an aligned table (for people). They return
-// strings; only the CLI writes.
+// the whole document; only the CLI writes.
 #pragma once
 #include <optional>
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "core/estimator/estimate.hpp"
 #include "core/estimator/fit.hpp"
+#include "core/style.hpp"
 
 namespace vramdoc::estimator {
 
@@ -23,18 +24,21 @@ struct FitReport {
 std::vector<std::string> cards_that_fit(const Estimate& e);
 // One line of advice about the biggest term, with what the named option would save.
 std::string advice(const ModelConfig& model, const Options& options, const Estimate& e);
-// One JSON object (a single line + "\n"): inputs, the three totals, breakdown, phases, fit.
+// The JSON document vramdoc.estimate/1 (one line + "\n"): inputs, the three totals, breakdown, phases, fit.
 std::string render_json(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit);
 // The table a person reads: terms at the peak phase in GiB, the biggest marked, totals, fit, advice
 // (the warnings are the caller's to print first, on stderr).
-std::string render_text(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit);
+// With colour, FITS is green and DOES NOT FIT red.
+std::string render_text(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit,
+                        const Style& style = {});
 
 struct Scenario {
   std::string label;  // "full fine-tune (amp-bf16, AdamW)"
   Options options;
 };
-// The no-argument demo: one model, several scenarios, against several cards (GiB columns, fit marks).
+// The no-argument demo: one model, several scenarios, against several cards (GiB columns, fit
+// marks: with colour, "fits" green and "OOM" red).
 std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
-                              const std::vector<GpuCard>& cards);
+                              const std::vector<GpuCard>& cards, const Style& style = {});
 
 }  // namespace vramdoc::estimator

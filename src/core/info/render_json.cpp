@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/json_document.hpp"
+
 namespace vramdoc::info {
 
 namespace {
@@ -104,5 +106,7 @@ nlohmann::ordered_json info_to_json(const InfoReport& report) {
         {"ram_bandwidth", kRamBandwidthUnknownReason}}},
   };
 }
+
+std::string render_info_json(const InfoReport& report) { return json_document("vramdoc.info/1", info_to_json(report)); }
 
 }  // namespace vramdoc::info

@@ -31,6 +31,8 @@ std::string render_info_text(const InfoReport& report);
 
 // Every field, unknowns as null (never 0); keys in a stable order.
 nlohmann::ordered_json info_to_json(const InfoReport& report);
+// `info --json`: those fields as the JSON document vramdoc.info/1.
+std::string render_info_json(const InfoReport& report);
 
 // How the theoretical figures are computed (shown under the text report, carried in the JSON).
 extern const char* const kMemoryBandwidthFormula;

@@ -71,4 +71,10 @@ std::string render_svg(const ProbeReport& r) {
   return s + "</svg>\n";
 }
 
+std::string render_html(const ProbeReport& r) {
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vramdoc probe</title></head>\n"
+         "<body style=\"font-family:sans-serif\"><h1>vramdoc probe</h1>\n<p><b>" + xml_escape(verdict_line(r)) +
+         "</b></p>\n" + render_svg(r) + "<pre>" + xml_escape(render_text(r)) + "</pre></body></html>\n";
+}
+
 }  // namespace vramdoc::probe

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/json_document.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 
@@ -145,5 +146,7 @@ nlohmann::json to_json(const ProbeReport& r) {
   }
   return j;
 }
+
+std::string render_json(const ProbeReport& report) { return json_document("vramdoc.probe/1", to_json(report)); }
 
 }  // namespace vramdoc::probe

@@ -34,9 +34,13 @@ std::string verdict_line(const ProbeReport& report);
 std::string verdict_code(const ProbeReport& report);
 
 std::string render_text(const ProbeReport& report);
+// The report's members as JSON, and the whole JSON document vramdoc.probe/1.
 nlohmann::json to_json(const ProbeReport& report);
+std::string render_json(const ProbeReport& report);
 // An SVG chart of peak memory against the value, with the fit and the capacity line.
 std::string render_svg(const ProbeReport& report);
+// `probe --html`: a self-contained page with the verdict, the chart and the text report.
+std::string render_html(const ProbeReport& report);
 // A one-line progress report of a trial, for stderr while probing.
 std::string progress_line(const std::string& parameter, const Trial& trial);
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/snapshot/analysis.hpp"
+#include "core/style.hpp"
 #include "core/timeline/diagnosis.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/timeline.hpp"
@@ -48,11 +49,12 @@ struct JobReport {
 // Given with a timeline instead, a snapshot keeps its verdict: the section shows it beside the job's.
 JobReport report_of_snapshot(snapshot::SnapshotReport s);
 
-// The terminal report: run's exit line, the diagnosis (the processes' table after its verdict),
-// then each section present.
-std::string render_text(const JobReport& r);
-// One JSON object: the diagnosis's fields, plus "run", "processes", "trace" (traced bytes),
-// "call_sites", "python_stacks", "oom_snapshots" and "snapshot" when present.
+// The terminal report: run's exit line, the diagnosis (the processes' table after its verdict,
+// the verdict coloured with `style`), then each section present.
+std::string render_text(const JobReport& r, const Style& style = {});
+// The JSON document (vramdoc.run/1 with `run`, else vramdoc.analyze/1): the diagnosis's fields,
+// plus "run", "processes", "trace" (traced bytes), "call_sites", "python_stacks", "oom_snapshots"
+// and "snapshot" when present.
 std::string render_json(const JobReport& r);
 // A self-contained HTML page: the diagnosis's chart (with the traced bytes), then the sections.
 std::string render_html(const JobReport& r);
@@ -62,6 +64,8 @@ std::string render_html(const JobReport& r);
 std::string render_call_sites_text(const trace::TraceSet& traces);
 // {"processes": [...], "problems": [...]}: every group with its full symbolised stack.
 nlohmann::json call_sites_json(const trace::TraceSet& traces);
+// `vramdoc trace DIR --json`: those members as the JSON document vramdoc.trace/1.
+std::string render_call_sites_json(const trace::TraceSet& traces);
 // `vramdoc trace DIR --html`: a page of the traced bytes over time per process and the call sites.
 std::string render_trace_page(const trace::TraceSet& traces, const std::string& title);
 

@@ -1,5 +1,6 @@
 // The job report as one JSON object: the diagnosis's object, one key per section present.
 #include "core/report/job_report.hpp"
+#include "core/json_document.hpp"
 #include "core/snapshot/render.hpp"
 #include "core/timeline/render_job.hpp"
 #include "core/timeline/render.hpp"
@@ -39,7 +40,9 @@ std::string render_json(const JobReport& r) {
     for (const auto& s : r.oom_snapshots) out["oom_snapshots"].push_back(snapshot::snapshot_json(s));
   }
   if (r.snapshot) out["snapshot"] = snapshot::snapshot_json(*r.snapshot);
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_document(r.run ? "vramdoc.run/1" : "vramdoc.analyze/1", out);
 }
+
+std::string render_call_sites_json(const trace::TraceSet& traces) { return json_document("vramdoc.trace/1", call_sites_json(traces)); }
 
 }  // namespace vramdoc::report

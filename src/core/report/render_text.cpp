@@ -31,10 +31,10 @@ std::string render_call_sites_text(const trace::TraceSet& traces) {
   return out;
 }
 
-std::string render_text(const JobReport& r) {
+std::string render_text(const JobReport& r, const Style& style) {
   std::string out;
   if (r.run) out += run_text(*r.run);
-  out += timeline::render_text(r.timeline, r.diagnosis, r.processes ? &*r.processes : nullptr);
+  out += timeline::render_text(r.timeline, r.diagnosis, r.processes ? &*r.processes : nullptr, style);
   if (r.traced) out += trace::render_overlay_text(*r.traced, r.timeline);
   if (r.call_sites) out += "\n" + render_call_sites_text(*r.call_sites);
   for (const auto& s : r.oom_snapshots) out += oom_snapshot_text(s);

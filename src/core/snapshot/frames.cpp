@@ -94,20 +94,4 @@ Action action_from_name(std::string_view n) {
   return Action::Unknown;
 }
 
-const char* action_name(Action a) {
-  switch (a) {
-    case Action::Alloc: return "alloc";
-    case Action::FreeRequested: return "free_requested";
-    case Action::FreeCompleted: return "free_completed";
-    case Action::SegmentAlloc: return "segment_alloc";
-    case Action::SegmentFree: return "segment_free";
-    case Action::SegmentMap: return "segment_map";
-    case Action::SegmentUnmap: return "segment_unmap";
-    case Action::Oom: return "oom";
-    case Action::Snapshot: return "snapshot";
-    case Action::Unknown: break;
-  }
-  return "unknown";
-}
-
 }  // namespace vramdoc::snapshot

@@ -98,7 +98,6 @@ enum class Action : std::uint8_t {
 };
 // PyTorch's name of the action ("alloc", "free_requested", ...); Unknown for any other.
 Action action_from_name(std::string_view name);
-const char* action_name(Action a);
 
 // One entry of the allocator's trace.
 struct TraceEntry {

@@ -17,4 +17,12 @@ std::string summary_for(const Diagnosis& d);
 // Remedies from the articles for a verdict (plain sentences, most effective first).
 std::vector<std::string> remedies_for(const Diagnosis& d);
 
+// True for the verdicts that name a problem (leak, insufficient, fragmentation): analyze exits 1.
+bool is_problem(Verdict verdict);
+
+// A run that sampled no GPU memory cannot judge: an inconclusive verdict says the missing
+// sampling (the start of `why`, e.g. "libnvidia-ml.so.1 not found: no NVIDIA driver") is the
+// reason, instead of asking to record longer. Other verdicts (from an OOM message) stay.
+void explain_unsampled(Diagnosis& d, const std::string& why);
+
 }  // namespace vramdoc::timeline

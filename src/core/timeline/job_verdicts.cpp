@@ -24,8 +24,6 @@ int severity(Verdict v) {
   return 5;
 }
 
-bool is_problem(Verdict v) { return severity(v) <= 2; }
-
 // What one process does, after its name: "leaks 62.50 MiB per step".
 std::string phrase(const Diagnosis& d) {
   const auto& ev = d.evidence;
@@ -88,6 +86,8 @@ std::string job_summary(const JobVerdicts& j) {
 }
 
 }  // namespace
+
+bool is_problem(Verdict v) { return severity(v) <= 2; }
 
 std::string compress_ranges(std::vector<long> numbers) {
   std::sort(numbers.begin(), numbers.end());

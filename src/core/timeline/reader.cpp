@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/input_file.hpp"
 #include "core/redact.hpp"
 #include "core/timeline/oom_message.hpp"
 
@@ -278,10 +279,11 @@ void read_command_and_env(const json& header, Timeline& tl) {
   }
 }
 
-Timeline read_lines(std::string_view text, const json& header) {
-  Timeline tl;
-  const json version = header["vramdoc_timeline"];
-  if (version != 1 && version != 2) throw BadInput{"timeline format version " + version.dump() + " is not supported (this vramdoc reads versions 1 and 2)"};
+// Our format's header line: version, name, device, capacity, interval, columns, command, env.
+void read_header(const json& header, Timeline& tl, int& version, Columns& c) {
+  const json v = header["vramdoc_timeline"];
+  if (v != 1 && v != 2) throw BadInput{"timeline format version " + v.dump() + " is not supported (this vramdoc reads versions 1 and 2)"};
+  version = v.get<int>();
   tl.name = header.value("name", "");
   if (header.contains("device") && header["device"].is_string()) tl.device = header["device"].get<std::string>();
   if (header.contains("total") && !header["total"].is_null()) tl.total_bytes = bytes(header["total"], "header \"total\"");
@@ -290,70 +292,130 @@ Timeline read_lines(std::string_view text, const json& header) {
     if (interval > 0 && interval <= 3600) tl.interval_seconds = interval;  // else unknown: no regular grid
   }
   if (version == 2) read_header_v2(header, tl);
-  const Columns c = parse_columns(header.value("columns", json()));
+  c = parse_columns(header.value("columns", json()));
   read_command_and_env(header, tl);
-  std::size_t pos = text.find('\n');
-  for (std::size_t line_no = 2; pos != std::string_view::npos && pos + 1 < text.size(); ++line_no) {
-    const std::size_t next = text.find('\n', pos + 1);
-    const auto line = text.substr(pos + 1, next == std::string_view::npos ? std::string_view::npos : next - pos - 1);
-    pos = next;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json v = json::parse(line, nullptr, false);
-    const std::string where = "line " + std::to_string(line_no);
-    if (v.is_discarded()) {
-      if (next == std::string_view::npos) break;  // the last line of a file still being written
-      if (auto [at, word] = non_number(line); at != std::string_view::npos) throw BadInput{where + ": " + non_number_error(word)};
-      throw BadInput{where + " is not JSON"};
-    }
-    if (v.is_array()) {
-      tl.samples.push_back(parse_sample(v, c, where));
-      if (c.series >= 0) read_series_values(v, c, tl.samples.back(), tl, where);
-    } else if (v.is_object() && v.contains("mark")) tl.marks.push_back(parse_mark(v, where));
-    else if (v.is_object() && v.contains("series") && version == 2) read_series(v, tl, where);
-    else if (v.is_object() && v.contains("oom_message") && v["oom_message"].is_string()) tl.messages.push_back(v["oom_message"].get<std::string>());
-    else if (v.is_object() && v.contains("end") && v["end"].is_object()) read_end(v["end"], tl, where);
-    else throw BadInput{where + " is neither a sample, a series, a mark, an oom_message nor the end"};
-  }
-  return tl;
+}
+
+// One line after the header: a sample, a series, a mark, an OOM message or the end.
+void read_body_line(const json& v, const Columns& c, int version, Timeline& tl, const std::string& where) {
+  if (v.is_array()) {
+    tl.samples.push_back(parse_sample(v, c, where));
+    if (c.series >= 0) read_series_values(v, c, tl.samples.back(), tl, where);
+  } else if (v.is_object() && v.contains("mark")) tl.marks.push_back(parse_mark(v, where));
+  else if (v.is_object() && v.contains("series") && version == 2) read_series(v, tl, where);
+  else if (v.is_object() && v.contains("oom_message") && v["oom_message"].is_string()) tl.messages.push_back(v["oom_message"].get<std::string>());
+  else if (v.is_object() && v.contains("end") && v["end"].is_object()) read_end(v["end"], tl, where);
+  else throw BadInput{where + " is neither a sample, a series, a mark, an oom_message nor the end"};
+}
+
+// What every reader does last: samples in order, secrets redacted, a name, the outcome an OOM message implies.
+void finish_timeline(Timeline& tl, const std::string& source) {
+  check_order(tl);
+  // A timeline from elsewhere (another tool, an older vramdoc) may carry secrets: reports do not.
+  tl.name = redact_text(tl.name);
+  for (auto& m : tl.messages) m = redact_text(m);
+  for (auto& m : tl.marks) m.label = redact_text(m.label);
+  tl.command = redact_argv(tl.command);
+  for (auto& [variable, value] : tl.environment) value = is_secret_name(variable) ? std::string(kRedacted) : redact_text(value);
+  if (tl.name.empty()) tl.name = source;
+  for (const auto& m : tl.messages)
+    if (parse_oom_message(m) && tl.outcome == Outcome::Unknown) tl.outcome = Outcome::Oom;
 }
 
 }  // namespace
+
+struct LineReader::State {
+  std::string source;
+  Timeline tl;
+  Columns c;
+  int version = 0;
+  bool header = false;
+  std::size_t line_no = 0;
+  std::optional<std::string> error;
+};
+
+LineReader::LineReader(std::string source) : state_(std::make_unique<State>()) { state_->source = std::move(source); }
+LineReader::~LineReader() = default;
+LineReader::LineReader(LineReader&&) noexcept = default;
+LineReader& LineReader::operator=(LineReader&&) noexcept = default;
+
+void LineReader::add(std::string_view line, bool complete) {
+  State& s = *state_;
+  if (s.error) return;
+  const std::string where = "line " + std::to_string(++s.line_no);
+  try {
+    if (!s.header) {
+      json header = json::parse(line, nullptr, false);
+      if (header.is_discarded() || !header.is_object() || !header.contains("vramdoc_timeline"))
+        throw BadInput{"line 1 is not a vramdoc timeline header"};
+      read_header(header, s.tl, s.version, s.c);
+      s.header = true;
+      return;
+    }
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+    json v = json::parse(line, nullptr, false);
+    if (v.is_discarded()) {
+      if (!complete) return;  // the last line of a file still being written
+      if (auto [at, word] = non_number(line); at != std::string_view::npos) throw BadInput{where + ": " + non_number_error(word)};
+      throw BadInput{where + " is not JSON"};
+    }
+    read_body_line(v, s.c, s.version, s.tl, where);
+  } catch (const BadInput& e) {
+    s.error = e.what;
+  } catch (const std::exception& e) {  // a wrongly typed field nlohmann rejects
+    s.error = "not a valid timeline (" + std::string(e.what()) + ")";
+  }
+}
+
+Result<Timeline> LineReader::finish() {
+  State& s = *state_;
+  if (s.error) return make_error(s.source + ": " + *s.error);
+  if (!s.header) return make_error(s.source + ": the file is empty");
+  try {
+    Timeline tl = std::move(s.tl);
+    finish_timeline(tl, s.source);
+    return tl;
+  } catch (const BadInput& e) {
+    return make_error(s.source + ": " + e.what);
+  }
+}
 
 Result<Timeline> read_timeline(std::string_view text, const std::string& source) {
   try {
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return make_error(source + ": the file is empty");
     const auto first_end = text.find('\n');
     json first = json::parse(text.substr(0, first_end), nullptr, false);
-    Timeline tl;
     if (!first.is_discarded() && first.is_object() && first.contains("vramdoc_timeline")) {
-      tl = read_lines(text, first);
-    } else {
-      json doc = json::parse(text, nullptr, false);
-      if (doc.is_discarded()) {
-        if (auto [at, word] = non_number(text); at != std::string_view::npos) {
-          const auto line_no = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
-          return make_error(source + ": line " + std::to_string(line_no) + ": " + non_number_error(word));
-        }
-        return make_error(source + ": not a timeline (not JSON, or cut short)");
+      LineReader reader(source);
+      for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t next = text.find('\n', pos);
+        reader.add(text.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos), next != std::string_view::npos);
+        pos = next == std::string_view::npos ? text.size() : next + 1;
       }
-      tl = read_shared(doc);
+      return reader.finish();
     }
-    check_order(tl);
-    // A timeline from elsewhere (another tool, an older vramdoc) may carry secrets: reports do not.
-    tl.name = redact_text(tl.name);
-    for (auto& m : tl.messages) m = redact_text(m);
-    for (auto& m : tl.marks) m.label = redact_text(m.label);
-    tl.command = redact_argv(tl.command);
-    for (auto& [variable, value] : tl.environment) value = is_secret_name(variable) ? std::string(kRedacted) : redact_text(value);
-    if (tl.name.empty()) tl.name = source;
-    for (const auto& m : tl.messages)
-      if (parse_oom_message(m) && tl.outcome == Outcome::Unknown) tl.outcome = Outcome::Oom;
+    json doc = json::parse(text, nullptr, false);
+    if (doc.is_discarded()) {
+      if (auto [at, word] = non_number(text); at != std::string_view::npos) {
+        const auto line_no = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+        return make_error(source + ": line " + std::to_string(line_no) + ": " + non_number_error(word));
+      }
+      return make_error(source + ": not a timeline (not JSON, or cut short)");
+    }
+    Timeline tl = read_shared(doc);
+    finish_timeline(tl, source);
     return tl;
   } catch (const BadInput& e) {
     return make_error(source + ": " + e.what);
   } catch (const std::exception& e) {  // a wrongly typed field nlohmann rejects
     return make_error(source + ": not a valid timeline (" + std::string(e.what()) + ")");
   }
+}
+
+Result<Timeline> read_timeline_file(const std::string& path) {
+  auto text = read_input_file(path, kMaxTimelineFileBytes);
+  if (!text) return make_error(text.error());
+  return read_timeline(*text, input_name(path));
 }
 
 }  // namespace vramdoc::timeline

@@ -1,4 +1,5 @@
 // What to do, by verdict: the remedies the articles give (shared/seeds), and the one-line summary.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -127,6 +128,15 @@ std::vector<std::string> remedies_for(const Diagnosis& d) {
   if (d.evidence.preallocation)
     return {"See through the preallocated pool: " + preallocation_see_through(*d.evidence.preallocation) + "."};
   return {"Record longer (several steps after the first), and mark steps: --step-regex, or write \"step N\" lines to $VRAMDOC_MARK_FILE."};
+}
+
+void explain_unsampled(Diagnosis& d, const std::string& why) {
+  if (d.verdict != Verdict::Inconclusive) return;
+  std::string reason = why.substr(0, std::min(why.find(" ("), why.find(": ")));  // the start line said the rest
+  if (reason.ends_with("not found")) reason += ": no NVIDIA driver";
+  d.to_settle = "no GPU memory was sampled (" + reason + "), so vramdoc cannot tell a leak from a job too big";
+  d.summary = summary_for(d);
+  d.remedies = {"Run the job where the NVIDIA driver is installed (nvidia-smi lists the GPUs), then vramdoc run again."};
 }
 
 }  // namespace vramdoc::timeline

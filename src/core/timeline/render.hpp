@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/style.hpp"
 #include "core/timeline/diagnosis.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/timeline.hpp"
@@ -18,8 +19,9 @@ namespace vramdoc::timeline {
 // The evidence as (name, value) rows, shared by the text and HTML renderers; unknown is "n/a".
 std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& d);
 // Verdict, evidence and remedies, for a terminal. With `processes` (a job of several processes:
-// `tl` and `d` are then the worst one's), their table follows the verdict.
-std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes = nullptr);
+// `tl` and `d` are then the worst one's), their table follows the verdict. With colour, the
+// verdict's word is red for a problem, green for stable / plateau, yellow for inconclusive.
+std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes = nullptr, const Style& style = {});
 // One JSON object: verdict, summary, reasons, evidence (unknown figures are null), remedies.
 nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d);
 // A report that rides along at the end of the HTML page as preformatted text (the trace's call

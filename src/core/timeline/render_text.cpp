@@ -93,8 +93,21 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
   return rows;
 }
 
-std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes) {
-  std::string out = "diagnosis of " + tl.name + "\n\n  verdict: " + d.summary + "\n\n";
+namespace {
+
+// "leak: memory grows ..." with the verdict word in its tone: problems red, healthy green, undecided yellow.
+std::string painted_summary(const std::string& summary, const Style& style) {
+  const auto colon = summary.find(':');
+  if (colon == std::string::npos) return summary;
+  const std::string word = summary.substr(0, colon);
+  const Tone tone = word == "stable" || word == "plateau" ? Tone::Good : word == "inconclusive" ? Tone::Warn : Tone::Bad;
+  return style.paint(word, tone) + summary.substr(colon);
+}
+
+}  // namespace
+
+std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes, const Style& style) {
+  std::string out = "diagnosis of " + tl.name + "\n\n  verdict: " + painted_summary(d.summary, style) + "\n\n";
   if (processes) out += render_processes_text(*processes) + "\n";
   TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
   for (auto& [k, v] : evidence_rows(d)) t.add_row({k, v});

@@ -231,10 +231,4 @@ void decide(const Features& f, Diagnosis& d) {
   agree_with_trace(f, d);
 }
 
-std::vector<std::string> rule_names() {
-  std::vector<std::string> names;
-  for (const auto& rule : kRules) names.emplace_back(rule.name);
-  return names;
-}
-
 }  // namespace vramdoc::timeline

@@ -13,7 +13,4 @@ namespace vramdoc::timeline {
 // the verdict consistent with the trace: growth the tracer saw is never reported as "nothing leaks".
 void decide(const Features& f, Diagnosis& d);
 
-// The rules' names, in the order they are tried.
-std::vector<std::string> rule_names();
-
 }  // namespace vramdoc::timeline

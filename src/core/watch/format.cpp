@@ -8,8 +8,6 @@
 
 namespace vramdoc::watch {
 
-std::string fmt_count(const std::optional<unsigned>& value) { return value ? std::to_string(*value) : "n/a"; }
-
 std::string fmt_percent(const std::optional<unsigned>& value) {
   return value ? std::to_string(*value) + "%" : "n/a";
 }

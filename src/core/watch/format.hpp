@@ -9,8 +9,6 @@
 
 namespace vramdoc::watch {
 
-// "42" or "n/a".
-std::string fmt_count(const std::optional<unsigned>& value);
 // "42%" or "n/a".
 std::string fmt_percent(const std::optional<unsigned>& value);
 // "12.34 GiB" style, or "n/a".

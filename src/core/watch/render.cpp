@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/json_document.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 #include "core/watch/format.hpp"
@@ -142,9 +143,10 @@ nlohmann::ordered_json to_json(const Snapshot& snapshot) {
   return {{"t_unix_s", snapshot.t_unix_seconds}, {"gpus", gpus}};
 }
 
+std::string render_json(const Snapshot& snapshot) { return json_document("vramdoc.watch/1", to_json(snapshot)); }
+
 std::string render_jsonl_line(const Snapshot& snapshot) {
-  // Replace invalid UTF-8 (a command line may hold any bytes) rather than throw.
-  return to_json(snapshot).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return json_document("vramdoc.watch/1", to_json(snapshot), JsonLayout::Line);
 }
 
 std::string csv_escape(const std::string& cell) {

@@ -14,10 +14,11 @@ namespace vramdoc::watch {
 // With colour, a GPU's USED turns yellow from 75 % of its memory and red from 90 %.
 std::string render_text(const Snapshot& snapshot, const Style& style = {});
 
-// The snapshot as JSON (schema in docs/watch.md): --once --json pretty-prints it, JSONL logs
-// write it compact, one snapshot per line.
+// The snapshot's members as JSON (docs/watch.md), for the documents below.
 nlohmann::ordered_json to_json(const Snapshot& snapshot);
-// One JSONL line: to_json compact, "\n"-ended.
+// `watch --once --json`: the JSON document vramdoc.watch/1, pretty-printed.
+std::string render_json(const Snapshot& snapshot);
+// One line of a `--log FILE.jsonl`: the same document on one line, "\n"-ended.
 std::string render_jsonl_line(const Snapshot& snapshot);
 
 // The CSV header line ("\n"-ended); the columns render_csv_rows fills.

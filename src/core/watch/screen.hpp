@@ -1,6 +1,6 @@
 // The full-screen view as pure functions: key bytes -> actions -> state, and state + snapshot
 // -> a frame of exactly rows x cols cells. The CLI only moves bytes to and from the terminal and
-// carries out a confirmed signal (backends/signals.hpp).
+// carries out a confirmed signal (backends/watch/signals.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>

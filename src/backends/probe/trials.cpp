@@ -1,0 +1,144 @@
+#include "backends/probe/trials.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "backends/launcher.hpp"
+#include "backends/private_files.hpp"
+#include "core/probe/judge.hpp"
+#include "core/probe/report.hpp"
+#include "core/redact.hpp"
+#include "core/timeline/reader.hpp"
+
+namespace vramdoc::backends {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void on_signal(int) { g_interrupted = true; }
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kStopGrace = std::chrono::seconds(5);  // from SIGTERM to SIGKILL
+
+// Counts the step lines in the part of the log not read yet; `offset` advances.
+long count_new_steps(const std::string& log_path, std::streamoff& offset, const timeline::StepRegex& step, std::string& partial) {
+  std::ifstream in(log_path, std::ios::binary);
+  if (!in) return 0;
+  in.seekg(offset);
+  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  offset += static_cast<std::streamoff>(chunk.size());
+  partial += chunk;
+  long found = 0;
+  std::size_t start = 0, nl = 0;
+  while ((nl = partial.find('\n', start)) != std::string::npos) {
+    if (step.matches(std::string_view(partial).substr(start, nl - start))) ++found;
+    start = nl + 1;
+  }
+  partial.erase(0, start);
+  return found;
+}
+
+// The last non-empty line of a trial's log: the job's output (run was told --no-report).
+std::string last_output_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last.substr(0, 300);
+}
+
+// Starts `vramdoc run` on the trial's command: its own process group (the whole job can be
+// stopped), stdin from /dev/null, stdout and stderr into the log.
+std::unique_ptr<Process> start_trial(const TrialSettings& s, const std::string& command, const std::string& timeline_path,
+                                     const std::string& log_path, int& error_number) {
+  std::vector<std::string> argv = {s.self_exe, "run", "--no-report", "--interval", s.interval, "--out", timeline_path};
+  if (!s.step_regex.empty()) argv.insert(argv.end(), {"--step-regex", s.step_regex});
+  argv.insert(argv.end(), {"--", "/bin/sh", "-c", command});
+  LaunchOptions options;
+  options.in = Stream::null();
+  options.out = options.err = Stream::file(log_path);
+  options.own_group = true;
+  return Process::start(argv, options, error_number);
+}
+
+// Waits for the trial, counting step lines in its log; stops it (SIGTERM, then SIGKILL after a
+// grace period) once it has run enough steps or its time, or when the probe is interrupted.
+probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::optional<timeline::StepRegex>& step_re,
+                            const std::string& log_path, Clock::time_point started) {
+  std::streamoff offset = 0;
+  std::string partial;
+  long steps_seen = 0;
+  while (true) {
+    if (auto status = trial.poll()) return {*status, false, {}};
+    if (s.steps > 0 && step_re) steps_seen += count_new_steps(log_path, offset, *step_re, partial);
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+    const bool enough_steps = s.steps > 0 && steps_seen >= s.steps;
+    const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
+    if (enough_steps || out_of_time || g_interrupted) {
+      const bool ours = !g_interrupted;
+      return {trial.stop(kStopGrace), ours, {}};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::StepRegex>& steps, const std::string& command,
+                       std::uint64_t value) {
+  probe::Trial trial;
+  trial.value = value;
+  const std::string base = s.work_dir + "/trial-" + std::to_string(value);
+  const std::string timeline_path = base + ".jsonl", log_path = base + ".log";
+  const auto started = Clock::now();
+  int error_number = 0;
+  auto process = start_trial(s, command, timeline_path, log_path, error_number);
+  if (!process) {
+    trial.outcome = probe::Outcome::Failed;
+    trial.detail = "could not start the trial: " + std::string(std::strerror(error_number));
+    return trial;
+  }
+  probe::TrialEnd end = watch_trial(*process, s, steps, log_path, started);
+  trial.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  end.last_line = redact_text(last_output_line(log_path));  // the report is shared: no secrets from the job's output
+  probe::judge_trial(trial, timeline::read_timeline_file(timeline_path), end);
+  return trial;
+}
+
+bool run_search(probe::Search& search, const TrialSettings& settings, const std::optional<timeline::StepRegex>& steps,
+                const std::string& command_template, const std::string& parameter, double budget_seconds,
+                const std::function<void(const std::string&)>& progress) {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const auto started = Clock::now();
+  while (auto value = search.next()) {
+    const double spent = std::chrono::duration<double>(Clock::now() - started).count();
+    if (spent >= budget_seconds || g_interrupted) return true;
+    progress("trying " + parameter + " " + std::to_string(*value) + " ...");
+    auto trial = run_trial(settings, steps, probe::substitute(command_template, parameter, *value), *value);
+    if (g_interrupted) return true;
+    progress(probe::progress_line(parameter, trial));
+    search.record(trial);
+  }
+  return false;
+}
+
+Result<std::string> trial_folder(const std::string& keep, bool& temporary) {
+  temporary = keep.empty();
+  if (temporary) return make_private_temp_directory("vramdoc-probe");
+  std::error_code ec;
+  std::filesystem::create_directories(keep, ec);
+  if (ec) return make_error("--keep " + keep + ": " + ec.message());
+  return keep;
+}
+
+}  // namespace vramdoc::backends

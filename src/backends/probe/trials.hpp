@@ -1,0 +1,41 @@
+// Probe's trials: the job run once per value under `vramdoc run --no-report`, in its own process
+// group, stopped after --steps step lines or --trial-time (SIGTERM, then SIGKILL after a grace
+// period), judged from the timeline it wrote (core/probe/judge.hpp); and the search run trial by
+// trial until it is done, the budget is spent or the user interrupts.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/probe/search.hpp"
+#include "core/timeline/step_regex.hpp"
+
+namespace vramdoc::backends {
+
+struct TrialSettings {
+  std::string self_exe;           // this vramdoc binary, to run `vramdoc run`
+  std::string work_dir;           // where each trial's timeline and log go
+  std::string interval = "20ms";  // sampling interval passed to run
+  std::string step_regex;         // --step-regex, counted here and passed to run
+  long steps = 0;                 // stop the trial after this many steps (0: let it finish)
+  double trial_seconds = 0;       // stop the trial after this long (0: no limit)
+};
+
+// Runs one trial of `command` (a shell command line) and returns what happened. Never throws.
+probe::Trial run_trial(const TrialSettings& settings, const std::optional<timeline::StepRegex>& steps,
+                       const std::string& command, std::uint64_t value);
+
+// The search, run: each value it asks for substituted for {parameter} in `command_template` and
+// tried (`steps`: settings.step_regex compiled), with a line before and after each trial through
+// `progress`. True when it stopped early (the budget spent, SIGINT or SIGTERM): the report then
+// says incomplete.
+bool run_search(probe::Search& search, const TrialSettings& settings, const std::optional<timeline::StepRegex>& steps,
+                const std::string& command_template, const std::string& parameter, double budget_seconds,
+                const std::function<void(const std::string&)>& progress);
+
+// Where the trials' files go: `keep` (created), else a new private temporary folder that the
+// caller removes (`temporary` set).
+Result<std::string> trial_folder(const std::string& keep, bool& temporary);
+
+}  // namespace vramdoc::backends

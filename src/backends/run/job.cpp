@@ -1,0 +1,161 @@
+#include "backends/run/job.hpp"
+
+#include <dirent.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace vramdoc::backends {
+
+namespace {
+
+// False when `fd` is gone for good (a reader closed it: EPIPE).
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n, size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+volatile sig_atomic_t g_job_group = 0;
+const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction g_previous[sizeof kForwarded / sizeof kForwarded[0]];
+
+void forward(int sig) {
+  if (g_job_group > 0) kill(-static_cast<pid_t>(g_job_group), sig);
+}
+
+}  // namespace
+
+std::unique_ptr<Job> Job::start(const std::vector<std::string>& argv,
+                                const std::vector<std::pair<std::string, std::string>>& extra_env, int& error_number) {
+  LaunchOptions options;
+  options.extra_env = extra_env;
+  options.out = Stream::pipe();
+  options.err = Stream::pipe();
+  options.own_group = options.take_terminal = options.default_signals = true;
+  auto process = Process::start(argv, options, error_number);
+  if (!process) return nullptr;
+  return std::unique_ptr<Job>(new Job(std::move(process)));
+}
+
+void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
+  // Our stdout closed (`vramdoc run ... | head`): close the job's pipe too, so that its next write
+  // fails as it would without vramdoc in between, instead of vramdoc dying of SIGPIPE.
+  struct sigaction ignore {}, old_pipe {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old_pipe);
+  constexpr std::size_t kMaxLine = 64 * 1024;  // longer lines are scanned in pieces
+  std::string pending[2];
+  pollfd fds[2] = {{process_->out_fd(), POLLIN, 0}, {process_->err_fd(), POLLIN, 0}};
+  const int targets[2] = {STDOUT_FILENO, STDERR_FILENO};
+  char buf[65536];
+  int open_fds = 2;
+  int quiet_after_exit_ms = 0;
+  while (open_fds > 0) {
+    const int ready = poll(fds, 2, 100);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (ready == 0) {
+      // The job has ended but something it started in the background still holds the pipes:
+      // give its output a second, then stop reading rather than wait for it.
+      if (process_->poll() && (quiet_after_exit_ms += 100) >= 1000) break;
+      continue;
+    }
+    quiet_after_exit_ms = 0;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (!pending[i].empty()) on_line(pending[i]);
+        pending[i].clear();
+        fds[i].fd = -1;
+        --open_fds;
+        continue;
+      }
+      if (!write_all(targets[i], buf, static_cast<std::size_t>(n))) {
+        process_->close_pipe(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+        continue;
+      }
+      for (ssize_t k = 0; k < n; ++k) {
+        const char c = buf[k];
+        if (c == '\n' || c == '\r') {
+          if (!pending[i].empty()) on_line(pending[i]);
+          pending[i].clear();
+        } else {
+          pending[i] += c;
+          if (pending[i].size() >= kMaxLine) on_line(pending[i]), pending[i].clear();
+        }
+      }
+    }
+  }
+  for (int i = 0; i < 2; ++i)
+    if (!pending[i].empty()) on_line(pending[i]);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+}
+
+SignalForwarder::SignalForwarder(pid_t job_group) {
+  g_job_group = job_group;
+  struct sigaction sa {};
+  sa.sa_handler = forward;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i) sigaction(kForwarded[i], &sa, &g_previous[i]);
+}
+
+SignalForwarder::~SignalForwarder() {
+  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i) sigaction(kForwarded[i], &g_previous[i], nullptr);
+  g_job_group = 0;
+}
+
+std::vector<pid_t> job_processes(pid_t root, const std::string& proc_root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::set<pid_t> in_group;
+  if (DIR* dir = opendir(proc_root.c_str())) {
+    while (dirent* e = readdir(dir)) {
+      char* end = nullptr;
+      const long pid = std::strtol(e->d_name, &end, 10);
+      if (pid <= 0 || *end) continue;
+      std::ifstream in(proc_root + "/" + e->d_name + "/stat");
+      std::string stat;
+      std::getline(in, stat);
+      // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; cut at the last ')'.
+      const auto close_paren = stat.rfind(')');
+      if (close_paren == std::string::npos) continue;
+      char state = 0;
+      long ppid = 0, pgrp = 0;
+      if (std::sscanf(stat.c_str() + close_paren + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+      children[static_cast<pid_t>(ppid)].push_back(static_cast<pid_t>(pid));
+      if (pgrp == root) in_group.insert(static_cast<pid_t>(pid));
+    }
+    closedir(dir);
+  }
+  std::set<pid_t> seen{root};
+  std::vector<pid_t> todo{root};
+  for (pid_t g : in_group) if (seen.insert(g).second) todo.push_back(g);
+  std::vector<pid_t> out;
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    out.push_back(p);
+    for (pid_t c : children[p]) if (seen.insert(c).second) todo.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace vramdoc::backends
