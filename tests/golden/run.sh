@@ -20,7 +20,7 @@ normalize() {  # normalize FILE LIVE
     -f "$golden/normalize.sed" "${extra[@]}" "$1"
 }
 
-compare() {  # compare GOLDEN-FILE ACTUAL-FILE: an output that is empty has no golden file
+compare() {  # compare GOLDEN-FILE ACTUAL-FILE: a case that prints nothing has no golden file
   if [[ $mode == update ]]; then
     mkdir -p "$(dirname "$1")"
     if [[ -s $2 ]]; then cp "$2" "$1"; else rm -f "$1"; fi
@@ -33,8 +33,9 @@ compare() {  # compare GOLDEN-FILE ACTUAL-FILE: an output that is empty has no g
   fi
 }
 
-# golden COMMAND/CASE.EXT EXIT [live] -- COMMAND...: one case. EXT is txt or json (stdout's
-# content); stderr, when a case writes any, goes to COMMAND/CASE.stderr.txt (a json case may not).
+# golden COMMAND/CASE.EXT EXIT [live] -- COMMAND...: one case, one file. EXT is json (stdout is
+# one JSON document, stderr must be empty) or txt (stdout, then, when the case wrote to stderr, a
+# line "--- stderr ---" and what it wrote there).
 golden() {
   local name=$1 want=$2 live=; shift 2
   [[ $1 == live ]] && { live=live; shift; }
@@ -48,14 +49,17 @@ golden() {
     echo "FAIL: $name: exit $got, wanted $want"; sed 's/^/  stderr: /' "$root/stderr" | head -20; fails=$((fails + 1))
   fi
   normalize "$root/stdout" "$live" >"$root/stdout.n"
-  normalize "$root/stderr" "$live" >"$root/stderr.n"
+  if [[ $name == *.txt && -s $root/stderr ]]; then
+    [[ -s $root/stdout.n && $(tail -c 1 "$root/stdout.n") != "" ]] && printf '\n(no newline at the end of stdout)\n' >>"$root/stdout.n"
+    echo "--- stderr ---" >>"$root/stdout.n"
+    normalize "$root/stderr" "$live" >>"$root/stdout.n"
+  fi
   if [[ $name == *.json ]]; then
     python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$root/stdout" 2>/dev/null ||
       { echo "FAIL: $name: stdout is not one JSON document"; fails=$((fails + 1)); }
     [[ -s $root/stderr ]] && { echo "FAIL: $name: a JSON case wrote to stderr (make it a .txt case):"; cat "$root/stderr"; fails=$((fails + 1)); }
   fi
   compare "$golden/$name" "$root/stdout.n"
-  [[ $name == *.txt ]] && compare "$golden/${name%.txt}.stderr.txt" "$root/stderr.n"
 }
 
 # Cases that need the build to lack a feature (its error text) or to have it.

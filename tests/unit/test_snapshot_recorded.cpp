@@ -142,7 +142,7 @@ TEST(SnapshotRecorded, TheHooksOomSnapshotNamesWhatHeldTheMemory) {
   EXPECT_NE(r.diagnosis->verdict, timeline::Verdict::Leak);
   ASSERT_TRUE(r.oom);
   EXPECT_EQ(r.oom->requested_bytes, GiB);
-  std::ifstream log(path("h200_hook.job.log"));
+  std::ifstream log(path("h200_hook.job-output.txt"));
   std::string word;
   std::uint64_t kept = 0;
   while (log >> word)
