@@ -8,6 +8,7 @@
 #include "backends/probe/trials.hpp"
 #include "cli/command.hpp"
 #include "cli/estimator_options.hpp"
+#include "cli/style.hpp"
 #include "core/probe/judge.hpp"
 #include "core/probe/report.hpp"
 #include "core/units.hpp"
@@ -136,7 +137,7 @@ int cmd_probe(const std::vector<std::string>& args) {
   if (!o.html.empty()) {
     if (auto w = write_text_file(o.html, probe::render_html(report)); !w) return fail("probe", w.error());
   }
-  print(o.json ? probe::render_json(report) : probe::render_text(report));
+  print(o.json ? probe::render_json(report) : probe::render_text(report, style_for(stdout)));
   return report.reason == probe::StopReason::Bracketed || report.reason == probe::StopReason::ReachedMax ? kOk : kFailure;
 }
 

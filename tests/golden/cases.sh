@@ -122,6 +122,7 @@ golden run/bad-step-regex.txt 2 -- "$VRAMDOC" run --step-regex '(' -- true
 # --- probe: the fake job of tests/cli/data/fake_job.sh (OOM above LIMIT)
 probe_fake() { LIMIT=5 "$VRAMDOC" probe --cmd "bash $SRC/tests/cli/data/fake_job.sh {batch}" --gpu-memory 80GiB --max 16 "$@"; }
 golden probe/fake-job.txt 0 live -- probe_fake
+golden probe/fake-job-color.txt 0 live -- probe_fake --color always
 probe_json() { probe_fake --json 2>/dev/null; }  # the progress lines are the text case's
 golden probe/fake-job.json 0 live -- probe_json
 golden probe/no-placeholder.txt 2 -- "$VRAMDOC" probe --cmd 'true'

@@ -89,7 +89,7 @@ std::string progress_line(const std::string& parameter, const Trial& t) {
   return line;
 }
 
-std::string render_text(const ProbeReport& r) {
+std::string render_text(const ProbeReport& r, const Style& style) {
   std::vector<Trial> sorted = r.trials;
   std::stable_sort(sorted.begin(), sorted.end(), [](const Trial& a, const Trial& b) { return a.value < b.value; });
   TextTable table({r.parameter, "outcome", "peak GiB", "grew", "seconds"});
@@ -97,7 +97,10 @@ std::string render_text(const ProbeReport& r) {
     table.add_row({num(t.value), outcome_name(t.outcome), t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a",
                    t.memory_grew ? "yes" : "no", fmt("%.1f", t.seconds)});
   }
-  std::string out = "vramdoc probe: " + verdict_line(r) + "\n\n" + table.render("  ") + "\n";
+  const bool fits = (r.reason == StopReason::Bracketed || r.reason == StopReason::ReachedMax) && !r.budget_exhausted;
+  const bool fails = r.reason == StopReason::FailsAtStart || r.reason == StopReason::Leaks || r.reason == StopReason::OtherFailure;
+  const Tone tone = fits ? Tone::Good : fails ? Tone::Bad : Tone::Warn;
+  std::string out = "vramdoc probe: " + style.paint(verdict_line(r), tone) + "\n\n" + table.render("  ") + "\n";
   if (r.fit) {
     out += "  fitted peak(" + r.parameter + ") = " + format_bytes(static_cast<std::uint64_t>(std::max(0.0, r.fit->fixed_bytes))) +
            " fixed (weights, optimizer state, context) + " +

@@ -9,6 +9,7 @@
 
 #include "core/probe/fit.hpp"
 #include "core/probe/search.hpp"
+#include "core/style.hpp"
 
 namespace vramdoc::probe {
 
@@ -33,7 +34,9 @@ std::string verdict_line(const ProbeReport& report);
 // Machine-readable verdict: too_big, leak, other_failure, fits_up_to, fits_up_to_max, incomplete.
 std::string verdict_code(const ProbeReport& report);
 
-std::string render_text(const ProbeReport& report);
+// The verdict line, the table of trials, the fit and the recommendation; with colour, the verdict
+// is green when a value was found, red when none can be, yellow when the search stopped early.
+std::string render_text(const ProbeReport& report, const Style& style = {});
 // The report's members as JSON, and the whole JSON document vramdoc.probe/1.
 nlohmann::json to_json(const ProbeReport& report);
 std::string render_json(const ProbeReport& report);
