@@ -14,8 +14,11 @@ StepRegex& StepRegex::operator=(StepRegex&&) noexcept = default;
 StepRegex::~StepRegex() = default;
 
 Result<StepRegex> StepRegex::compile(const std::string& pattern) {
+  // "(?i)" at the start, as Perl, Python and RE2 write it: std::regex takes it as a flag.
+  const bool ignore_case = pattern.starts_with("(?i)");
+  const auto flags = ignore_case ? std::regex::ECMAScript | std::regex::icase : std::regex::ECMAScript;
   try {
-    return StepRegex(std::make_unique<Impl>(Impl{std::regex(pattern, std::regex::icase)}));
+    return StepRegex(std::make_unique<Impl>(Impl{std::regex(ignore_case ? pattern.substr(4) : pattern, flags)}));
   } catch (const std::regex_error& e) {
     return make_error("--step-regex '" + pattern + "' is not a valid regular expression: " + e.what());
   }

@@ -1,7 +1,8 @@
 // --step-regex, the one definition `run` and `probe` share: a line of the job's output matching
-// it ends a step (group 1, when a number, is the step's). Case does not matter ("Step 3",
-// "ITER 3"), in both commands (docs/cli.md). Probe counts the steps of each trial with it and
-// passes it on to the `vramdoc run` of the trial, so both see the same steps.
+// it ends a step (group 1, when a number, is the step's). One case rule in both commands
+// (docs/cli.md): case-sensitive, as grep and Python's re are; "(?i)" at the start ignores case
+// (probe's default starts with it: "Step 3" and "ITER 3" count). Probe counts the steps of each
+// trial with it and passes it on to the `vramdoc run` of the trial, so both see the same steps.
 #pragma once
 #include <memory>
 #include <optional>
@@ -12,12 +13,12 @@
 
 namespace vramdoc::timeline {
 
-// Probe's default: "step 3", "iter: 12", "Iteration #4" (with a word boundary before it).
-inline constexpr const char* kDefaultProbeStepRegex = R"((^|[^a-z])(step|iter|iteration)[ :=#]*[0-9]+)";
+// Probe's default: "step 3", "iter: 12", "Iteration #4" in any case (with a word boundary before it).
+inline constexpr const char* kDefaultProbeStepRegex = R"((?i)(^|[^a-z])(step|iter|iteration)[ :=#]*[0-9]+)";
 // The help text of the option in both commands.
 inline constexpr const char* kStepRegexHelp =
-    "a line of the job's output matching this regular expression ends a step (case does not matter; group 1, "
-    "when a number, is the step's)";
+    "a line of the job's output matching this regular expression ends a step (case-sensitive; (?i) at the "
+    "start ignores case; group 1, when a number, is the step's)";
 
 class StepRegex {
  public:
