@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -28,6 +30,7 @@ struct Args : EstimatorArgs {
   std::string lora_rank = "16", lora_targets, kv_dtype, logits = "all";
   std::string gpu, gpu_memory;
   std::string quant = "none", new_tokens = "0";
+  std::string task, image_size, target_seq;  // empty: the model's own task, the config's image size, 128 target tokens
   bool expandable_segments = false;
   ParallelArgs parallel;
   double lora_alpha = 32;
@@ -74,6 +77,18 @@ Result<est::Options> to_options(const Args& a) {
     o.new_tokens = *n;
   }
   o.expandable_segments = a.expandable_segments;
+  if (!a.task.empty()) {
+    auto task = est::parse_task(a.task);
+    if (!task) return make_error(task.error());
+    o.task = *task;
+  }
+  for (auto [text, option, field] : {std::tuple{&a.image_size, "--image-size", &o.image_size},
+                                     std::tuple{&a.target_seq, "--target-seq", &o.target_seq}}) {
+    if (text->empty()) continue;
+    auto v = positive_integer(*text, option);
+    if (!v) return make_error(v.error());
+    *field = *v;
+  }
   return o;
 }
 
@@ -108,6 +123,20 @@ void note_vendor(const est::GpuCard& card) {
   std::fprintf(stderr, "vramdoc estimate: note: %.*s is an AMD GPU: this estimate holds for PyTorch on ROCm, but "
                "vramdoc's CUDA tools (info, bench, watch, run, probe) do not run there\n",
                static_cast<int>(card.name.size()), card.name.data());
+}
+
+// True when a python3 (or python) executable is on PATH: the script capture can run here.
+bool python_on_path() {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::stringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    for (const char* name : {"python3", "python"}) {
+      std::error_code ec;
+      if (!dir.empty() && std::filesystem::is_regular_file(std::filesystem::path(dir) / name, ec)) return true;
+    }
+  }
+  return false;
 }
 
 // The no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card.
@@ -163,6 +192,10 @@ void add_options(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
   app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  app.add_option("--task", a.task, "causal-lm | seq-cls | token-cls | mlm | seq2seq | image-cls | speech-seq2seq "
+                 "(default: the model's own: causal-lm for decoders, mlm for encoders, seq2seq, image-cls, speech-seq2seq)");
+  app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)");
+  app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
 }
 
@@ -227,6 +260,10 @@ int cmd_estimate(const std::vector<std::string>& args) {
   if (auto s = search_limits(a, *model, *options, fit); !s) return fail("estimate", s.error());
   if (!a.json) {
     for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", w.c_str());
+    if (model->family == est::Family::Generic && python_on_path()) {
+      std::fprintf(stderr, "vramdoc estimate: note: Python is here: measure the job itself on the CPU with "
+                           "vramdoc estimate -- python train.py ...\n");
+    }
   }
   if (a.json) print(json_document("vramdoc.estimate/1", est::render_json(*model, *options, *e, fit)));
   else print(highlight(est::render_text(*model, *options, *e, fit), style_for(stdout)));

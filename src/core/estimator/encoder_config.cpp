@@ -73,7 +73,8 @@ std::uint64_t labels_of(const json& cfg) {
 // The widths every kind has (hidden, layers, heads, MLP, vocabulary), by each family's field names.
 Result<bool> read_widths(ModelConfig& m, const json& cfg, const std::string& source) {
   const bool vision = m.kind == ModelKind::Vision, s2s = m.kind == ModelKind::EncoderDecoder;
-  auto h = need(cfg, {"hidden_size", "dim", "d_model", "embed_dim"}, source);
+  // Swin's hidden_size is its last stage's width (embed_dim x 2^(stages - 1)): the layers start at embed_dim
+  auto h = m.family == Family::Swin ? need(cfg, {"embed_dim"}, source, 96) : need(cfg, {"hidden_size", "dim", "d_model", "embed_dim"}, source);
   if (!h) return make_error(h.error());
   m.hidden_size = *h;
   if (m.family == Family::Swin) {

@@ -91,7 +91,7 @@ void replayed_peak(const detail::Run& r, const ReplayResult& replayed, Estimate&
   e.peak_allocated_bytes = replayed.peak_allocated_bytes;
 }
 
-u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
+u64 reserved_bytes(const detail::Run& r, Estimate& e) {
   // DDP over LoRA / QLoRA adapters: each rank runs the one-GPU step; DDP adds one flat bucket
   // tensor of the adapters' gradients (its own segment, allocated at construction).
   const bool ddp_adapters = detail::adapters(r.o) && wrapper(r.o) == DataParallel::Ddp && r.o.tensor_parallel == 1 &&
@@ -100,6 +100,9 @@ u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
     return reserved_for(e.peak_allocated_bytes, 0);
   }
   const ReplayResult replayed = replay(detail::step_events(r), AllocatorSettings{r.o.expandable_segments, kSaturated});
+  // Encoders, encoder-decoders and vision models: their phases' terms are the decoder's formulas; the
+  // op-by-op replay holds what their heads and embeddings really keep (BERT-style: within 3 % of the traces).
+  if (r.m.kind != ModelKind::Decoder) replayed_peak(r, replayed, e);
   u64 buckets = 0;
   for (const Term& t : e.phases[e.peak_phase].terms) buckets += t.key == "ddp_buckets_bytes" ? segment_bytes(t.bytes) : 0;
   return std::max(saturating_add(replayed.peak_reserved_bytes, buckets), e.peak_allocated_bytes);

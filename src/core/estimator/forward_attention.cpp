@@ -284,6 +284,13 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   }
   const u64 q = rot.q != 0 ? rot.q : t.fused;
   u64 out = 0;
+  if (m.family == Family::DebertaV2) {  // disentangled attention: c2p and p2c (gathered), added to the scores
+    for (int i = 0; i < 2; ++i) {  // kept for backward (read off the deberta-s traces: two score matrices a layer)
+      const u64 rel = f.s.alloc(f.scores(d.heads, f.act));
+      f.keep(rel);
+      f.drop(rel);
+    }
+  }
   const AttentionPath path = attention_path(m, f.r.o, kind);
   if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, k, v);

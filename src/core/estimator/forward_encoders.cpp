@@ -83,13 +83,21 @@ u64 cross_attention(Forward& f, u64 x, u64 memory, u64 memory_tokens) {
   const u64 k = linear(f, memory, d.h, d.kv, false, m.family == Family::T5 ? "encoder_attn.k" : "encoder_attn.k_proj");
   const u64 v = linear(f, memory, d.h, d.kv, false, m.family == Family::T5 ? "encoder_attn.v" : "encoder_attn.v_proj");
   f.q_len = q_len;
-  f.keep(q), f.keep(k), f.keep(v);
+  u64 kc = k, vc = v;
+  if (f.use_cache) {  // EncoderDecoderCache's cross-attention update: torch.cat onto an empty tensor, copies
+    kc = f.s.alloc(saturating_mul(saturating_mul(f.batch, memory_tokens), mul(d.kv, f.act)), Use::Cache);
+    vc = f.s.alloc(saturating_mul(saturating_mul(f.batch, memory_tokens), mul(d.kv, f.act)), Use::Cache);
+    f.cross_cache.push_back(kc), f.cross_cache.push_back(vc);
+    f.drop(k), f.drop(v);
+  }
+  f.keep(q), f.keep(kc), f.keep(vc);
   const u64 out = f.s.alloc(f.bytes(d.q, f.act));
   f.keep(out);
   const u64 contiguous = f.s.alloc(f.bytes(d.q, f.act));
   f.drop(out);
   const u64 o = linear(f, contiguous, d.q, d.h, false, m.family == Family::T5 ? "encoder_attn.o" : "encoder_attn.out_proj");
-  f.drop(contiguous), f.drop(q), f.drop(k), f.drop(v);
+  f.drop(contiguous), f.drop(q);
+  if (!f.use_cache) f.drop(k), f.drop(v);
   return o;
 }
 

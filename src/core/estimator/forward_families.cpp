@@ -71,14 +71,14 @@ u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u
   const u64 q = f.s.alloc(f.bytes(d.q, f.act));
   const u64 kc = cached ? k : f.s.alloc(f.bytes(d.kv, f.act)), vc = cached ? v : f.s.alloc(f.bytes(d.kv, f.act));
   f.keep(q), f.keep(kc);
+  // attention_scores stays referenced to the function's end; softmax(dtype=float32) upcasts first
   const u64 scores = f.s.alloc(f.scores(d.heads, f.act)), masked = f.s.alloc(f.scores(d.heads, f.act));
-  f.s.free(scores);
-  const u64 sm = f.s.alloc(f.scores(d.heads, 4));
+  const u64 up = f.act != 4 ? f.s.alloc(f.scores(d.heads, 4)) : 0, sm = f.s.alloc(f.scores(d.heads, 4));
   f.keep(sm);
-  f.drop(masked);
+  f.drop(up), f.drop(masked);
   held = f.s.alloc(f.scores(d.heads, f.act));
   f.keep(held), f.keep(vc);
-  f.drop(sm);
+  f.drop(sm), f.s.free(scores);
   const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));
   f.drop(ctx), f.drop(q);
   if (!cached) f.drop(kc), f.drop(vc);
@@ -98,10 +98,10 @@ u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& hel
     f.s.free(x);
     x = next;
   }
-  const u64 sm = f.s.alloc(f.scores(d.heads, 4));
+  const u64 sm = f.s.alloc(f.scores(d.heads, 4));  // the masked scores live until the cast (trace 013-gptj-s)
   f.keep(sm);
-  f.s.free(x);
   held = up ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
+  f.s.free(x);
   f.keep(held), f.keep(v);
   if (held != sm) f.drop(sm);
   const u64 out = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));

@@ -34,6 +34,7 @@ struct Forward {
   u64 sliding_bool_mask = 0;             // SDPA with a window shorter than the prompt: the explicit bool mask
   std::vector<u64> saved;                // the current layer's saved tensors, in the order they were saved
   u64 memory = 0, memory_tokens = 0;     // encoder-decoders: the encoder's output, its tokens per sequence
+  std::vector<u64> cross_cache;          // encoder-decoders: the cross-attention's cached keys and values (to the forward's end)
 
   u64 tokens() const { return saturating_mul(batch, q_len); }
   // Bytes of a tensor of `elements` per token at `width` bytes each.

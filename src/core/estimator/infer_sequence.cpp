@@ -22,7 +22,7 @@ u64 head(Forward& f, u64 x, Prelude& p) {
   const ModelConfig& m = f.r.m;
   const u64 normed = m.post_norm ? x : norm(f, x, m.hidden_size, f.wide);
   if (normed != x) f.s.free(x);
-  f.s.free(p.held);
+  f.s.free(p.held), f.s.free(f.cross_cache);
   u64 in = head_input(f, normed);
   const bool generate = f.r.o.new_tokens > 0;
   u64 rows = generate || f.r.o.logits_last_only ? f.batch : f.tokens();

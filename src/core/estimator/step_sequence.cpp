@@ -95,7 +95,7 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     x = out;
   }
   rec.head = record_head(f, x, p.weights.lm_head_cast);
-  f.s.free(pre.held), f.s.free(cache);
+  f.s.free(pre.held), f.s.free(cache), f.s.free(f.cross_cache);
   f.memory = 0, f.q_len = f.kv_len = f.r.o.seq;
   return rec;
 }
