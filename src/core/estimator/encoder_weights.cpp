@@ -129,8 +129,7 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   }
   layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads);
   layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads);
-  if (m.family != Family::Bart || true) vector(w, "final norms", 2 * norm);
-  if (m.family == Family::Bart) vector(w, "final_logits_bias", m.vocab_size);
+  if (m.family != Family::Bart) vector(w, "final norms", 2 * norm);  // BART (post-norm) has none; final_logits_bias is a buffer
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }
 

@@ -120,7 +120,7 @@ LossShape loss_shape(const Run& r) {
   const ModelConfig& m = r.m;
   const u64 b = r.o.batch, tokens = mul(b, r.o.seq), target = r.o.target_seq > 0 ? r.o.target_seq : 128;
   switch (r.o.task) {
-    case Task::CausalLm: return {mul(r.o.logits_last_only ? b : tokens, m.vocab_size / std::max<u64>(r.o.tensor_parallel, 1)), true};
+    case Task::CausalLm: return {mul(r.o.logits_last_only ? b : tokens, m.vocab_size), true};
     case Task::Mlm: return {mul(tokens, m.vocab_size), false};
     case Task::TokenCls: return {mul(tokens, m.enc.labels), true};
     case Task::SeqCls:

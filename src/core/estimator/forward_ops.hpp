@@ -140,7 +140,7 @@ u64 task_head(Forward& f, u64 x, u64& logits_input);
 // families), kept as f.memory (in p.held), the forward switched to the target tokens, the decoder's
 // embeddings; returns the first decoder layer's input.
 u64 to_decoder(Forward& f, Prelude& p, u64 x);
-// The logits' elements of the run's task and whether its loss upcasts them to fp32 (transformers'
+// The logits' elements of the run's task (the whole vocabulary under --tp) and whether its loss upcasts them to fp32 (transformers'
 // loss_function does; BERT-style heads, T5, BART and Whisper call CrossEntropyLoss on them as they are).
 struct LossShape {
   u64 elements = 0;

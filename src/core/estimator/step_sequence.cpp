@@ -45,7 +45,8 @@ TrainPlan train_plan(const Run& r) {
   }
   p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
-  const LossShape loss = loss_shape(r);
+  LossShape loss = loss_shape(r);
+  if (r.o.task == Task::CausalLm) loss.elements /= std::max<u64>(r.o.tensor_parallel, 1);  // a rank's share of the vocabulary
   p.logits_act = mul(loss.elements, r.w.act);
   p.logits_fp32 = mul(loss.elements, loss.fp32 ? 4 : r.w.act);
   p.softcap = r.m.final_logit_softcap > 0 ? p.logits_act : 0;
