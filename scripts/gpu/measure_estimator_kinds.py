@@ -137,9 +137,10 @@ MODELS = {
                                      norm_rel_ebd="layer_norm", position_biased_input=False, type_vocab_size=0,
                                      max_position_embeddings=512)),                            # deberta-v3-base
     # encoder-decoders
-    "t5-s": ("t5", dict()),                                                                     # t5-small
+    # T5Config's defaults have no decoder_start_token_id (training and generate() fail without it: run of 2026-12-01)
+    "t5-s": ("t5", dict(decoder_start_token_id=0)),                                             # t5-small
     "t5-m": ("t5", dict(d_model=768, d_ff=2048, d_kv=64, num_layers=12, num_heads=12, feed_forward_proj="gated-gelu",
-                        tie_word_embeddings=False, vocab_size=32128)),                           # flan-t5-base
+                        tie_word_embeddings=False, vocab_size=32128, decoder_start_token_id=0)),  # flan-t5-base
     "bart-s": ("bart", dict(d_model=768, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
                             decoder_attention_heads=12, encoder_ffn_dim=3072, decoder_ffn_dim=3072)),   # bart-base
     "bart-m": ("bart", dict()),                                                                 # bart-large defaults
@@ -167,7 +168,8 @@ def held_out(model):
 # the attention's query and value, as its defaults choose for the other families.
 LORA_TARGETS = {"cohere": ["q_proj", "v_proj"], "granite": ["q_proj", "v_proj"], "olmoe": ["q_proj", "v_proj"],
                 "smollm3": ["q_proj", "v_proj"], "glm4": ["q_proj", "v_proj"], "nemotron": ["q_proj", "v_proj"],
-                "distilbert": ["q_lin", "v_lin"], "whisper": ["q_proj", "v_proj"], "vit": ["query", "value"],
+                "distilbert": ["q_lin", "v_lin"], "whisper": ["q_proj", "v_proj"],
+                "vit": ["q_proj", "v_proj"],  # transformers 5 renamed ViT's query/value (PEFT found none: 2026-12-01)
                 "swin": ["query", "value"]}
 
 AUTO_CLASS = {"causal-lm": "AutoModelForCausalLM", "seq-cls": "AutoModelForSequenceClassification",
@@ -190,8 +192,9 @@ def decoder_cases(fam):
     return [case(s, "causal-lm", "train", "bf16", 4, 1024), case(s, "causal-lm", "train", "fp32", 2, 1024, opt="sgd"),
             case(s, "causal-lm", "lora", "bf16", 4, 1024), case(s, "causal-lm", "infer", "bf16", 4, 1024, generate=8),
             case(m, "causal-lm", "train", "bf16", 2, 2048), case(m, "causal-lm", "train", "amp_bf16", 2, 2048, ck=True),
-            case(m, "causal-lm", "lora", "bf16", 4, 1024, ck=True), case(m, "causal-lm", "infer", "bf16", 8, 2048, generate=8),
-            case(l, "causal-lm", "train", "bf16", 2, 1024), case(l, "causal-lm", "infer", "bf16", 8, 2048, generate=8)]
+            # 2040 + 8 tokens: OPT's and GPT-J's learned / sinusoidal positions stop at 2048
+            case(m, "causal-lm", "lora", "bf16", 4, 1024, ck=True), case(m, "causal-lm", "infer", "bf16", 8, 2040, generate=8),
+            case(l, "causal-lm", "train", "bf16", 2, 1024), case(l, "causal-lm", "infer", "bf16", 8, 2040, generate=8)]
 
 
 def build_cases():
