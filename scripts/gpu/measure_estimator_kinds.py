@@ -169,8 +169,8 @@ def held_out(model):
 LORA_TARGETS = {"cohere": ["q_proj", "v_proj"], "granite": ["q_proj", "v_proj"], "olmoe": ["q_proj", "v_proj"],
                 "smollm3": ["q_proj", "v_proj"], "glm4": ["q_proj", "v_proj"], "nemotron": ["q_proj", "v_proj"],
                 "distilbert": ["q_lin", "v_lin"], "whisper": ["q_proj", "v_proj"],
-                "vit": ["q_proj", "v_proj"],  # transformers 5 renamed ViT's query/value (PEFT found none: 2026-12-01)
-                "swin": ["query", "value"]}
+                # transformers 5 renamed ViT's and Swin's query/value (PEFT found none: 2026-12-01)
+                "vit": ["q_proj", "v_proj"], "swin": ["q_proj", "v_proj"]}
 
 AUTO_CLASS = {"causal-lm": "AutoModelForCausalLM", "seq-cls": "AutoModelForSequenceClassification",
               "token-cls": "AutoModelForTokenClassification", "mlm": "AutoModelForMaskedLM",

@@ -174,8 +174,7 @@ void add_header_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 std::array<std::string_view, 3> projection_names(Family f) {
   switch (f) {
     case Family::Bert:
-    case Family::Roberta:
-    case Family::Swin: return {"query", "key", "value"};
+    case Family::Roberta: return {"query", "key", "value"};
     case Family::DistilBert: return {"q_lin", "k_lin", "v_lin"};
     case Family::DebertaV2: return {"query_proj", "key_proj", "value_proj"};
     case Family::T5: return {"q", "k", "v"};
@@ -184,7 +183,7 @@ std::array<std::string_view, 3> projection_names(Family f) {
 }
 
 std::string_view attention_output_name(Family f) {
-  if (f == Family::Bert || f == Family::Roberta || f == Family::DebertaV2 || f == Family::Swin) return "attention.output.dense";
+  if (f == Family::Bert || f == Family::Roberta || f == Family::DebertaV2) return "attention.output.dense";
   if (f == Family::DistilBert) return "out_lin";
   if (f == Family::T5) return "o";
   if (f == Family::Bart || f == Family::Whisper) return "out_proj";
@@ -230,8 +229,7 @@ std::vector<std::string> default_lora_targets(const ModelConfig& model) {
     case Family::Bloom:
     case Family::GptNeox: return {"query_key_value"};
     case Family::Bert:
-    case Family::Roberta:
-    case Family::Swin: return {"query", "value"};
+    case Family::Roberta: return {"query", "value"};
     case Family::DistilBert: return {"q_lin", "v_lin"};
     case Family::DebertaV2: return {"query_proj", "value_proj"};
     case Family::T5: return {"q", "v"};

@@ -29,7 +29,8 @@ AttentionNames attention_names(Family f) {
   switch (f) {
     case Family::DistilBert: return {"q_lin", "k_lin", "v_lin", "out_lin"};
     case Family::DebertaV2: return {"query_proj", "key_proj", "value_proj", "attention.output.dense"};
-    case Family::Vit: return {"q_proj", "k_proj", "v_proj", "o_proj"};
+    case Family::Vit:
+    case Family::Swin: return {"q_proj", "k_proj", "v_proj", "o_proj"};  // transformers 5 names (modeling_swin.py:411)
     case Family::T5: return {"q", "k", "v", "o"};
     case Family::Bart:
     case Family::Whisper: return {"q_proj", "k_proj", "v_proj", "out_proj"};
