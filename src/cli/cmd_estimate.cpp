@@ -193,9 +193,10 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
   app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
   app.add_option("--task", a.task, "causal-lm | seq-cls | token-cls | mlm | seq2seq | image-cls | speech-seq2seq "
-                 "(default: the model's own: causal-lm for decoders, mlm for encoders, seq2seq, image-cls, speech-seq2seq)");
-  app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)");
-  app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)");
+                 "(default: the model's own: causal-lm for decoders, mlm for encoders, seq2seq, image-cls, speech-seq2seq)")
+      ->type_name("NAME");
+  app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)")->type_name("N");
+  app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)")->type_name("N");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
 }
 

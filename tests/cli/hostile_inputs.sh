@@ -98,7 +98,7 @@ check "unknown model_type: stdout has no warning" 0 "$VRAMDOC" estimate --config
 if grep -q "frobnet'" $out; then echo "FAIL: the warning is on stdout"; fails=$((fails + 1)); fi
 sed 's/"model_type": *"llama"/"model_type": "bert"/' "$cfg" > "$tmp/bert.json"
 check "encoder-only config" 0 "$VRAMDOC" estimate --config "$tmp/bert.json" --json
-contains "estimated as BERT" $out '"model_type": "bert"'
+contains "estimated as BERT" $out '"family":"bert"'
 
 # NaN / Infinity in a timeline: the line and the reason (it was "line N is not JSON").
 printf '{"vramdoc_timeline": 1, "columns": ["t", "process_used"]}\n[0, 1]\n[0.1, NaN]\n[0.2, 3]\n' > "$tmp/nan.jsonl"
