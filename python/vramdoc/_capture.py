@@ -365,7 +365,8 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
             has_device = any(a.name == "device" for a in args)
             mutated = tuple(i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write)
             name = schema.name.split("::")[-1]
-            got = (has_device and not tensor_in, mutated, name if name in KERNEL_OPS else None, has_device)
+            tensor_at = tuple(i for i, a in enumerate(args) if str(a.type) == "Tensor" and not a.kwarg_only)
+            got = (has_device and not tensor_in, mutated, name if name in KERNEL_OPS else None, has_device, tensor_at)
             ops_info[func] = got
         return got
 
@@ -392,7 +393,7 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
             self.move_to = []
             self.records = weakref.WeakValueDictionary()
             self.notes = set()
-            self.phase, self.step, self.forwards, self.depth = "build", 0, 0, 0
+            self.phase, self.step, self.forwards, self.inferences, self.depth = "build", 0, 0, 0, 0
             self.backward_seen, self.optimizers, self.first_optimizer = False, {}, None
             self.autocast = []  # (enabled, dtype, cache) of each open torch.autocast("cuda")
             self.cast_cache = {}
@@ -444,7 +445,9 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
         def maybe_stop(self):
             k = self.settings["steps"]
             trained = self.optimizers and all(n >= k for n in self.optimizers.values())
-            inferred = not self.backward_seen and not self.optimizers and self.forwards >= k
+            # inference: K top-level forwards under no_grad (or 4 K with grad on and never a backward)
+            inferred = not self.backward_seen and not self.optimizers and (
+                self.inferences >= k or self.forwards >= 4 * k)
             if (trained or inferred) and self.settings.get("exit_when_done"):
                 self.writer.comment("phase " + self.phase)
                 self.finish("steps")
@@ -454,9 +457,13 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
 
         # -- the dispatcher
         def dispatch(self, func, args, kwargs):
+            factory, mutated, kernel, has_device, tensor_at = info(func)
+            if any(i < len(args) and isinstance(args[i], (int, float, bool)) for i in tensor_at):
+                # PyTorch 1.13 hands a dispatch mode a wrapped number (x / 8.0) as the Python number
+                args = tuple(torch.tensor(x) if i in tensor_at and isinstance(x, (int, float, bool)) else x
+                             for i, x in enumerate(args))
             flat, spec = tree_flatten((args, kwargs))
             fakes = [x for x in flat if isinstance(x, Fake)]
-            factory, mutated, kernel, has_device = info(func)
             device = kwargs.get("device") if has_device else None
             device = torch.device(device) if isinstance(device, str) else device
             if not fakes and not (device is not None and device.type == "cuda"):
@@ -993,6 +1000,7 @@ def _install_phases(torch, cap):
         cap.depth = max(0, cap.depth - 1)
         if cap.depth == 0:
             cap.forwards += 1
+            cap.inferences += 0 if torch.is_grad_enabled() else 1
             cap.maybe_stop()
 
     nn_module.register_module_forward_pre_hook(pre)
