@@ -94,7 +94,8 @@ def start(path, settings):
 
 
 # CUDA's autocast policies (aten/src/ATen/autocast_mode.h, AT_FORALL_* and the CUDA block of
-# autocast_mode.cpp, PyTorch 2.4 to 2.11): op name or name.overload.
+# autocast_mode.cpp, PyTorch 2.11; compared with its AutocastCUDA registrations on the H200): op name
+# or name.overload.
 AUTOCAST_LOWER = """_convolution.deprecated _convolution conv1d conv2d conv3d conv_tbc conv_transpose1d
     conv_transpose2d.input conv_transpose3d.input convolution prelu addmm addmv addr matmul einsum mm mv
     linalg_vecdot linear addbmm baddbmm bmm chain_matmul linalg_multi_dot _thnn_fused_lstm_cell
@@ -105,12 +106,15 @@ AUTOCAST_FP32 = """acos asin cosh erfinv exp expm1 log log10 log2 log1p reciproc
     nuclear_norm.dim cosine_similarity poisson_nll_loss cosine_embedding_loss nll_loss nll_loss2d
     hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss mse_loss margin_ranking_loss
     multilabel_margin_loss soft_margin_loss triplet_margin_loss multi_margin_loss binary_cross_entropy_with_logits
-    dist pdist cdist renorm logsumexp""".split()
+    dist pdist cdist renorm logsumexp upsample_nearest1d _upsample_nearest_exact1d upsample_nearest2d
+    _upsample_nearest_exact2d upsample_nearest3d _upsample_nearest_exact3d upsample_linear1d upsample_bilinear2d
+    _upsample_bilinear2d_aa upsample_trilinear3d upsample_bicubic2d _upsample_bicubic2d_aa""".split()
 AUTOCAST_FP32_OPT_DTYPE = """prod prod.dim_int prod.dim_Dimname softmax.int softmax.Dimname log_softmax.int
     log_softmax.Dimname cumprod cumprod.dimname cumsum cumsum.dimname linalg_vector_norm linalg_matrix_norm
     linalg_matrix_norm.str_ord sum sum.dim_IntList sum.dim_DimnameList""".split()
-AUTOCAST_FP32_APPEND = {"norm.Scalar": "norm.ScalarOpt_dtype", "norm.ScalarOpt_dim": "norm.ScalarOpt_dim_dtype"}
-AUTOCAST_PROMOTE = "addcdiv addcmul atan2 bilinear cross dot grid_sampler index_put tensordot scatter_add".split()
+AUTOCAST_FP32_APPEND = {"norm.Scalar": "norm.ScalarOpt_dtype", "norm.ScalarOpt_dim": "norm.ScalarOpt_dim_dtype",
+                        "norm.names_ScalarOpt_dim": "norm.names_ScalarOpt_dim_dtype"}
+AUTOCAST_PROMOTE = "addcdiv addcmul atan2 bilinear cross dot vdot grid_sampler index_put tensordot scatter_add".split()
 
 # Ops whose CUDA kernels use library workspaces or temporaries the meta kernels do not show: the
 # replay adds them at the `k` line (core/capture/workspaces.cpp).
@@ -165,6 +169,7 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
 
     aten = torch.ops.aten
     META, CPU, CUDA = torch.device("meta"), torch.device("cpu"), torch.device("cuda", 0)
+    no_subclass = getattr(torch._C, "DisableTorchFunctionSubclass", torch._C.DisableTorchFunction)
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
     main_file = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
 
@@ -233,7 +238,7 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
             handler = TF.get(func)
             if handler is not None:
                 return handler(*args, **(kwargs or {}))
-            with torch._C.DisableTorchFunction():
+            with no_subclass():
                 return func(*args, **(kwargs or {}))
 
         @classmethod
@@ -306,7 +311,7 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
     def set_data(t, new):
         if isinstance(new, Fake):
             t._vd_elem, t._vd_rec, t._vd_dev, t._vd_val = new._vd_elem, new._vd_rec, new._vd_dev, new._vd_val
-        with torch._C.DisableTorchFunction():
+        with no_subclass():
             torch.Tensor.data.__set__(t, new)
 
     def reader(kind):
@@ -322,7 +327,7 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
         # CUDA runs the fused kernel (native_dropout: a bool mask and the output) where a CPU tensor
         # runs empty_like().bernoulli_() times the input (ATen native/Dropout.cpp,
         # is_fused_kernel_acceptable); to C++ these tensors are CPU tensors, so ask for it by name.
-        with torch._C.DisableTorchFunction():
+        with no_subclass():
             if (isinstance(input, Fake) and input._vd_dev.type == "cuda" and training and not inplace
                     and 0 < p < 1 and input.numel() > 0):
                 return torch.native_dropout(input, p, True)[0]
@@ -747,8 +752,12 @@ def _install_torch_patches(torch, cap, Fake, CUDA, s):
     def empty_cache():
         cap.writer.comment("empty_cache")
 
-    def nothing(*args, **kwargs):
-        return None
+    def noop(name):
+        # one function per name: torch._dynamo's trace rules reject one object with two rules
+        def nothing(*args, **kwargs):
+            return None
+        nothing.__name__ = nothing.__qualname__ = name
+        return nothing
 
     def rng_state(device="cuda"):
         return torch.zeros(16, dtype=torch.uint8)
@@ -758,16 +767,16 @@ def _install_torch_patches(torch, cap, Fake, CUDA, s):
                 "reserved_bytes.all.current": allocated(), "reserved_bytes.all.peak": max_allocated()}
 
     patches = dict(
-        is_available=lambda: True, device_count=lambda: 1, current_device=lambda: 0, set_device=nothing,
+        is_available=lambda: True, device_count=lambda: 1, current_device=lambda: 0, set_device=noop("set_device"),
         get_device_name=lambda device=None: name, get_device_capability=lambda device=None: (major, minor),
-        get_device_properties=lambda device=None: Props(), is_initialized=lambda: True, init=nothing,
-        _lazy_init=nothing, synchronize=nothing, empty_cache=empty_cache, ipc_collect=nothing,
-        manual_seed=nothing, manual_seed_all=nothing, seed=nothing, seed_all=nothing, initial_seed=lambda: 0,
-        get_rng_state=rng_state, set_rng_state=nothing, get_rng_state_all=lambda: [rng_state()],
-        set_rng_state_all=nothing, is_bf16_supported=lambda *a, **k: major >= 8,
+        get_device_properties=lambda device=None: Props(), is_initialized=lambda: True, init=noop("init"),
+        _lazy_init=noop("init"), synchronize=noop("synchronize"), empty_cache=empty_cache, ipc_collect=noop("ipc_collect"),
+        manual_seed=noop("manual_seed"), manual_seed_all=noop("manual_seed_all"), seed=noop("seed"), seed_all=noop("seed_all"), initial_seed=lambda: 0,
+        get_rng_state=rng_state, set_rng_state=noop("set_rng_state"), get_rng_state_all=lambda: [rng_state()],
+        set_rng_state_all=noop("set_rng_state_all"), is_bf16_supported=lambda *a, **k: major >= 8,
         memory_allocated=allocated, max_memory_allocated=max_allocated, memory_reserved=allocated,
         max_memory_reserved=max_allocated, reset_peak_memory_stats=reset_peak, reset_max_memory_allocated=reset_peak,
-        reset_accumulated_memory_stats=nothing, memory_stats=stats, set_per_process_memory_fraction=nothing,
+        reset_accumulated_memory_stats=noop("reset_accumulated_memory_stats"), memory_stats=stats, set_per_process_memory_fraction=noop("set_per_process_memory_fraction"),
         mem_get_info=lambda device=None: (max(0, total - allocated()), total),
         memory_summary=lambda *a, **k: "vramdoc estimate: no real GPU in this process",
         Stream=Stream, Event=Event, current_stream=lambda device=None: streams[cap.stream],
@@ -783,12 +792,20 @@ def _install_torch_patches(torch, cap, Fake, CUDA, s):
         for key in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
                     "reset_peak_memory_stats", "empty_cache", "memory_stats", "mem_get_info"):
             setattr(cuda.memory, key, patches[key])
-        cuda.memory._record_memory_history = nothing
+        cuda.memory._record_memory_history = noop("_record_memory_history")
     if hasattr(cuda, "nvtx"):
         for key in ("range_push", "range_pop", "mark"):
-            setattr(cuda.nvtx, key, nothing)
+            setattr(cuda.nvtx, key, noop(key))
         cuda.nvtx.range = lambda *a, **k: __import__("contextlib").nullcontext()
     torch._C._cuda_getDeviceCount = lambda: 1
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None:  # PyTorch 2.6+: asks the C++ hooks, which see no GPU
+        accelerator.is_available = lambda: True
+        accelerator.device_count = lambda: 1
+        accelerator.current_accelerator = lambda *a, **k: torch.device("cuda")
+        accelerator.current_device_index = accelerator.current_device_idx = lambda: 0
+        accelerator.set_device_index = accelerator.set_device_idx = noop("set_device_index")
+        accelerator.synchronize = noop("accelerator_synchronize")
     if torch.version.cuda is None:
         torch.version.cuda = "13.0"
     cudnn = torch.backends.cudnn
@@ -892,12 +909,19 @@ def _install_autocast(torch, cap, Fake):
             return casted
         return t.to(dtype)
 
+    def cpu_autocast(flag=None):
+        """CPU autocast's state (PyTorch 2.4+ takes the device; 1.13 has the _cpu_ functions)."""
+        try:
+            return torch.is_autocast_enabled("cpu") if flag is None else torch.set_autocast_enabled("cpu", flag)
+        except TypeError:
+            return torch.is_autocast_cpu_enabled() if flag is None else torch.set_autocast_cpu_enabled(flag)
+
     class Off:
         def __enter__(self):
-            torch.set_autocast_cpu_enabled(False)
+            cpu_autocast(False)
 
         def __exit__(self, *exc):
-            torch.set_autocast_cpu_enabled(True)
+            cpu_autocast(True)
 
     def kernel(op, policy):
         schema_args = op._schema.arguments
@@ -964,15 +988,15 @@ def _install_autocast(torch, cap, Fake):
     def autocast_enter(self):
         result = enter(self)
         if getattr(self, "device", None) == "cuda":
-            self._vd_prev = torch.is_autocast_cpu_enabled()
+            self._vd_prev = cpu_autocast()
             cap.autocast.append((bool(self._enabled), self.fast_dtype, bool(getattr(self, "_cache_enabled", True))))
-            torch.set_autocast_cpu_enabled(bool(self._enabled))
+            cpu_autocast(bool(self._enabled))
         return result
 
     def autocast_exit(self, *exc):
         if getattr(self, "device", None) == "cuda" and hasattr(self, "_vd_prev"):
             cap.autocast.pop()
-            torch.set_autocast_cpu_enabled(self._vd_prev)
+            cpu_autocast(self._vd_prev)
             if not cap.autocast:
                 cap.cast_cache.clear()
         return leave(self, *exc)

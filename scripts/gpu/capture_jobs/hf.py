@@ -21,7 +21,8 @@ if a.model.startswith("bert"):
         labels = ids if a.model == "bert-mlm" else torch.randint(0, 2, (a.batch,), device="cuda")
         return dict(input_ids=ids, attention_mask=torch.ones_like(ids), labels=labels)
 elif a.model.startswith("t5"):
-    cfg = tr.T5Config() if a.model == "t5-small" else tr.T5Config(d_model=768, d_ff=3072, num_layers=12, num_heads=12)
+    base = dict(decoder_start_token_id=0)  # as the published T5 configs set it
+    cfg = tr.T5Config(**base) if a.model == "t5-small" else tr.T5Config(d_model=768, d_ff=3072, num_layers=12, num_heads=12, **base)
     model = tr.T5ForConditionalGeneration(cfg)
 
     def inputs():
