@@ -660,7 +660,14 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
             return None
         return [torch.empty_like(t) for t in first]
 
+    def batch_norm(c, func, margs, mkwargs):
+        # PyTorch 1.13 has no meta kernel for it: the output, and the saved mean and inverse std
+        x, training = margs[0], margs[5]
+        stats = torch.empty(x.shape[1] if training else 0, dtype=torch.float32, device=META)
+        return torch.empty_like(x), stats, torch.empty_like(stats)
+
     SHAPE_RULES = {
+        "native_batch_norm": batch_norm,
         "nonzero": worst_case("nonzero"), "masked_select": worst_case("masked_select"),
         "unique": worst_case("unique"), "_unique2": worst_case("_unique2"), "unique_dim": worst_case("unique_dim"),
         "unique_consecutive": worst_case("unique_consecutive"),
