@@ -89,6 +89,10 @@ def start(path, settings):
     global STATE
     if STATE is None:
         import torch
+        try:  # torch._dynamo registers its rules for torch's own functions when imported: before ours
+            import torch._dynamo  # noqa: F401
+        except Exception:
+            pass
         STATE = _build(torch, Writer(path), settings)
     return STATE
 
@@ -128,14 +132,11 @@ KERNEL_OPS = set("""mm addmm bmm baddbmm addmv mv addbmm addr dot _addmm_activat
     nll_loss_forward""".split())
 
 
-# Whether scaled_dot_product_attention prefers cuDNN's kernel on sm90 / sm100 (PyTorch 2.11's
-# check_prefer_cudnn_attention; measured on the H200: docs/estimator.md, "Estimating a script").
-SDPA_CUDNN_FIRST = os.environ.get("VRAMDOC_CAPTURE_SDPA_CUDNN", "0") == "1"
-
-
 def sdp_choice(cc, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     """The SDPA kernel CUDA would pick (sdp_utils.cpp select_sdp_backend): 3 cuDNN, 1 flash, 2
-    memory-efficient, 0 math."""
+    memory-efficient, 0 math. Measured on the H200 with PyTorch 2.11 and cuDNN 9.19 (docs/estimator.md):
+    every 16-bit call takes cuDNN's kernel (check_prefer_cudnn_attention: sm90 / sm100), fp32 the
+    memory-efficient one, fp32 with grouped heads the math one."""
     import torch
 
     flags = torch.backends.cuda
@@ -143,16 +144,18 @@ def sdp_choice(cc, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=F
     half = query.dtype in (torch.float16, torch.bfloat16)
     d_q, d_v = query.shape[-1], value.shape[-1]
     dense = query.dim() == 4 and key.dim() == 4 and value.dim() == 4
+    grouped = dense and query.shape[-3] != key.shape[-3]
     on = lambda name: getattr(flags, name, lambda: True)()  # noqa: E731
-    if (SDPA_CUDNN_FIRST and on("cudnn_sdp_enabled") and cc[0] in (9, 10) and cc[1] == 0 and half and dense
-            and d_q == d_v and d_q <= 128 and d_q % 8 == 0):
+    cudnn_first = cc in ((9, 0), (10, 0)) and os.environ.get("TORCH_CUDNN_SDPA_PREFERRED", "1") != "0"
+    if cudnn_first and on("cudnn_sdp_enabled") and half and dense and d_q <= 256 and d_q % 8 == 0 and d_v % 8 == 0:
         return 3
     if (on("flash_sdp_enabled") and half and sm >= 80 and dense and attn_mask is None and d_q == d_v
             and d_q <= 256 and d_q % 8 == 0):
         return 1
     align = 8 if half else 4
     if (on("mem_efficient_sdp_enabled") and sm >= 50 and (query.dtype != torch.bfloat16 or sm >= 80) and dense
-            and query.dtype in (torch.float16, torch.bfloat16, torch.float32) and d_q % align == 0 and d_v % align == 0):
+            and not (grouped and not half) and query.dtype in (torch.float16, torch.bfloat16, torch.float32)
+            and d_q % align == 0 and d_v % align == 0):
         return 2
     return 0
 
@@ -290,10 +293,10 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
     torch.Tensor.to, torch.Tensor.cuda = to, cuda
     compatible = torch._has_compatible_shallow_copy_type
 
-    def shallow_copy_compatible(a, b):
+    def shallow_copy_compatible(input, from_):
         # nn.Module._apply swaps a parameter's data when this says yes: a real tensor cannot take a
         # Fake's (it would keep no record of its storage), so the module gets a new Parameter.
-        return isinstance(a, Fake) == isinstance(b, Fake) and compatible(a, b)
+        return isinstance(input, Fake) == isinstance(from_, Fake) and compatible(input, from_)
 
     torch._has_compatible_shallow_copy_type = shallow_copy_compatible
 
@@ -677,9 +680,13 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
         "adaptive_avg_pool2d_backward": same_as_inputs(1), "_adaptive_avg_pool2d_backward": same_as_inputs(1),
     }
 
-    _install_torch_patches(torch, cap, Fake, CUDA, settings)
-    _install_autocast(torch, cap, Fake)
-    _install_phases(torch, cap)
+    for install in (lambda: _install_torch_patches(torch, cap, Fake, CUDA, settings),
+                    lambda: _install_autocast(torch, cap, Fake), lambda: _install_phases(torch, cap)):
+        try:
+            install()
+        except Exception as e:  # the rest of the capture still works; the report says what is missing
+            cap.writer.comment("note capture %s: part of the capture could not be installed (%s: %s)" % (
+                _ME, type(e).__name__, e))
     mode = Mode()
     mode.__enter__()
     cap.mode = mode

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """One job measured on the GPU, unchanged, in this fresh process (the ground truth for the capture):
   python3 measure_real.py OUT.json OUT.txt.gz -- script.py ARGS...
+MEASURE_CARD_BYTES (and MEASURE_OVERHEAD_BYTES, default 760 MiB) emulate a smaller card with
+torch.cuda.set_per_process_memory_fraction: an out-of-memory error is recorded as error "oom".
 OUT.json: peak_allocated / peak_reserved (torch.cuda.max_memory_*), driver_process_used (NVML's
 number for this process at the end: segments are never returned, so it is the run's largest),
 driver_after_init (right after the CUDA context exists), the phases; OUT.txt.gz: the caching
@@ -102,6 +104,10 @@ def main():
     t0 = time.time()
     torch.cuda.init()
     torch.cuda.mem_get_info()  # the context
+    card = int(os.environ.get("MEASURE_CARD_BYTES", "0") or 0)
+    if card:  # a smaller card, emulated: the allocator may use the card's memory less the overhead
+        overhead = int(os.environ.get("MEASURE_OVERHEAD_BYTES", str(760 << 20)))
+        torch.cuda.set_per_process_memory_fraction((card - overhead) / torch.cuda.get_device_properties(0).total_memory)
     rec = dict(argv=sys.argv[4:], torch=torch.__version__, cuda=torch.version.cuda,
                cudnn=torch.backends.cudnn.version(), driver_after_init=driver_used())
     torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=4_000_000)

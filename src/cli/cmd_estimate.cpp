@@ -34,7 +34,7 @@ struct Args : EstimatorArgs {
   double lora_alpha = 32;
   bool json = false, list_models = false, list_gpus = false;
   bool max_batch = false, max_seq = false;
-  std::string steps = "3", capture_timeout = "600", from_trace;  // estimate -- python train.py
+  std::string steps = "3", capture_timeout = "600", from_trace, save_trace;  // estimate -- python train.py
   bool show_output = false;
 };
 
@@ -170,18 +170,21 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("--steps", a.steps, "with -- COMMAND: optimizer steps (or forwards under no_grad) to capture")->capture_default_str();
   app.add_option("--capture-timeout", a.capture_timeout, "with -- COMMAND: seconds before the capture is stopped")->capture_default_str();
   app.add_option("--from-trace", a.from_trace, "replay a trace the capture wrote (VRAMDOC_CAPTURE_OUT) instead of running a command");
+  app.add_option("--save-trace", a.save_trace, "with -- COMMAND: keep the capture's trace in this file (replay it with --from-trace)");
   app.add_flag("--show-output", a.show_output, "with -- COMMAND: show the job's own output");
 }
 
-// `estimate [options] -- COMMAND` and --from-trace: the options the capture uses.
-Result<ScriptOptions> script_options(const Args& a, std::vector<std::string> command) {
+// `estimate [options] -- COMMAND` and --from-trace: the options the capture uses (--batch / --seq
+// only when given: they are values for {batch} / {seq}).
+Result<ScriptOptions> script_options(const CLI::App& app, const Args& a, std::vector<std::string> command) {
   ScriptOptions o;
   auto steps = positive_integer(a.steps, "--steps");
   auto timeout = positive_integer(a.capture_timeout, "--capture-timeout");
   if (!steps) return make_error(steps.error());
   if (!timeout) return make_error(timeout.error());
-  o.command = std::move(command), o.from_trace = a.from_trace, o.gpu = a.gpu, o.gpu_memory = a.gpu_memory;
-  o.batch = a.batch, o.seq = a.seq, o.max_batch = a.max_batch, o.max_seq = a.max_seq;
+  o.command = std::move(command), o.from_trace = a.from_trace, o.save_trace = a.save_trace, o.gpu = a.gpu, o.gpu_memory = a.gpu_memory;
+  o.batch = app.count("--batch") ? a.batch : "", o.seq = app.count("--seq") ? a.seq : "";
+  o.max_batch = a.max_batch, o.max_seq = a.max_seq;
   o.steps = *steps, o.timeout_s = *timeout, o.json = a.json, o.show_output = a.show_output;
   o.expandable_segments = a.expandable_segments;
   return o;
@@ -235,7 +238,7 @@ int cmd_estimate(const std::vector<std::string>& all) {
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (dash != all.end() || !a.from_trace.empty()) {
     if (dash != all.end() && command.empty()) return fail("estimate", "nothing after --: give the command, e.g. -- python train.py");
-    auto o = script_options(a, std::move(command));
+    auto o = script_options(app, a, std::move(command));
     return o ? estimate_script(*o) : fail("estimate", o.error());
   }
   if (a.list_models) return print(list_models(a.json)), kOk;

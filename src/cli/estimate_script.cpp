@@ -1,6 +1,7 @@
 #include "cli/estimate_script.hpp"
 
 #include <cstdio>
+#include <fstream>
 #include <optional>
 
 #include "backends/capture_job.hpp"
@@ -69,9 +70,15 @@ Result<capture::Report> capture_once(const ScriptOptions& o, const Card& c, cons
   job.gpu_name = c.name, job.gpu_bytes = c.total_bytes, job.cc_major = c.cc.major, job.cc_minor = c.cc.minor;
   auto out = backends::run_capture(job);
   if (!out) return make_error(out.error());
+  if (out->trace_text.empty() && out->timed_out)
+    return make_error("the job ran past --capture-timeout (" + std::to_string(o.timeout_s) + " s) before it imported torch");
   if (out->trace_text.empty())
     return make_error("the job never imported torch, so nothing was captured (exit status " + std::to_string(out->exit_status) +
                       ")" + (out->output_tail.empty() ? "" : "; its last output:\n" + out->output_tail));
+  if (!o.save_trace.empty()) {
+    std::ofstream f(o.save_trace, std::ios::trunc);
+    if (!(f << out->trace_text) || !f.flush()) return make_error("cannot write the trace to " + o.save_trace);
+  }
   auto trace = capture::parse_trace(out->trace_text);
   if (!trace) return make_error("the capture's trace: " + trace.error());
   capture::Report r = capture::build_report(*trace, replay_options(o, c));
@@ -94,6 +101,7 @@ int print_report(const ScriptOptions& o, capture::Report& r, const Card& c) {
   if (c.verdict) r.target_name = c.name, r.usable_bytes = c.total_bytes;
   if (o.json) print(json_document("vramdoc.estimate-script/1", capture::render_json(r)));
   else print(highlight(capture::render_text(r), style_for(stdout)));
+  if (r.trials.empty() && !capture::shortfall(r).empty()) return kUsage;  // the job failed or timed out: a partial answer
   if (!c.verdict) return kOk;
   if (o.max_batch || o.max_seq) return r.max_batch ? kOk : kFailure;
   return capture::fits(r.process_bytes, c.total_bytes) ? kOk : kFailure;

@@ -11,6 +11,7 @@ namespace vramdoc::cli {
 struct ScriptOptions {
   std::vector<std::string> command;  // after --
   std::string from_trace;            // a capture's trace file instead of a command
+  std::string save_trace;            // keep the (last) capture's trace here
   std::string gpu, gpu_memory;       // the card (default: the local GPU 0, else an H200 without a verdict)
   std::string batch, seq;            // values for {batch} / {seq} in the command
   bool max_batch = false, max_seq = false;

@@ -66,7 +66,8 @@ std::string render_json(const Report& r) {
   using json = nlohmann::ordered_json;
   json phases = json::array(), held = json::array(), notes = json::array(), trials = json::array();
   for (const auto& p : r.replay.phases)
-    phases.push_back({{"name", p.name}, {"peak_allocated_bytes", p.peak_allocated_bytes}, {"peak_reserved_bytes", p.peak_reserved_bytes}});
+    phases.push_back({{"name", p.name}, {"peak_allocated_bytes", p.peak_allocated_bytes},
+                      {"peak_reserved_bytes", p.peak_reserved_bytes}, {"allocated_end_bytes", p.allocated_end_bytes}});
   for (std::size_t i = 0; i < r.replay.held_at_peak.size() && i < 4 * kHeldLines; ++i) {
     const auto& h = r.replay.held_at_peak[i];
     held.push_back({{"where", h.where}, {"bytes", h.bytes}, {"blocks", h.blocks}});

@@ -66,6 +66,7 @@ Replay replay_trace(const Trace& trace, const ReplayOptions& options) {
     const Step& s = steps[i];
     for (; phase < std::min(phase_of[i], r.phases.size() - 1); ++phase) {
       PhasePeak& next = r.phases[phase + 1];
+      next.allocated_end_bytes = allocated;
       next.peak_allocated_bytes = std::max(next.peak_allocated_bytes, allocated);
       next.peak_reserved_bytes = std::max(next.peak_reserved_bytes, reserved);
     }
@@ -101,6 +102,7 @@ Replay replay_trace(const Trace& trace, const ReplayOptions& options) {
       }
     }
     PhasePeak& p = r.phases[std::min(phase_of[i], r.phases.size() - 1)];
+    p.allocated_end_bytes = allocated;
     p.peak_allocated_bytes = std::max(p.peak_allocated_bytes, allocated);
     p.peak_reserved_bytes = std::max(p.peak_reserved_bytes, reserved);
     if (allocated > r.peak_allocated_bytes) r.peak_allocated_bytes = allocated, peak_at = i;

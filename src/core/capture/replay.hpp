@@ -21,6 +21,7 @@ struct ReplayOptions {
 struct PhasePeak {
   std::string name;
   std::uint64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0;
+  std::uint64_t allocated_end_bytes = 0;  // torch.cuda.memory_allocated() after its last event
 };
 
 // Bytes alive at the peak, by where they were allocated (the innermost frames outside torch).
