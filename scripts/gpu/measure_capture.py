@@ -3,7 +3,7 @@
 script"): every case of CASES run for real on the GPU, each in a fresh process (measure_real.py:
 peaks, NVML's process total, the allocator's trace), and captured on the CPU with the GPU hidden
 (CUDA_VISIBLE_DEVICES='', python/vramdoc/_capture.py as sitecustomize: the trace vramdoc replays).
-  python3 scripts/gpu/measure_capture.py OUTDIR [--real] [--capture] [--probe] [--only ID,ID]
+  python3 scripts/gpu/measure_capture.py OUTDIR [--real] [--capture] [--probe] [--max-batch-check] [ID,ID]
 OUTDIR/real/ID.json + ID.txt.gz, OUTDIR/capture/ID.trace + ID.log, OUTDIR/probe.json, OUTDIR/cases.json.
 The split (dev: tune on these; held-out: never looked at before the estimate is final) is fixed here.
 Cases run concurrently (each process's peaks and NVML number are its own); MEASURE_BUDGET_S stops
@@ -65,6 +65,17 @@ CASES = [
     ("c37", "held-out", "encoder.py", "--batch 16 --seq 512 --precision fp32"),
 ]
 
+# --max-batch checks: the value `vramdoc estimate --max-batch` predicted for a smaller card (see
+# docs/estimator.md) and one above it, run for real with that card emulated by
+# torch.cuda.set_per_process_memory_fraction (measure_real.py): the predicted value must not run
+# out of memory. id, job, arguments, the card's bytes, the driver's overhead beyond reserved.
+MAX_BATCH_CHECKS = [
+    ("mb-enc-28", "encoder.py", "--batch 28 --seq 512 --precision fp32", 16 << 30, 742 << 20),
+    ("mb-enc-29", "encoder.py", "--batch 29 --seq 512 --precision fp32", 16 << 30, 742 << 20),
+    ("mb-rn50-219", "vision.py", "--model resnet50 --batch 219 --precision fp32 --opt sgd", 25757220864, 760 << 20),
+    ("mb-rn50-220", "vision.py", "--model resnet50 --batch 220 --precision fp32 --opt sgd", 25757220864, 760 << 20),
+]
+
 
 def probe(out):
     """What the capture must imitate on this machine: autocast's CUDA ops, SDPA's kernel choices."""
@@ -94,15 +105,18 @@ print(json.dumps(r))
 
 
 def commands(out, case, real, hook_dir):
-    cid, split, job, args = case
+    cid, split, job, args = case[:4]
     script = [sys.executable, os.path.join(JOBS, job)] + args.split()
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if len(case) > 4:  # a --max-batch check: the card emulated
+        env.update(MEASURE_CARD_BYTES=str(case[4]), MEASURE_OVERHEAD_BYTES=str(case[5]))
     if real:
         cmd = [sys.executable, os.path.join(HERE, "measure_real.py"), os.path.join(out, "real", cid + ".json"),
                os.path.join(out, "real", cid + ".txt.gz"), "--"] + script[1:]
         return cmd, env, os.path.join(out, "real", cid + ".log")
     env.update(CUDA_VISIBLE_DEVICES="", PYTHONPATH=hook_dir + os.pathsep + env.get("PYTHONPATH", ""),
-               VRAMDOC_CAPTURE_OUT=os.path.join(out, "capture", cid + ".trace"), VRAMDOC_CAPTURE_STEPS="3",
+               VRAMDOC_CAPTURE_OUT=os.path.join(out, "capture", cid + ".trace"),
+               VRAMDOC_CAPTURE_STEPS=os.environ.get("MEASURE_CAPTURE_STEPS", "3"),
                VRAMDOC_CAPTURE_GPU_NAME="NVIDIA H200", VRAMDOC_CAPTURE_GPU_BYTES=str(150754820096),
                VRAMDOC_CAPTURE_GPU_CC="9.0", VRAMDOC_CAPTURE_GPU_SMS="132")
     return script, env, os.path.join(out, "capture", cid + ".log")
@@ -123,7 +137,9 @@ def main():
     if "--probe" in flags:
         probe(out)
         print("[%5.1fs] probe done" % (time.time() - start), flush=True)
-    queues = {True: [c for c in cases] if "--real" in flags else [], False: [c for c in cases] if "--capture" in flags else []}
+    checks = [(i, "check", job, args, card, overhead) for i, job, args, card, overhead in MAX_BATCH_CHECKS]
+    queues = {True: (checks if "--max-batch-check" in flags else []) + (list(cases) if "--real" in flags else []),
+              False: sorted(cases, key=lambda c: c[2] != "hf.py") if "--capture" in flags else []}  # the slowest first
     slots = {True: REAL_SLOTS, False: CAPTURE_SLOTS}
     limit = {True: REAL_TIMEOUT_S, False: CAPTURE_TIMEOUT_S}
     running = []  # (process, case, real, started, log file)
