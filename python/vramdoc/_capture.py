@@ -291,6 +291,23 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
         return moved(t, CUDA) if isinstance(t, Fake) else aten._to_copy.default(t, device=CUDA)
 
     torch.Tensor.to, torch.Tensor.cuda = to, cuda
+
+    def from_data(original):
+        # torch.tensor(data, device="cuda") makes the tensor on the CPU, then copies it behind a CUDA
+        # device guard, which needs a GPU: make it on the CPU and move it as .to() does.
+        def make(data, *args, device=None, **kwargs):
+            if device is None or torch.device(device).type != "cuda":
+                return original(data, *args, device=device, **kwargs)
+            requires_grad = kwargs.pop("requires_grad", False)
+            t = data.to(dtype=kwargs.get("dtype") or data.dtype) if isinstance(data, torch.Tensor) else original(data, *args, **kwargs)
+            t = to(t, CUDA)
+            return t.requires_grad_() if requires_grad else t
+        make.__name__ = make.__qualname__ = original.__name__
+        return make
+
+    for name in ("tensor", "as_tensor", "asarray"):
+        if hasattr(torch, name):
+            setattr(torch, name, from_data(getattr(torch, name)))
     compatible = torch._has_compatible_shallow_copy_type
 
     def shallow_copy_compatible(input, from_):
@@ -326,16 +343,6 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
             return getattr(v, kind)(*args, **kwargs)
         return handler
 
-    def dropout(input, p=0.5, training=True, inplace=False):
-        # CUDA runs the fused kernel (native_dropout: a bool mask and the output) where a CPU tensor
-        # runs empty_like().bernoulli_() times the input (ATen native/Dropout.cpp,
-        # is_fused_kernel_acceptable); to C++ these tensors are CPU tensors, so ask for it by name.
-        with no_subclass():
-            if (isinstance(input, Fake) and input._vd_dev.type == "cuda" and training and not inplace
-                    and 0 < p < 1 and input.numel() > 0):
-                return torch.native_dropout(input, p, True)[0]
-            return torch.nn.functional.dropout(input, p, training, inplace)
-
     T = torch.Tensor
     TF.update({
         T.device.__get__: lambda t: t._vd_dev,
@@ -351,10 +358,16 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
         T.untyped_storage if hasattr(T, "untyped_storage") else T.storage: lambda t: FakeStorage(t),
         T.__deepcopy__: deepcopy,
         T.data.__set__: set_data,
-        torch.nn.functional.dropout: dropout,
     })
     if hasattr(T, "is_cpu"):
         TF[T.is_cpu.__get__] = lambda t: t._vd_dev.type == "cpu"
+
+    def backward(t, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        # Tensor.backward without turning the subclass's torch function off: Python code autograd
+        # runs (a checkpointed layer's recomputation) must see the devices and kernels the forward saw.
+        return torch.autograd.backward(t, gradient, retain_graph, create_graph, inputs=inputs)
+
+    TF[T.backward] = backward
     for name in ("item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__complex__"):
         if hasattr(T, name):
             TF[getattr(T, name)] = reader(name)
@@ -675,13 +688,16 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
         "unique": worst_case("unique"), "_unique2": worst_case("_unique2"), "unique_dim": worst_case("unique_dim"),
         "unique_consecutive": worst_case("unique_consecutive"),
         "convolution_backward": conv_backward,
+        "_scaled_dot_product_cudnn_attention_backward": same_as_inputs(1, 2, 3),
+        "_scaled_dot_product_flash_attention_backward": same_as_inputs(1, 2, 3),
         "max_pool2d_with_indices_backward": same_as_inputs(1),
         "avg_pool2d_backward": same_as_inputs(1),
         "adaptive_avg_pool2d_backward": same_as_inputs(1), "_adaptive_avg_pool2d_backward": same_as_inputs(1),
     }
 
     for install in (lambda: _install_torch_patches(torch, cap, Fake, CUDA, settings),
-                    lambda: _install_autocast(torch, cap, Fake), lambda: _install_phases(torch, cap)):
+                    lambda: _install_autocast(torch, cap, Fake), lambda: _install_cuda_kernels(torch, cap, Fake),
+                    lambda: _install_phases(torch, cap)):
         try:
             install()
         except Exception as e:  # the rest of the capture still works; the report says what is missing
@@ -1023,6 +1039,59 @@ def _install_autocast(torch, cap, Fake):
         clear()
 
     torch.clear_autocast_cache = clear_cache
+
+
+def _install_cuda_kernels(torch, cap, Fake):
+    """ATen ops whose composite picks its kernel by the tensors' C++ device, CPU for these tensors:
+    dropout and scaled_dot_product_attention get CUDA's choice instead, at the AutogradCPU key (so
+    that every caller takes it, a checkpoint's recomputation and nn.MultiheadAttention included)."""
+    from torch.library import Library
+
+    aten = torch.ops.aten
+    lib = Library("aten", "IMPL")
+    cap.kernel_library = lib
+    on_cuda = lambda t: isinstance(t, Fake) and t._vd_dev.type == "cuda"  # noqa: E731
+
+    def dropout(input, p, train):
+        # CUDA: the fused kernel, a bool mask and the output (ATen Dropout.cpp is_fused_kernel_acceptable)
+        if on_cuda(input) and train and 0 < p < 1 and input.numel() > 0:
+            return aten.native_dropout.default(input, p, True)[0]
+        if p == 0 or not train or input.numel() == 0:
+            return input
+        if p == 1:
+            return input * torch.zeros_like(input)
+        return input * torch.empty_like(input).bernoulli_(1 - p).div_(1 - p)
+
+    lib.impl("dropout", dropout, "AutogradCPU")
+    if not hasattr(aten, "scaled_dot_product_attention"):
+        return
+    math = aten._scaled_dot_product_attention_math.default
+
+    def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        # attention.cpp scaled_dot_product_attention with CUDA's backend choice (sdp_choice)
+        if not (on_cuda(query) and on_cuda(key) and on_cuda(value)):
+            return math(query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
+        choice = sdp_choice(cap.settings["cc"], query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        if attn_mask is not None and attn_mask.dtype == torch.bool:  # convert_boolean_attn_mask
+            zero = torch.zeros((), dtype=query.dtype, device=attn_mask.device)
+            attn_mask = torch.where(attn_mask.logical_not(), float("-inf"), zero)
+        lse = torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
+        if choice == 3:
+            return aten._scaled_dot_product_cudnn_attention.default(
+                query, key, value, attn_mask, lse, dropout_p, is_causal, False, scale=scale)[0]
+        if choice == 1:
+            return aten._scaled_dot_product_flash_attention.default(query, key, value, dropout_p, is_causal, False, scale=scale)[0]
+        if choice == 2:
+            if attn_mask is not None:  # preprocess_mask: a 16-aligned copy of the bias, expanded
+                pad = (-attn_mask.shape[-1]) % 16
+                if pad or attn_mask.stride(-2) % 16:
+                    attn_mask = torch.nn.functional.pad(attn_mask, (0, pad))[..., : attn_mask.shape[-1]]
+                attn_mask = attn_mask.expand(query.shape[0], query.shape[1], query.shape[2], key.shape[2])
+            return aten._scaled_dot_product_efficient_attention.default(
+                query, key, value, attn_mask, lse, dropout_p, is_causal, scale=scale)[0]
+        return math(query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
+
+    lib.impl("scaled_dot_product_attention", sdpa, "AutogradCPU")
 
 
 def _install_phases(torch, cap):

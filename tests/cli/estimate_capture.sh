@@ -65,6 +65,14 @@ hits = [l for l in t if l.startswith('a %d ' % size) and 'encoder_plain.py:$scor
 assert len(hits) >= 2 * 2 * 3, len(hits)  # matmul and division, 2 layers, 3 steps
 "
 
+drop=$(line_of dropout.py DROPOUT_LINE)
+check "dropout" 0 "$VRAMDOC" estimate --json --save-trace "$trace" -- "$py" "$data/dropout.py"
+expect "dropout takes CUDA's fused kernel: a bool mask beside the output, no fp32 noise tensor" "
+at = [int(l.split()[1]) for l in t if l.startswith('a ') and 'dropout.py:$drop:' in l]
+steps = j['capture']['steps']
+assert at.count(1024 * 1024) == steps and at.count(4 * 1024 * 1024) == 2 * steps, at  # w * 2, the output; the mask
+"
+
 item=$(line_of item.py ITEM_LINE); bool=$(line_of item.py BOOL_LINE)
 check "values read back" 0 "$VRAMDOC" estimate --json -- "$py" "$data/item.py"
 expect "each read names its line and what was assumed" "
