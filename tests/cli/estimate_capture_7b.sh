@@ -7,10 +7,11 @@ py=/usr/bin/python3
 if ! "$py" -c "import torch" 2>/dev/null; then echo "SKIP: $py has no torch (apt-get install python3-torch)"; exit 77; fi
 time_log=$(mktemp)
 trap 'rm -f "$out" "$err" "$time_log"' EXIT
-start=$(date +%s.%N)
-check "the 7B LoRA step" 0 /usr/bin/time -v -o "$time_log" "$VRAMDOC" estimate --json --gpu "A100 80GB" -- \
+timer=(); [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v -o "$time_log")  # peak RSS, where GNU time is there
+start=$("$py" -c "import time; print(time.time())")
+check "the 7B LoRA step" 0 "${timer[@]}" "$VRAMDOC" estimate --json --gpu "A100 80GB" -- \
   "$py" "$SRC/tests/data/capture/llama7b_lora.py" --seq 512
-wall=$(echo "$(date +%s.%N) - $start" | bc)
+wall=$("$py" -c "import time; print(round(time.time() - $start, 1))")
 rss_kb=$(awk -F': ' '/Maximum resident/ {print $2}' "$time_log")
 echo "7B LoRA capture: ${wall} s wall, ${rss_kb} KiB peak RSS"
 "$py" - "$out" "$wall" "${rss_kb:-0}" <<'PY' || { echo "FAIL: 7B LoRA numbers"; fails=$((fails + 1)); }
@@ -21,6 +22,6 @@ weights = params * 2  # bf16
 assert j["capture"]["steps"] == 3 and j["capture"]["end"] == "steps", j["capture"]
 assert weights < j["peak_allocated_bytes"] < 1.5 * weights, (j["peak_allocated_bytes"], weights)
 assert wall < 180, wall
-assert 0 < rss < weights / 8, rss  # the capture holds no weights: far below the model's size
+assert rss < weights / 8, rss  # the capture holds no weights: far below the model's size (0: not measured)
 PY
 finish
