@@ -167,10 +167,13 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
   app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
-  app.add_option("--steps", a.steps, "with -- COMMAND: optimizer steps (or forwards under no_grad) to capture")->capture_default_str();
-  app.add_option("--capture-timeout", a.capture_timeout, "with -- COMMAND: seconds before the capture is stopped")->capture_default_str();
-  app.add_option("--from-trace", a.from_trace, "replay a trace the capture wrote (VRAMDOC_CAPTURE_OUT) instead of running a command");
-  app.add_option("--save-trace", a.save_trace, "with -- COMMAND: keep the capture's trace in this file (replay it with --from-trace)");
+  app.add_option("--steps", a.steps, "with -- COMMAND: optimizer steps (or forwards under no_grad) to capture")
+      ->capture_default_str()->type_name("N");
+  app.add_option("--capture-timeout", a.capture_timeout, "with -- COMMAND: seconds before the capture is stopped")
+      ->capture_default_str()->type_name("SECONDS");
+  app.add_option("--from-trace", a.from_trace, "replay a trace the capture wrote instead of running a command")->type_name("FILE");
+  app.add_option("--save-trace", a.save_trace, "with -- COMMAND: keep the capture's trace in this file (replay it with --from-trace)")
+      ->type_name("FILE");
   app.add_flag("--show-output", a.show_output, "with -- COMMAND: show the job's own output");
 }
 
