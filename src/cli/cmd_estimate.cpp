@@ -1,9 +1,13 @@
 // vramdoc estimate: parse the options, load the model (file, directory, cache or preset), ask
 // core/estimator/answer.hpp, print JSON or a table. All arithmetic lives in core/estimator.
+// `estimate [options] -- python train.py ARGS` (and --from-trace) is backends/capture/script.hpp.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
+#include "backends/capture/job.hpp"
+#include "backends/capture/script.hpp"
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
 #include "cli/estimator_options.hpp"
@@ -24,11 +28,14 @@ struct Args : EstimatorArgs {
   std::string lora_rank = "16", lora_targets, kv_dtype, logits = "all";
   std::string gpu, gpu_memory;
   std::string quant = "none", new_tokens = "0";
+  std::string task, image_size, target_seq;  // empty: the model's own task, the config's image size, 128 target tokens
   bool expandable_segments = false;
   ParallelArgs parallel;
   double lora_alpha = 32;
   bool json = false, list_models = false, list_gpus = false;
   bool max_batch = false, max_seq = false;
+  std::string steps = "3", capture_timeout = "600", from_trace, save_trace;  // estimate -- python train.py
+  bool show_output = false;
 };
 
 // The shared options (estimator_options), then estimate's own.
@@ -60,6 +67,18 @@ Result<est::Options> to_options(const Args& a) {
     o.new_tokens = *n;
   }
   o.expandable_segments = a.expandable_segments;
+  if (!a.task.empty()) {
+    auto task = est::parse_task(a.task);
+    if (!task) return make_error(task.error());
+    o.task = *task;
+  }
+  for (auto [text, option, field] : {std::tuple{&a.image_size, "--image-size", &o.image_size},
+                                     std::tuple{&a.target_seq, "--target-seq", &o.target_seq}}) {
+    if (text->empty()) continue;
+    auto v = positive_integer(*text, option);
+    if (!v) return make_error(v.error());
+    *field = *v;
+  }
   return o;
 }
 
@@ -88,21 +107,84 @@ void add_options(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
   app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  app.add_option("--task", a.task, "causal-lm | seq-cls | token-cls | mlm | seq2seq | image-cls | speech-seq2seq "
+                 "(default: the model's own: causal-lm for decoders, mlm for encoders, seq2seq, image-cls, speech-seq2seq)")
+      ->type_name("NAME");
+  app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)")->type_name("N");
+  app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)")->type_name("N");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
+  app.add_option("--steps", a.steps, "with -- COMMAND: optimizer steps (or forwards under no_grad) to capture")
+      ->capture_default_str()->type_name("N");
+  app.add_option("--capture-timeout", a.capture_timeout, "with -- COMMAND: seconds before the capture is stopped")
+      ->capture_default_str()->type_name("SECONDS");
+  app.add_option("--from-trace", a.from_trace, "replay a trace the capture wrote instead of running a command")->type_name("FILE");
+  app.add_option("--save-trace", a.save_trace, "with -- COMMAND: keep the capture's trace in this file (replay it with --from-trace)")
+      ->type_name("FILE");
+  app.add_flag("--show-output", a.show_output, "with -- COMMAND: show the job's own output");
+}
+
+// `estimate [options] -- COMMAND` and --from-trace: the options the capture uses (--batch / --seq
+// only when given: they are the value for {batch} / {seq}).
+Result<backends::ScriptOptions> script_options(const CLI::App& app, const Args& a, std::vector<std::string> command) {
+  backends::ScriptOptions o;
+  auto steps = positive_integer(a.steps, "--steps");
+  auto timeout = positive_integer(a.capture_timeout, "--capture-timeout");
+  if (!steps) return make_error(steps.error());
+  if (!timeout) return make_error(timeout.error());
+  o.command = std::move(command), o.from_trace = a.from_trace, o.save_trace = a.save_trace, o.gpu = a.gpu;
+  if (!a.gpu_memory.empty()) {
+    auto bytes = parse_memory_size(a.gpu_memory);
+    if (!bytes) return make_error("--gpu-memory: " + bytes.error());
+    o.gpu_memory_bytes = *bytes;
+  }
+  o.max_batch = a.max_batch, o.max_seq = a.max_seq;
+  const char* value_option = a.max_seq ? "--seq" : "--batch";
+  if (app.count(value_option)) {
+    auto v = positive_integer(a.max_seq ? a.seq : a.batch, value_option);
+    if (!v) return make_error(v.error());
+    o.value = *v;
+  }
+  o.steps = *steps, o.timeout_s = *timeout, o.json = a.json, o.show_output = a.show_output;
+  o.expandable_segments = a.expandable_segments;
+  o.note = [](const std::string& line) { fail("estimate", line, 0); };
+  return o;
+}
+
+// The script's estimate printed; its exit status (2: the job stopped before a step, 1: does not fit).
+int print_script(const backends::ScriptAnswer& answer, bool json) {
+  print(json ? capture::render_json(answer.report) : capture::render_text(answer.report, style_for(stdout)));
+  switch (answer.verdict) {
+    case backends::ScriptVerdict::Partial: return kUsage;
+    case backends::ScriptVerdict::DoesNotFit: return kFailure;
+    case backends::ScriptVerdict::Fits:
+    case backends::ScriptVerdict::NoCard: break;
+  }
+  return kOk;
 }
 
 }  // namespace
 
-int cmd_estimate(const std::vector<std::string>& args) {
-  if (args.empty()) {  // the no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card
+int cmd_estimate(const std::vector<std::string>& all) {
+  if (all.empty()) {  // the no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card
     auto model = est::preset_config(kDefaultModel);
     if (!model) return fail("estimate", model.error());
     return print(est::render_demo(*model, kDefaultModel, style_for(stdout))), kOk;
   }
+  const auto dash = std::find(all.begin(), all.end(), "--");
+  const std::vector<std::string> args(all.begin(), dash);
+  std::vector<std::string> command(dash == all.end() ? dash : dash + 1, all.end());
   Args a;
-  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
+  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits; or run your own "
+               "training script on the CPU with CUDA faked: estimate [options] -- python train.py ARGS.", "estimate");
   add_options(app, a);
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  if (dash != all.end() || !a.from_trace.empty()) {
+    if (dash != all.end() && command.empty()) return fail("estimate", "nothing after --: give the command, e.g. -- python train.py");
+    auto o = script_options(app, a, std::move(command));
+    if (!o) return fail("estimate", o.error());
+    auto answer = backends::estimate_script(*o);
+    return answer ? print_script(*answer, a.json) : fail("estimate", answer.error());
+  }
   if (a.list_models) return print(est::render_models(a.json)), kOk;
   if (a.list_gpus) return print(est::render_gpus(a.json)), kOk;
   if (!a.config.empty() && !a.model.empty()) return fail("estimate", "give one of --config FILE and --model NAME, not both");
@@ -114,7 +196,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
   if (!model) return fail("estimate", model.error());
   auto options = to_options(a);
   if (!options) return fail("estimate", options.error());
-  est::FitRequest request{a.gpu, std::nullopt, a.max_batch, a.max_seq, local_gpu, a.config};
+  est::FitRequest request{a.gpu, std::nullopt, a.max_batch, a.max_seq, local_gpu, a.config, backends::python_on_path};
   if (!a.gpu_memory.empty()) {
     auto bytes = parse_memory_size(a.gpu_memory);
     if (!bytes) return fail("estimate", "--gpu-memory: " + bytes.error());
@@ -123,8 +205,10 @@ int cmd_estimate(const std::vector<std::string>& args) {
   auto answer = est::answer(*model, *options, request);
   if (!answer) return fail("estimate", answer.error());
   for (const auto& note : answer->notes) fail("estimate", note, 0);
-  if (!a.json)
+  if (!a.json) {
     for (const auto& w : answer->estimate.warnings) fail("estimate", "warning: " + w, 0);
+    for (const auto& hint : answer->hints) fail("estimate", hint, 0);
+  }
   if (a.json) print(est::render_json(*model, *options, answer->estimate, answer->fit));
   else print(est::render_text(*model, *options, answer->estimate, answer->fit, style_for(stdout)));
   return answer->fits ? kOk : kFailure;  // "no": does not fit

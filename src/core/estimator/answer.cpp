@@ -52,6 +52,8 @@ Result<Answer> answer(const ModelConfig& model, const Options& options, const Fi
     a.fit.max_seq = *r;
   }
   a.fits = !a.fit.usable_bytes || fits(a.estimate, *a.fit.usable_bytes);
+  if (model.family == Family::Generic && request.python_available && request.python_available())
+    a.hints.push_back("note: Python is here: measure the job itself on the CPU with vramdoc estimate -- python train.py ...");
   return a;
 }
 

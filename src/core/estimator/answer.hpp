@@ -28,12 +28,16 @@ struct FitRequest {
   // The local GPU 0, asked only when neither --gpu nor --gpu-memory is given (empty: none).
   std::function<std::optional<LocalGpu>()> local_gpu;
   std::string config;  // --config, named when the model cannot be estimated
+  // Whether Python is here, asked only for a model the estimator knows no family of: the script
+  // capture (`estimate -- python train.py`) would measure it.
+  std::function<bool()> python_available;
 };
 
 struct Answer {
   Estimate estimate;
   FitReport fit;
   std::vector<std::string> notes;  // for stderr: an AMD card's reach
+  std::vector<std::string> hints;  // for stderr beside the text (not with --json): what would measure better
   bool fits = true;                // false: the answer is "no" (a target was given and it does not fit)
 };
 
