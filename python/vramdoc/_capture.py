@@ -148,7 +148,10 @@ def sdp_choice(cc, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=F
     grouped = dense and query.shape[-3] != key.shape[-3]
     on = lambda name: getattr(flags, name, lambda: True)()  # noqa: E731
     cudnn_first = cc in ((9, 0), (10, 0)) and os.environ.get("TORCH_CUDNN_SDPA_PREFERRED", "1") != "0"
-    if cudnn_first and on("cudnn_sdp_enabled") and half and dense and d_q <= 256 and d_q % 8 == 0 and d_v % 8 == 0:
+    # cuDNN's kernel has no gradient for the mask: T5's learned position bias goes to the next backend
+    mask_grad = attn_mask is not None and attn_mask.requires_grad and torch.is_grad_enabled()
+    if (cudnn_first and on("cudnn_sdp_enabled") and half and dense and not mask_grad and d_q <= 256 and d_q % 8 == 0
+            and d_v % 8 == 0):
         return 3
     if (on("flash_sdp_enabled") and half and sm >= 80 and dense and attn_mask is None and d_q == d_v
             and d_q <= 256 and d_q % 8 == 0):

@@ -70,6 +70,7 @@ std::uint64_t cudnn_attention_backward_bytes(const std::vector<std::uint64_t>& q
 std::vector<Insert> workspaces(const Trace& trace, const Target& target, Libraries& used) {
   std::vector<Insert> out;
   std::set<std::pair<std::uint32_t, std::uint32_t>> handles, lt_handles;  // (thread, stream) with a workspace
+  std::set<std::uint32_t> threads;                                           // threads with a cuBLAS handle
   std::uint64_t next = kWorkspaceIds;
   for (std::size_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = trace.events[i];
@@ -88,6 +89,7 @@ std::vector<Insert> workspaces(const Trace& trace, const Target& target, Librari
     }
     if (!is_blas(op)) continue;
     used.cublas = true;
+    if (threads.insert(e.thread).second) used.cublas_handles = static_cast<unsigned>(threads.size());
     if (handles.insert({e.thread, e.stream}).second)
       out.push_back({i, true, cublas_workspace_bytes(target), next++, e.stream, "cuBLAS workspace"});
     if (takes_lt(op, call) && lt_handles.insert({e.thread, e.stream}).second)

@@ -32,6 +32,7 @@ std::uint64_t cudnn_attention_backward_bytes(const std::vector<std::uint64_t>& q
 // Which libraries the job's kernels used (they set the driver's overhead beyond reserved memory).
 struct Libraries {
   bool cublas = false, cudnn = false, trains = false, fused_attention_16bit = false;
+  unsigned cublas_handles = 0;  // threads that ran a cuBLAS call (one handle each: the job's, autograd's)
 };
 
 // A synthetic allocation or its free, placed after `after` (an index into the trace's events).
