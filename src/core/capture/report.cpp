@@ -14,7 +14,7 @@ namespace vramdoc::capture {
 // one of another thread: autograd's); ATen's own kernels as a job first runs them, 96 MiB for the common
 // elementwise, reduction and indexing kernels (+92 at the first elementwise op); cuDNN's convolution
 // engines 8 MiB forward, 18 with their backward; 16-bit fused attention's backward kernels 16 MiB. The
-// last two share modules: the larger counts. Checked on the 19 dev jobs of 2026-12-01: within 4 MiB.
+// last two share modules: the larger counts. On the 18 completed dev jobs of 2026-12-01: within 2 MiB.
 constexpr std::uint64_t kContextBytes = 518 * MiB;
 constexpr std::uint64_t kCublasHandleBytes = 64 * MiB;
 constexpr std::uint64_t kAtenKernelBytes = 96 * MiB;
