@@ -2,7 +2,8 @@
 """The capture's accuracy: `vramdoc estimate --from-trace` on each case's captured trace against the
 same job measured on the GPU (scripts/gpu/measure_capture.py's OUTDIR), per kind and per split.
   python3 scripts/eval_capture.py OUTDIR [--binary build/vramdoc] [--rows] [--held-out]
-Without --held-out the held-out cases are left out of everything (tune on dev only; look once, at the end).
+Without --held-out the held-out and fresh held-out cases are left out of everything (tune on dev only;
+look once, at the end).
 Errors are (estimate - measured) / measured; the bar (issue 27): peak allocated median |error| <= 1 %,
 p95 <= 3 %; the driver's process total median <= 2 %, p95 <= 6 %."""
 import json
@@ -10,9 +11,10 @@ import os
 import subprocess
 import sys
 
-KINDS = [("resnet", "CNN"), ("vgg", "CNN"), ("convnext", "CNN"), ("efficientnet", "CNN"), ("vit_", "ViT/Swin"),
-         ("swin", "ViT/Swin"), ("bert", "BERT"), ("t5", "encoder-decoder"), ("whisper", "encoder-decoder"),
-         ("gan.py", "GAN"), ("unet.py", "UNet"), ("llama-lora", "LLM + LoRA"), ("--model llama ", "LLM"),
+KINDS = [("resnet", "CNN"), ("vgg", "CNN"), ("convnext", "CNN"), ("efficientnet", "CNN"), ("densenet", "CNN"),
+         ("mobilenet", "CNN"), ("regnet", "CNN"), ("vit_", "ViT/Swin"), ("swin", "ViT/Swin"), ("bert", "BERT"),
+         ("roberta", "BERT"), ("t5", "encoder-decoder"), ("bart", "encoder-decoder"), ("whisper", "encoder-decoder"),
+         ("gan.py", "GAN"), ("unet.py", "UNet"), ("-lora", "LLM + LoRA"), ("--model llama ", "LLM"),
          ("encoder.py", "encoder (plain)")]
 
 
@@ -36,7 +38,7 @@ def main():
     cases = json.load(open(os.path.join(out, "cases.json")))
     rows = []
     for c in cases:
-        if c["split"] == "held-out" and "--held-out" not in sys.argv:
+        if c["split"] != "dev" and "--held-out" not in sys.argv:
             continue
         real_path = os.path.join(out, "real", c["id"] + ".json")
         trace = os.path.join(out, "capture", c["id"] + ".trace")
@@ -75,8 +77,7 @@ def main():
         print()
     print("| set | cases | allocated median / p95 |error| % | reserved median / p95 % | process median / p95 % |")
     print("|---|---|---|---|---|")
-    groups = [("all", rows), ("dev", [r for r in rows if r["split"] == "dev"]),
-              ("held-out", [r for r in rows if r["split"] == "held-out"])]
+    groups = [("all", rows)] + [(split, [r for r in rows if r["split"] == split]) for split in ("dev", "held-out", "fresh")]
     groups += [(k, [r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})]
     for name, g in groups:
         if not g:

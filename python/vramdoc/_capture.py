@@ -130,6 +130,7 @@ KERNEL_OPS = set("""mm addmm bmm baddbmm addmv mv addbmm addr dot _addmm_activat
     _efficient_attention_forward _efficient_attention_backward _flash_attention_forward _flash_attention_backward
     embedding_dense_backward native_batch_norm_backward cudnn_batch_norm cudnn_batch_norm_backward
     nll_loss_forward""".split())
+CONV_OPS = {"convolution", "convolution_backward", "cudnn_convolution", "cudnn_convolution_transpose"}
 
 
 def sdp_choice(cc, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
@@ -147,7 +148,10 @@ def sdp_choice(cc, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=F
     grouped = dense and query.shape[-3] != key.shape[-3]
     on = lambda name: getattr(flags, name, lambda: True)()  # noqa: E731
     cudnn_first = cc in ((9, 0), (10, 0)) and os.environ.get("TORCH_CUDNN_SDPA_PREFERRED", "1") != "0"
-    if cudnn_first and on("cudnn_sdp_enabled") and half and dense and d_q <= 256 and d_q % 8 == 0 and d_v % 8 == 0:
+    # cuDNN's kernel has no gradient for the mask: T5's learned position bias goes to the next backend
+    mask_grad = attn_mask is not None and attn_mask.requires_grad and torch.is_grad_enabled()
+    if (cudnn_first and on("cudnn_sdp_enabled") and half and dense and not mask_grad and d_q <= 256 and d_q % 8 == 0
+            and d_v % 8 == 0):
         return 3
     if (on("flash_sdp_enabled") and half and sm >= 80 and dense and attn_mask is None and d_q == d_v
             and d_q <= 256 and d_q % 8 == 0):
@@ -466,9 +470,10 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
         def maybe_stop(self):
             k = self.settings["steps"]
             trained = self.optimizers and all(n >= k for n in self.optimizers.values())
-            # inference: K top-level forwards under no_grad (or 4 K with grad on and never a backward)
+            # inference: K top-level forwards under no_grad (or 4 K, at least 12, with grad on and never a
+            # backward: a GAN's step with a gradient penalty makes four before its first backward)
             inferred = not self.backward_seen and not self.optimizers and (
-                self.inferences >= k or self.forwards >= 4 * k)
+                self.inferences >= k or self.forwards >= max(4 * k, 12))
             if (trained or inferred) and self.settings.get("exit_when_done"):
                 self.writer.comment("phase " + self.phase)
                 self.finish("steps")
@@ -548,13 +553,34 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
                     rec.valued = False
                 result.append(Fake(o, rec, CUDA if rec.cuda else CPU, v))
             if kernel is not None and dev.type == "cuda":
-                self.kernel(kernel, flat)
+                self.kernel(kernel, flat, spec)
             return tree_unflatten(result, ospec)
 
-        def kernel(self, name, flat):
-            shapes = ",".join("x".join(str(s) for s in x.shape) or "1" for x in flat if isinstance(x, torch.Tensor))
+        def kernel(self, name, flat, spec):
+            """The `k` line: DTYPE:SHAPES (a channels-last tensor's shape ends in @cl); the other arguments
+            of a convolution or an attention kernel follow after ';' in schema order (a convolution's
+            stride, padding, dilation, transposed, output_padding, groups[, output_mask]; attention's
+            dropout, causal, ...): lists as AxB, booleans as 1 / 0, None as -."""
+            def shape(x):
+                text = "x".join(str(s) for s in x.shape) or "1"
+                if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
+                    text += "@cl"
+                return text
+
+            def word(v):
+                if isinstance(v, (list, tuple)):
+                    return "x".join(word(x) for x in v) or "-"
+                if isinstance(v, float):
+                    return "%g" % v
+                return "-" if v is None else str(int(v)) if isinstance(v, (bool, int)) else "?"
+
+            shapes = ",".join(shape(x) for x in flat if isinstance(x, torch.Tensor))
             dtype = next((str(x.dtype).replace("torch.", "") for x in flat if isinstance(x, torch.Tensor)), "-")
-            self.writer.line("k %s %d %d %s:%s\n" % (name, self.stream, self.thread, dtype, shapes or "-"))
+            params = ""
+            if name in CONV_OPS or "attention" in name:
+                args = tree_unflatten(flat, spec)[0]
+                params = ";" + ",".join(word(a) for a in args if not isinstance(a, torch.Tensor))
+            self.writer.line("k %s %d %d %s:%s%s\n" % (name, self.stream, self.thread, dtype, shapes or "-", params))
 
         def values(self, func, flat, spec, out, dev):
             """The op run for real on the inputs' values, when all are known and the outputs small."""
@@ -885,16 +911,14 @@ def _install_torch_patches(torch, cap, Fake, CUDA, s):
         dist.init_process_group = init_process_group
     except Exception:
         pass
-    try:
-        import torch.utils.cpp_extension as ext
-
+    def no_extensions(ext):
         def no_extension(*args, **kwargs):
             raise RuntimeError("vramdoc estimate cannot build or load a CUDA extension (torch.utils.cpp_extension) "
                                "without a GPU: its kernels' memory is not captured")
 
         ext.load = ext.load_inline = no_extension
-    except Exception:
-        pass
+
+    after_import("torch.utils.cpp_extension", no_extensions)  # importing it costs seconds (hipify's patterns)
     try:
         import torch.optim.optimizer as opt
 
@@ -1099,11 +1123,15 @@ def _install_phases(torch, cap):
     from torch.nn.modules import module as nn_module
 
     def pre(module, inputs):
+        if cap.thread == 1:  # a checkpointed layer recomputed inside the backward: still the backward
+            return
         if cap.depth == 0:
             cap.mark("forward")
         cap.depth += 1
 
     def post(module, inputs, output):
+        if cap.thread == 1:
+            return
         cap.depth = max(0, cap.depth - 1)
         if cap.depth == 0:
             cap.forwards += 1
@@ -1169,18 +1197,19 @@ def _install_phases(torch, cap):
         torch.optim.Optimizer.__init__ = init
 
 
-def _bootstrap():
-    """As sitecustomize: run the shadowed one, then start the capture when torch is imported."""
-    _run_shadowed_sitecustomize()
-    out = os.environ.get("VRAMDOC_CAPTURE_OUT", "")
-    if not out:
-        return
+def after_import(name, patch):
+    """patch(module) once `name` is imported (now, if it already is): an import hook for modules that
+    are slow to import and that few jobs use."""
     import importlib.abc
     import importlib.machinery
 
-    class TorchWatcher(importlib.abc.MetaPathFinder):
+    if name in sys.modules:
+        patch(sys.modules[name])
+        return
+
+    class Watcher(importlib.abc.MetaPathFinder):
         def find_spec(self, fullname, path, target=None):
-            if fullname != "torch":
+            if fullname != name:
                 return None
             sys.meta_path.remove(self)
             spec = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -1190,12 +1219,21 @@ def _bootstrap():
 
             def exec_module(module):
                 loader_exec(module)
-                _start_in_job(out)
+                patch(module)
 
             spec.loader.exec_module = exec_module
             return spec
 
-    sys.meta_path.insert(0, TorchWatcher())
+    sys.meta_path.insert(0, Watcher())
+
+
+def _bootstrap():
+    """As sitecustomize: run the shadowed one, then start the capture when torch is imported."""
+    _run_shadowed_sitecustomize()
+    out = os.environ.get("VRAMDOC_CAPTURE_OUT", "")
+    if not out:
+        return
+    after_import("torch", lambda torch: _start_in_job(out))
 
 
 def _start_in_job(out):

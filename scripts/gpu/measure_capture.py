@@ -3,11 +3,14 @@
 script"): every case of CASES run for real on the GPU, each in a fresh process (measure_real.py:
 peaks, NVML's process total, the allocator's trace), and captured on the CPU with the GPU hidden
 (CUDA_VISIBLE_DEVICES='', python/vramdoc/_capture.py as sitecustomize: the trace vramdoc replays).
-  python3 scripts/gpu/measure_capture.py OUTDIR [--real] [--capture] [--probe] [--max-batch-check] [ID,ID]
-OUTDIR/real/ID.json + ID.txt.gz, OUTDIR/capture/ID.trace + ID.log, OUTDIR/probe.json, OUTDIR/cases.json.
-The split (dev: tune on these; held-out: never looked at before the estimate is final) is fixed here.
-Cases run concurrently (each process's peaks and NVML number are its own); MEASURE_BUDGET_S stops
-starting new ones."""
+  python3 scripts/gpu/measure_capture.py OUTDIR [--real[=SPLIT]] [--capture] [--probe] [--max-batch-check]
+                                         [--sweep] [--overhead] [ID,ID]
+OUTDIR/real/ID.json + ID.txt.gz, OUTDIR/capture/ID.trace + ID.log, OUTDIR/probe.json, OUTDIR/cases.json,
+OUTDIR/max-batch/ (the ladders of MAX_BATCH_LADDERS on an emulated card), OUTDIR/conv/DTYPE.jsonl
+(measure_conv_workspace.py), OUTDIR/overhead/ORDER.json (measure_overhead.py), OUTDIR/times.txt.
+The split (dev: tune on these; held-out and fresh: never looked at before the estimate is final) is
+fixed here. Everything runs concurrently (each process's peaks and NVML number are its own; the
+captures see no GPU); MEASURE_BUDGET_S stops starting new processes."""
 import json
 import os
 import shutil
@@ -20,9 +23,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 JOBS = os.path.join(HERE, "capture_jobs")
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUDGET_S = float(os.environ.get("MEASURE_BUDGET_S", "170"))
-REAL_SLOTS = int(os.environ.get("MEASURE_REAL_SLOTS", "6"))
 CAPTURE_SLOTS = int(os.environ.get("MEASURE_CAPTURE_SLOTS", "10"))
-REAL_TIMEOUT_S, CAPTURE_TIMEOUT_S = 120, 200
+GPU_SLOTS = int(os.environ.get("MEASURE_GPU_SLOTS", "7"))
+REAL_TIMEOUT_S, CAPTURE_TIMEOUT_S = 100, 150
+SWEEP_S = float(os.environ.get("MEASURE_SWEEP_S", "50"))
 
 # id, split, job, arguments
 CASES = [
@@ -63,17 +67,43 @@ CASES = [
     ("c35", "held-out", "hf.py", "--model llama --batch 8 --seq 1024 --infer --precision bf16"),
     ("c36", "dev", "encoder.py", "--batch 32 --seq 512 --precision amp --sdpa"),
     ("c37", "held-out", "encoder.py", "--batch 16 --seq 512 --precision fp32"),
+    # The fresh held-out set (issue 27, round 2): new models and sizes of the same kinds, fixed on 2026-12-01
+    # before their one measurement; nothing was tuned on them.
+    ("f01", "fresh", "vision.py", "--model densenet121 --batch 64 --precision amp --opt adamw"),
+    ("f02", "fresh", "vision.py", "--model mobilenet_v3_large --batch 128 --precision fp32 --opt sgd"),
+    ("f03", "fresh", "vision.py", "--model regnet_y_1_6gf --batch 64 --precision bf16 --opt adamw"),
+    ("f04", "fresh", "vision.py", "--model convnext_small --batch 32 --precision amp --opt adamw"),
+    ("f05", "fresh", "vision.py", "--model densenet121 --batch 128 --infer --precision amp"),
+    ("f06", "fresh", "vision.py", "--model vit_b_32 --batch 128 --precision amp --opt adamw"),
+    ("f07", "fresh", "vision.py", "--model swin_s --batch 32 --precision fp32 --opt sgd"),
+    ("f08", "fresh", "hf.py", "--model roberta-cls --batch 32 --seq 256 --precision amp"),
+    ("f09", "fresh", "hf.py", "--model distilbert-mlm --batch 32 --seq 256 --precision fp32"),
+    ("f10", "fresh", "hf.py", "--model bart --batch 16 --seq 256 --precision amp"),
+    ("f11", "fresh", "gan.py", "--wgan-gp --batch 64 --precision fp32"),
+    ("f12", "fresh", "unet.py", "--width 192 --batch 16 --precision amp"),
+    ("f13", "fresh", "hf.py", "--model qwen2-lora --batch 4 --seq 1024 --precision bf16"),
+    ("f14", "fresh", "hf.py", "--model qwen2-lora --batch 2 --seq 2048 --precision amp --ckpt"),
+    ("f15", "fresh", "hf.py", "--model roberta-cls --batch 64 --seq 256 --infer --precision bf16"),
+    ("f16", "fresh", "encoder.py", "--hidden 1024 --layers 8 --heads 16 --batch 16 --seq 1024 --precision bf16 --sdpa"),
 ]
 
-# --max-batch checks: the value `vramdoc estimate --max-batch` predicted for a smaller card (see
-# docs/estimator.md) and one above it, run for real with that card emulated by
-# torch.cuda.set_per_process_memory_fraction (measure_real.py): the predicted value must not run
-# out of memory. id, job, arguments, the card's bytes, the driver's overhead beyond reserved.
-MAX_BATCH_CHECKS = [
-    ("mb-enc-28", "encoder.py", "--batch 28 --seq 512 --precision fp32", 16 << 30, 742 << 20),
-    ("mb-enc-29", "encoder.py", "--batch 29 --seq 512 --precision fp32", 16 << 30, 742 << 20),
-    ("mb-rn50-219", "vision.py", "--model resnet50 --batch 219 --precision fp32 --opt sgd", 25757220864, 760 << 20),
-    ("mb-rn50-220", "vision.py", "--model resnet50 --batch 220 --precision fp32 --opt sgd", 25757220864, 760 << 20),
+# --max-batch: ladders of batch sizes run for real with a smaller card emulated by
+# torch.cuda.set_per_process_memory_fraction (measure_real.py), so that the largest batch that runs
+# is known to within one step: `vramdoc estimate --max-batch` for that card must never answer more.
+# id, job, arguments with {batch}, the batches, the card's bytes, the driver's overhead beyond reserved.
+MAX_BATCH_LADDERS = [
+    ("mb-rn50", "vision.py", "--model resnet50 --batch {batch} --precision fp32 --opt sgd",
+     range(222, 246, 4), 25757220864, 760 << 20),  # an RTX 4090's 23.99 GiB
+    ("mb-enc", "encoder.py", "--batch {batch} --seq 512 --precision fp32", range(29, 33), 16 << 30, 742 << 20),
+    ("mb-vgg", "vision.py", "--model vgg16 --batch {batch} --precision amp --opt sgd",
+     range(104, 128, 4), 12 << 30, 760 << 20),
+]
+OVERHEAD_ORDERS = [
+    "context,elementwise,cublas_fp32,cublas_bf16,cublas_thread,linear_train_fp32,linear_train_bf16,conv_fwd_fp32,"
+    "conv_train_fp32,conv_fwd_bf16,conv_train_bf16,batch_norm,sdpa_bf16,sdpa_fp32,adamw,transformer_ops",
+    "context,conv_fwd_fp32,conv_train_fp32,conv_fwd_bf16,conv_train_bf16,batch_norm,adamw,elementwise,cublas_fp32",
+    "context,sdpa_bf16,sdpa_fp32,cublas_bf16,linear_train_bf16,transformer_ops,adamw",
+    "context,elementwise,transformer_ops,cublas_fp32,cublas_thread,adamw",
 ]
 
 
@@ -104,22 +134,51 @@ print(json.dumps(r))
         f.write(res.stdout or json.dumps(dict(error=res.stderr[-2000:])))
 
 
-def commands(out, case, real, hook_dir):
-    cid, split, job, args = case[:4]
-    script = [sys.executable, os.path.join(JOBS, job)] + args.split()
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    if len(case) > 4:  # a --max-batch check: the card emulated
-        env.update(MEASURE_CARD_BYTES=str(case[4]), MEASURE_OVERHEAD_BYTES=str(case[5]))
-    if real:
-        cmd = [sys.executable, os.path.join(HERE, "measure_real.py"), os.path.join(out, "real", cid + ".json"),
-               os.path.join(out, "real", cid + ".txt.gz"), "--"] + script[1:]
-        return cmd, env, os.path.join(out, "real", cid + ".log")
-    env.update(CUDA_VISIBLE_DEVICES="", PYTHONPATH=hook_dir + os.pathsep + env.get("PYTHONPATH", ""),
-               VRAMDOC_CAPTURE_OUT=os.path.join(out, "capture", cid + ".trace"),
-               VRAMDOC_CAPTURE_STEPS=os.environ.get("MEASURE_CAPTURE_STEPS", "3"),
-               VRAMDOC_CAPTURE_GPU_NAME="NVIDIA H200", VRAMDOC_CAPTURE_GPU_BYTES=str(150754820096),
-               VRAMDOC_CAPTURE_GPU_CC="9.0", VRAMDOC_CAPTURE_GPU_SMS="132")
-    return script, env, os.path.join(out, "capture", cid + ".log")
+def capture_env(out, cid, hook_dir):
+    return dict(os.environ, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1",
+                PYTHONPATH=hook_dir + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                VRAMDOC_CAPTURE_OUT=os.path.join(out, "capture", cid + ".trace"),
+                VRAMDOC_CAPTURE_STEPS=os.environ.get("MEASURE_CAPTURE_STEPS", "3"),
+                VRAMDOC_CAPTURE_GPU_NAME="NVIDIA H200", VRAMDOC_CAPTURE_GPU_BYTES=str(150754820096),
+                VRAMDOC_CAPTURE_GPU_CC="9.0", VRAMDOC_CAPTURE_GPU_SMS="132")
+
+
+def real_task(out, sub, cid, job, args, env_extra=None):
+    cmd = [sys.executable, os.path.join(HERE, "measure_real.py"), os.path.join(out, sub, cid + ".json"),
+           os.path.join(out, sub, cid + ".txt.gz"), "--", os.path.join(JOBS, job)] + args.split()
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(env_extra or {}))
+    return dict(name="%s %s" % (sub, cid), gpu=True, cmd=cmd, env=env, log=os.path.join(out, sub, cid + ".log"),
+                limit=REAL_TIMEOUT_S)
+
+
+def tasks(out, flags, cases, hook_dir):
+    """Every process of this measurement: (GPU ones, CPU ones), the slowest first."""
+    gpu, cpu = [], []
+    if "--sweep" in flags:
+        for dt in ("float32", "bfloat16"):
+            gpu.append(dict(name="conv " + dt, gpu=True, log=os.path.join(out, "conv", dt + ".log"), limit=SWEEP_S + 30,
+                            cmd=[sys.executable, os.path.join(HERE, "measure_conv_workspace.py"),
+                                 os.path.join(out, "conv", dt + ".jsonl"), dt, str(SWEEP_S)], env=dict(os.environ)))
+    if "--overhead" in flags:
+        for i, order in enumerate(OVERHEAD_ORDERS):
+            gpu.append(dict(name="overhead %d" % i, gpu=True, log=os.path.join(out, "overhead", "%d.log" % i), limit=60,
+                            cmd=[sys.executable, os.path.join(HERE, "measure_overhead.py"),
+                                 os.path.join(out, "overhead", "%d.json" % i), order], env=dict(os.environ)))
+    real = next((f for f in flags if f.startswith("--real")), None)
+    if real is not None:
+        split = real.partition("=")[2]
+        gpu += [real_task(out, "real", c[0], c[2], c[3]) for c in cases if not split or c[1] == split]
+    if "--max-batch-check" in flags:
+        for lid, job, args, batches, card, overhead in MAX_BATCH_LADDERS:
+            for b in batches:
+                gpu.append(real_task(out, "max-batch", "%s-%d" % (lid, b), job, args.replace("{batch}", str(b)),
+                                     dict(MEASURE_CARD_BYTES=str(card), MEASURE_OVERHEAD_BYTES=str(overhead))))
+    if "--capture" in flags:
+        for c in sorted(cases, key=lambda c: c[2] != "hf.py"):
+            cpu.append(dict(name="capture " + c[0], gpu=False, cmd=[sys.executable, os.path.join(JOBS, c[2])] + c[3].split(),
+                            env=capture_env(out, c[0], hook_dir), log=os.path.join(out, "capture", c[0] + ".log"),
+                            limit=CAPTURE_TIMEOUT_S))
+    return gpu, cpu
 
 
 def main():
@@ -127,45 +186,48 @@ def main():
     flags = set(a for a in sys.argv[2:] if a.startswith("--"))
     only = next((a.split(",") for a in sys.argv[2:] if not a.startswith("--")), None)
     cases = [c for c in CASES if only is None or c[0] in only]
-    for d in ("real", "capture"):
+    for d in ("real", "capture", "max-batch", "conv", "overhead"):
         os.makedirs(os.path.join(out, d), exist_ok=True)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump([dict(id=c[0], split=c[1], job=c[2], args=c[3]) for c in CASES], f, indent=1)
     hook_dir = tempfile.mkdtemp(prefix="vramdoc-capture-")
     shutil.copy(os.path.join(ROOT, "python", "vramdoc", "_capture.py"), os.path.join(hook_dir, "sitecustomize.py"))
     start = time.time()
+    times = open(os.path.join(out, "times.txt"), "w")
     if "--probe" in flags:
         probe(out)
         print("[%5.1fs] probe done" % (time.time() - start), flush=True)
-    checks = [(i, "check", job, args, card, overhead) for i, job, args, card, overhead in MAX_BATCH_CHECKS]
-    queues = {True: (checks if "--max-batch-check" in flags else []) + (list(cases) if "--real" in flags else []),
-              False: sorted(cases, key=lambda c: c[2] != "hf.py") if "--capture" in flags else []}  # the slowest first
-    slots = {True: REAL_SLOTS, False: CAPTURE_SLOTS}
-    limit = {True: REAL_TIMEOUT_S, False: CAPTURE_TIMEOUT_S}
-    running = []  # (process, case, real, started, log file)
+    queues = dict(zip((True, False), tasks(out, flags, cases, hook_dir)))
+    slots = {True: GPU_SLOTS, False: CAPTURE_SLOTS}
+    running = []  # (process, task, started, log file)
     while any(queues.values()) or running:
         for item in list(running):
-            p, case, real, t0, log = item
-            if p.poll() is not None or time.time() - t0 > limit[real] or time.time() - start > BUDGET_S + 25:
+            p, task, t0, log = item
+            late = time.time() - t0 > task["limit"] or time.time() - start > BUDGET_S + 20
+            if p.poll() is not None or late:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
                 log.close()
                 running.remove(item)
-                print("[%5.1fs] %s %s rc=%s %.1fs" % (time.time() - start, "real" if real else "capture", case[0],
-                                                     p.returncode, time.time() - t0), flush=True)
-        for real in (True, False):
-            while queues[real] and sum(1 for r in running if r[2] == real) < slots[real]:
+                line = "[%5.1fs] %s rc=%s %.1fs%s" % (time.time() - start, task["name"], p.returncode, time.time() - t0,
+                                                      " (stopped)" if late else "")
+                print(line, flush=True)
+                times.write(line + "\n")
+        for gpu in (True, False):
+            while queues[gpu] and sum(1 for r in running if r[1]["gpu"] == gpu) < slots[gpu]:
                 if time.time() - start > BUDGET_S:
-                    print("not started (budget): %s %s" % ("real" if real else "capture", [c[0] for c in queues[real]]))
-                    queues[real] = []
+                    line = "not started (budget): %s" % [t["name"] for t in queues[gpu]]
+                    print(line, flush=True)
+                    times.write(line + "\n")
+                    queues[gpu] = []
                     break
-                case = queues[real].pop(0)
-                cmd, env, log_path = commands(out, case, real, hook_dir)
-                log = open(log_path, "w")
-                running.append((subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=JOBS),
-                                case, real, time.time(), log))
+                task = queues[gpu].pop(0)
+                log = open(task["log"], "w")
+                running.append((subprocess.Popen(task["cmd"], env=task["env"], stdout=log, stderr=subprocess.STDOUT,
+                                                 cwd=JOBS), task, time.time(), log))
         time.sleep(0.2)
+    times.close()
     print("done in %.0fs" % (time.time() - start), flush=True)
 
 

@@ -49,7 +49,7 @@ class Phases:
 
     def __init__(self):
         self.base = self.count()
-        self.cuts, self.phase, self.step, self.depth = {}, "build", 0, 0
+        self.cuts, self.phase, self.step, self.depth, self.in_backward = {}, "build", 0, 0, False
         self.first = None
 
     @staticmethod
@@ -67,23 +67,32 @@ class Phases:
         import torch.optim.optimizer as optim
 
         def pre(m, i):
+            if self.in_backward:  # a checkpoint's recomputation: still the backward (as the capture counts it)
+                return
             if self.depth == 0:
                 self.mark("forward")
             self.depth += 1
 
         def post(m, i, o):
-            self.depth = max(0, self.depth - 1)
+            if not self.in_backward:
+                self.depth = max(0, self.depth - 1)
 
         nn_module.register_module_forward_pre_hook(pre)
         nn_module.register_module_forward_hook(post)
-        original = torch.autograd.backward
 
-        def backward(*a, **k):
-            self.depth = 0
-            self.mark("backward")
-            return original(*a, **k)
+        def backward_of(original):
+            def backward(*a, **k):
+                self.depth = 0
+                self.mark("backward")
+                self.in_backward = True
+                try:
+                    return original(*a, **k)
+                finally:
+                    self.in_backward = False
+            return backward
 
-        torch.autograd.backward = backward
+        torch.autograd.backward = backward_of(torch.autograd.backward)
+        torch.autograd.grad = backward_of(torch.autograd.grad)
 
         def step_pre(o, a, k):
             self.depth = 0

@@ -39,8 +39,9 @@ assert live_at["build"] == W + x, live_at
 assert live_at["step0.optimizer"] == 4 * W + x + r512(4), live_at
 assert live_at["step0.zero_grad"] == 3 * W + x, live_at  # the next step'"'"'s input already made
 assert live_at["step1.optimizer"] == 4 * W + x + r512(4), live_at  # no new state in step 1
-# the replay adds the cuBLAS workspaces: the forward thread'"'"'s and autograd'"'"'s, 32 MiB each (H200)
-assert j["workspace_bytes_at_peak"] == 2 * 32 * MiB, j["workspace_bytes_at_peak"]
+# the replay adds the cuBLAS workspaces: the forward thread'"'"'s and autograd'"'"'s, 32 MiB each (H200),
+# and cuBLASLt'"'"'s 1 MiB for the forward thread, whose Linear layers are addmm with a bias
+assert j["workspace_bytes_at_peak"] == 2 * 32 * MiB + MiB, j["workspace_bytes_at_peak"]
 assert j["capture"]["steps"] == 3 and j["capture"]["end"] == "steps"
 assert j["peak_allocated_bytes"] <= j["peak_reserved_bytes"] < j["process_bytes"]
 '
@@ -80,6 +81,42 @@ where = {n['where'].split('/')[-1]: n for n in j['notes']}
 assert 'item.py:$item' in where and 'assumed zeros' in where['item.py:$item']['text'], j['notes']
 assert 'item.py:$bool' in where, j['notes']
 "
+
+check "ResNet-18's convolutions with their arguments" 0 "$VRAMDOC" estimate --json --steps 1 --save-trace "$trace" -- "$py" "$data/resnet18_sgd.py"
+expect "the stem's k line names stride, padding, dilation, transposed, output padding, groups" '
+assert "k convolution 0 0 float32:4x3x64x64,64x3x7x7;-,2x2,3x3,1x1,0,0x0,1" in t, [l for l in t if l.startswith("k conv")][:2]
+assert any(l.startswith("k convolution_backward 0 1 ") and l.endswith(",1,1x1x0") for l in t)
+assert j["capture"]["libraries"]["cudnn"]
+'
+
+# Regression: a WGAN-GP step makes four forwards before its first backward; with --steps 1 the
+# capture took it for inference (4 K forwards with grad on) and stopped before any step.
+check "a gradient penalty (a double backward) is training" 0 "$VRAMDOC" estimate --json --steps 1 -- "$py" "$data/gradient_penalty.py"
+expect "one optimizer step captured" '
+assert j["capture"]["steps"] == 1 and j["capture"]["end"] == "steps", j["capture"]
+'
+
+# Regression: a checkpointed block's recomputation inside the backward was marked as a forward phase.
+check "checkpointing" 0 "$VRAMDOC" estimate --json --steps 2 --save-trace "$trace" -- "$py" "$data/checkpointed.py"
+expect "no forward phase inside a backward" '
+names = [l[8:] for l in t if l.startswith("# phase ")]
+assert names[:5] == ["build", "step0.forward", "step0.backward", "step0.optimizer", "step0.zero_grad"], names
+'
+
+# Regression: T5's learned position bias requires grad; the capture chose cuDNN's attention, which has
+# no gradient for a mask ("not differentiable with respect to argument attn_bias", H200, 2026-12-01).
+"$py" - "$SRC/python/vramdoc/_capture.py" <<'PY' || { echo "FAIL: SDPA's choice with a mask that requires grad"; fails=$((fails + 1)); }
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("capture_module", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+q = torch.empty(2, 8, 128, 64, dtype=torch.bfloat16)
+bias = torch.zeros(1, 8, 128, 128, dtype=torch.bfloat16, requires_grad=True)
+assert m.sdp_choice((9, 0), q, q, q) == 3
+assert m.sdp_choice((9, 0), q, q, q, bias) == 2, m.sdp_choice((9, 0), q, q, q, bias)
+with torch.no_grad():
+    assert m.sdp_choice((9, 0), q, q, q, bias) == 3
+PY
 
 crash=$(line_of crash.py CRASH_LINE)
 check "a job that crashes (exit 2, the report of what it reached)" 2 "$VRAMDOC" estimate --json -- "$py" "$data/crash.py"

@@ -28,7 +28,7 @@ class Layer(nn.Module):
     def forward(self, x):
         b, s, h = x.shape
         q, k, v = self.qkv(self.n1(x)).view(b, s, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
-        if a.sdpa:
+        if a.sdpa and hasattr(F, "scaled_dot_product_attention"):  # PyTorch 2.0+
             y = F.scaled_dot_product_attention(q, k, v)
         else:
             y = (q @ k.transpose(-1, -2) / math.sqrt(h // self.heads)).softmax(-1) @ v

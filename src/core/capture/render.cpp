@@ -94,7 +94,7 @@ std::string render_json(const Report& r) {
                    {"end", r.end_reason}, {"incomplete", shortfall(r)}, {"timed_out", r.timed_out},
                    {"allocations", r.replay.allocations},
                    {"libraries", {{"cublas", l.cublas}, {"cudnn", l.cudnn}, {"trains", l.trains},
-                                  {"fused_attention_16bit", l.fused_attention_16bit}}}}},
+                                  {"fused_attention_16bit", l.fused_attention_16bit}, {"cublas_handles", l.cublas_handles}}}}},
   };
   if (r.usable_bytes)
     doc["fit"] = {{"target", r.target_name}, {"usable_bytes", *r.usable_bytes}, {"fits", fits(r.process_bytes, *r.usable_bytes)},
