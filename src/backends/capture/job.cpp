@@ -81,7 +81,7 @@ Result<CaptureOutcome> run_capture(const CaptureJob& job) {
   }
   out.exit_status = *status;
   if (!job.show_output) out.output_tail = tail_of(log);
-  if (fs::exists(trace, ec)) {
+  if (std::error_code ec; fs::exists(trace, ec)) {
     auto text = read_input_file(trace, capture::kMaxTraceBytes);
     if (!text) return make_error(text.error());
     out.trace_text = std::move(*text);

@@ -38,7 +38,7 @@ Result<bool> choose_target(const FitRequest& request, FitReport& fit, std::vecto
 Result<Answer> answer(const ModelConfig& model, const Options& options, const FitRequest& request) {
   auto e = estimate(model, options);
   if (!e) return make_error(e.error() + (request.config.empty() ? "" : " (" + request.config + ")"));
-  Answer a{std::move(*e), {}, {}, true};
+  Answer a{std::move(*e), {}, {}, {}, true};
   a.fit.fits_on = cards_that_fit(a.estimate);
   if (auto t = choose_target(request, a.fit, a.notes); !t) return make_error(t.error());
   if (request.max_batch) {
