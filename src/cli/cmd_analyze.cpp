@@ -13,6 +13,7 @@
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
 #include "core/report/job_report.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/timeline/job.hpp"
 #include "core/trace/overlay.hpp"
 
@@ -44,7 +45,7 @@ void add_trace_dir(report::JobReport& r, const std::string& dir) {
     }
   }
   for (const auto& w : warnings) {
-    if (r.traced || !r.python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", w.c_str());
+    if (r.traced || !r.python || w.starts_with("skipped ")) std::fprintf(stderr, "vramdoc analyze: --trace-dir: %s\n", terminal_safe_lines(w).c_str());
   }
 }
 

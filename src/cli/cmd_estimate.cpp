@@ -15,6 +15,7 @@
 #include "core/estimator/presets.hpp"
 #include "core/estimator/render.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::cli {
@@ -226,7 +227,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
   if (auto t = choose_target(a, fit); !t) return fail("estimate", t.error());
   if (auto s = search_limits(a, *model, *options, fit); !s) return fail("estimate", s.error());
   if (!a.json) {
-    for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", w.c_str());
+    for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", terminal_safe_lines(w).c_str());
   }
   if (a.json) print(json_document("vramdoc.estimate/1", est::render_json(*model, *options, *e, fit)));
   else print(highlight(est::render_text(*model, *options, *e, fit), style_for(stdout)));

@@ -87,7 +87,7 @@ int cmd_info(const std::vector<std::string>& args) {
     }
     if (count == 0) report.problems.push_back("NVML found no NVIDIA GPU");
   }
-  print(options.json ? json_document("vramdoc.info/1", info::info_to_json(report).dump(2) + "\n") : info::render_info_text(report));
+  print(options.json ? json_document("vramdoc.info/1", info::info_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n") : info::render_info_text(report));
   return kOk;
 }
 

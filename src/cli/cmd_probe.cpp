@@ -190,7 +190,7 @@ int cmd_probe(const std::vector<std::string>& args) {
   if (!o.html.empty()) {
     if (auto w = write_text_file(o.html, html_page(report)); !w) return fail("probe", w.error());
   }
-  print(o.json ? json_document("vramdoc.probe/1", probe::to_json(report).dump(2) + "\n") : probe::render_text(report));
+  print(o.json ? json_document("vramdoc.probe/1", probe::to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n") : probe::render_text(report));
   return report.reason == probe::StopReason::Bracketed || report.reason == probe::StopReason::ReachedMax ? kOk : kFailure;
 }
 

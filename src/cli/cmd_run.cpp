@@ -22,8 +22,10 @@
 #include "cli/style.hpp"
 #include "cli/timeline_io.hpp"
 #include "cli/trace_support.hpp"
+#include "core/line_match.hpp"
 #include "core/redact.hpp"
 #include "core/report/job_report.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/timeline/job.hpp"
 #include "core/timeline/oom_message.hpp"
 #include "core/timeline/preallocation.hpp"
@@ -164,7 +166,7 @@ timeline::Timeline read_back(const std::string& path, bool written, int status, 
   if (written) {
     auto back = load_timeline(path);
     if (back) return *back;
-    std::fprintf(stderr, "vramdoc run: cannot read the timeline back for a diagnosis: %s\n", back.error().c_str());
+    std::fprintf(stderr, "vramdoc run: cannot read the timeline back for a diagnosis: %s\n", terminal_safe_lines(back.error()).c_str());
   }
   timeline::Timeline tl;
   tl.name = path;

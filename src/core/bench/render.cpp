@@ -128,7 +128,7 @@ std::string render_json(const BenchReport& report) {
     j["latency"].push_back({{"footprint_bytes", p.footprint_bytes}, {"cycles", p.cycles}, {"ns", p.ns}});
   }
   j["notes"] = report.notes;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // a driver string may be any bytes
 }
 
 }  // namespace vramdoc::bench

@@ -1,8 +1,10 @@
 #include "core/trace/symbols.hpp"
 
 #include "core/trace/elf_file.hpp"
+#include "core/terminal_safe.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <set>
 
 namespace vramdoc::trace {
@@ -142,7 +144,7 @@ std::string describe(const SourceFrame& f) {
   if (!f.function.empty()) out = f.function;
   if (!f.file.empty()) out += (out.empty() ? "" : " ") + ("(" + base_name(f.file) + ":" + std::to_string(f.line) + ")");
   if (out.empty()) out = (f.module.empty() ? hex(f.ip) : f.module + "+" + hex(f.file_address));
-  return out;
+  return terminal_safe(out);  // symbols and paths come from the traced program's files
 }
 
 }  // namespace vramdoc::trace

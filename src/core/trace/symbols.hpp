@@ -65,7 +65,7 @@ std::vector<SourceFrame> resolve_frames(
 // allocator (libc10*); for PyTorch called from Python, its binding (libtorch_python). 0 if none.
 std::size_t call_site_index(const std::vector<SourceFrame>& frames);
 
-// "function (file:line)" or "module+0xOFFSET" when there is no debug info.
+// "function (file:line)" or "module+0xOFFSET" when there is no debug info; terminal_safe.
 std::string describe(const SourceFrame& frame);
 
 }  // namespace vramdoc::trace
