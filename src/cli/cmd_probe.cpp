@@ -12,6 +12,7 @@
 #include "cli/model_input.hpp"
 #include "cli/probe_trial.hpp"
 #include "cli/timeline_io.hpp"
+#include "core/line_match.hpp"
 #include "core/probe/report.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -28,7 +29,7 @@ struct ProbeOptions {
   std::string trial_time;
   std::string budget = "30m";
   std::string interval = "20ms";
-  std::string step_regex = R"((^|[^a-z])(step|iter|iteration)[ :=#]*[0-9]+)";
+  std::string step_regex = R"((?i)(^|[^a-z])(step|iter|iteration)[ :=#]*[0-9]+)";
   double margin_percent = 10;
   std::string gpu_memory;
   unsigned device = 0;
@@ -120,6 +121,7 @@ Result<ProbePlan> check_options(const ProbeOptions& o) {
   auto estimate = probe_estimate(o.job, parameter);
   if (!estimate) return make_error(estimate.error());
   if (o.start > o.max) return make_error("--start is above --max");
+  if (auto step = LineMatcher::compile(o.step_regex, "--step-regex"); !step) return make_error(step.error());
   auto trial_seconds = o.trial_time.empty() ? Result<double>(0.0) : parse_duration(o.trial_time);
   auto budget_seconds = parse_duration(o.budget);
   auto interval = parse_duration(o.interval);

@@ -10,12 +10,12 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
-#include <regex>
 #include <unistd.h>
 
 #include "backends/process_identity.hpp"
 #include "backends/process_job.hpp"
 #include "backends/process_sampler.hpp"
+#include "backends/watched_file.hpp"
 #include "cli/command.hpp"
 #include "cli/model_input.hpp"
 #include "cli/python_hook.hpp"
@@ -48,15 +48,15 @@ std::string default_out_name(const std::string& program) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return "vramdoc-" + std::filesystem::path(program).filename().string() + "-" + stamp + ".jsonl";
+  return timeline::default_file_name(program, stamp);  // a long or odd program name is cut and tamed
 }
 
 // The step number in a --step-regex match: its first group when numeric, else a count.
-std::string step_label(const std::smatch& m, long& counter) {
+std::string step_label(const std::vector<std::optional<std::string_view>>& groups, long& counter) {
   ++counter;
-  if (m.size() > 1 && m[1].matched) {
-    const std::string g = m[1].str();
-    if (!g.empty() && g.find_first_not_of("0123456789") == std::string::npos && g.size() < 12) return "step " + g;
+  if (!groups.empty() && groups[0]) {
+    const std::string_view g = *groups[0];
+    if (!g.empty() && g.find_first_not_of("0123456789") == std::string_view::npos && g.size() < 12) return "step " + std::string(g);
   }
   return "step " + std::to_string(counter - 1);
 }
@@ -66,7 +66,7 @@ std::string step_label(const std::smatch& m, long& counter) {
 struct Prepared {
   std::optional<JobInput> input;   // --config / --model: quantifies the remedies
   double interval_seconds = 0;
-  std::optional<std::regex> step_re;
+  std::optional<LineMatcher> step_re;  // --step-regex
   std::unique_ptr<TimelineFile> out;  // the timeline file (a failed write is said at once)
   std::string trace_dir;           // --trace-dir, else the timeline's name + .trace
   std::optional<TraceSetup> trace;  // --trace
@@ -88,16 +88,14 @@ std::string default_trace_dir(const std::string& out) {
   return (out.size() > 6 && out.ends_with(".jsonl") ? out.substr(0, out.size() - 6) : out) + ".trace";
 }
 
-// The marker file the job may write "step N" lines to; empty when none could be made.
-std::string make_mark_file() {
+// The marker file the job may write "step N" lines to, kept open (docs/security.md); null when
+// none could be made.
+std::unique_ptr<backends::WatchedFile> make_mark_file() {
   std::error_code ec;  // no folder for temporary files: the job runs without a marker file
   const auto tmp = std::filesystem::temp_directory_path(ec);
-  if (ec) return "";
-  std::string path = (tmp / "vramdoc-marks-XXXXXX").string();
-  const int fd = mkstemp(path.data());
-  if (fd < 0) return "";
-  close(fd);
-  return path;
+  if (ec) return nullptr;
+  auto made = backends::WatchedFile::create_temp((tmp / "vramdoc-marks-XXXXXX").string());
+  return made ? std::move(*made) : nullptr;
 }
 
 std::uint64_t unix_now_ns() {
@@ -186,11 +184,9 @@ Result<Prepared> prepare(RunOptions& o) {
   if (*interval < 0.001 || *interval > 60) return make_error("--interval must be between 1ms and 60s");
   p.interval_seconds = *interval;
   if (!o.step_regex.empty()) {
-    try {
-      p.step_re.emplace(o.step_regex);
-    } catch (const std::regex_error& e) {
-      return make_error("--step-regex '" + o.step_regex + "' is not a valid regular expression: " + e.what());
-    }
+    auto matcher = LineMatcher::compile(o.step_regex, "--step-regex");
+    if (!matcher) return make_error(matcher.error());
+    p.step_re = std::move(*matcher);
   }
   const bool default_out = o.out.empty();
   if (default_out) o.out = default_out_name(o.command[0]);
@@ -206,13 +202,13 @@ Result<Prepared> prepare(RunOptions& o) {
 
 // Passes the job's output through, turning --step-regex matches into marks and OOM lines into
 // messages, until the job ends; its exit status.
-int pump_job(backends::Job& job, backends::JobRecorder& recorder, const std::optional<std::regex>& step_re) {
+int pump_job(backends::Job& job, backends::JobRecorder& recorder, const std::optional<LineMatcher>& step_re) {
   backends::SignalForwarder forward(job.pid());
   recorder.start(job.pid());
   long steps = 0;
   job.pump_output([&](const std::string& line) {
-    std::smatch m;
-    if (step_re && std::regex_search(line, m, *step_re)) recorder.mark(step_label(m, steps));
+    if (step_re)
+      if (auto groups = step_re->groups(line)) recorder.mark(step_label(*groups, steps));
     if (timeline::parse_oom_message(line)) recorder.oom_message(redact_text(line));
   });
   const int status = job.wait();
@@ -223,7 +219,7 @@ int pump_job(backends::Job& job, backends::JobRecorder& recorder, const std::opt
 // Runs the job under the recorder: the timeline file gets the header, every sample, mark and
 // message as it comes, and the end line. -1 when the job ran, else the exit code (it could not start).
 int record(const RunOptions& o, Prepared& p, Recorded& r) {
-  const std::string mark_file = make_mark_file();
+  const auto mark_file = make_mark_file();
   auto probe = backends::open_nvml_job_probe();
   if (!probe) std::fprintf(stderr, "vramdoc run: GPU memory sampling unavailable (%s); running the job without it\n", probe.error().c_str());
   backends::JobMemoryProbe* gpu = probe ? probe->get() : nullptr;
@@ -243,10 +239,10 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   r.start_unix_ns = unix_now_ns();  // aligns the traced bytes (docs/trace.md) and several files exactly
   header.start_unix_seconds = static_cast<double>(r.start_unix_ns) / 1e9;
   sink(timeline::header_line(header));
-  backends::JobRecorder recorder(gpu, p.interval_seconds, mark_file, header.host, sink, header.heartbeat_seconds);
+  backends::JobRecorder recorder(gpu, p.interval_seconds, mark_file.get(), header.host, sink, header.heartbeat_seconds);
 
   // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
-  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file},
+  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_MARK_FILE", mark_file ? mark_file->path() : ""},
                                                           {"VRAMDOC_TIMELINE", std::filesystem::absolute(o.out).string()}};
   if (!getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
   env.insert(env.end(), p.env.begin(), p.env.end());
@@ -254,14 +250,15 @@ int record(const RunOptions& o, Prepared& p, Recorded& r) {
   auto job = backends::Job::start(o.command, env, error_number);
   std::error_code ignored;
   if (!job) {
-    if (!mark_file.empty()) std::remove(mark_file.c_str());
+    if (mark_file) mark_file->remove_path();
     if (!p.hook_folder.empty()) std::filesystem::remove_all(p.hook_folder, ignored);
     p.out->discard();
-    return fail("run", "cannot run '" + o.command[0] + "': " + std::strerror(error_number), error_number == ENOENT ? 127 : 126);
+    return fail("run", "cannot run '" + o.command[0] + "': " + backends::start_failure(o.command[0], error_number),
+                error_number == ENOENT ? 127 : 126);
   }
   r.status = pump_job(*job, recorder, p.step_re);
   job.reset();
-  if (!mark_file.empty()) std::remove(mark_file.c_str());
+  if (mark_file) mark_file->remove_path();
   if (!p.hook_folder.empty()) std::filesystem::remove_all(p.hook_folder, ignored);
 
   const auto outcome = recorder.oom_messages() ? timeline::Outcome::Oom

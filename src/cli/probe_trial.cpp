@@ -1,15 +1,17 @@
 #include "cli/probe_trial.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "backends/launcher.hpp"
+#include "backends/watched_file.hpp"
 #include "cli/timeline_io.hpp"
+#include "core/line_match.hpp"
 #include "core/probe/growth.hpp"
 #include "core/redact.hpp"
 #include "core/timeline/classify.hpp"
@@ -23,31 +25,26 @@ std::atomic<bool> g_interrupted{false};
 using Clock = std::chrono::steady_clock;
 constexpr auto kStopGrace = std::chrono::seconds(5);  // from SIGTERM to SIGKILL
 
-// Counts the step lines in the part of the log not read yet; `offset` advances.
-long count_new_steps(const std::string& log_path, std::streamoff& offset, const std::regex& step, std::string& partial) {
-  std::ifstream in(log_path, std::ios::binary);
-  if (!in) return 0;
-  in.seekg(offset);
-  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  offset += static_cast<std::streamoff>(chunk.size());
-  partial += chunk;
+// At most this much of the log is read per look (every 50 ms): a job writing faster is read later.
+constexpr std::size_t kMaxLogReadBytes = 1 << 20;
+
+// Counts the step lines in the part of the log not read yet (at most kMaxLogReadBytes of it).
+long count_new_steps(backends::WatchedFile& log, const LineMatcher& step, LineSplitter& lines) {
   long found = 0;
-  std::size_t start = 0, nl = 0;
-  while ((nl = partial.find('\n', start)) != std::string::npos) {
-    if (std::regex_search(partial.begin() + static_cast<long>(start), partial.begin() + static_cast<long>(nl), step)) ++found;
-    start = nl + 1;
-  }
-  partial.erase(0, start);
+  lines.feed(log.read_more(kMaxLogReadBytes), [&](std::string_view line) { found += step.search(line) ? 1 : 0; });
   return found;
 }
 
-// The last non-empty line of a trial's log: the job's output (run was told --no-report).
-std::string last_output_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  }
+// The last non-empty line of a trial's log (in its last 64 KiB): the job's output (run was told --no-report).
+std::string last_output_line(const backends::WatchedFile* log) {
+  if (!log) return "";
+  std::string last;
+  LineSplitter lines;
+  const auto keep = [&](std::string_view line) {
+    if (line.find_first_not_of(" \t") != std::string_view::npos) last = line;
+  };
+  lines.feed(log->tail(kMaxMatchedLineBytes), keep);
+  lines.finish(keep);
   return last.substr(0, 300);
 }
 
@@ -74,14 +71,13 @@ struct Ending {
 
 // Waits for the trial, counting step lines in its log; stops it (SIGTERM, then SIGKILL after a
 // grace period) once it has run enough steps or its time, or when the probe is interrupted.
-Ending watch_trial(backends::Process& trial, const TrialSettings& s, const std::string& log_path, Clock::time_point started) {
-  std::regex step_re(s.step_regex.empty() ? "$^" : s.step_regex, std::regex::icase);
-  std::streamoff offset = 0;
-  std::string partial;
+Ending watch_trial(backends::Process& trial, const TrialSettings& s, backends::WatchedFile* log, Clock::time_point started) {
+  auto step_re = LineMatcher::compile(s.step_regex.empty() ? "$^" : s.step_regex, "--step-regex");  // checked before
+  LineSplitter lines;
   long steps_seen = 0;
   while (true) {
     if (auto status = trial.poll()) return {*status, false};
-    if (s.steps > 0) steps_seen += count_new_steps(log_path, offset, step_re, partial);
+    if (s.steps > 0 && step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
     const bool enough_steps = s.steps > 0 && steps_seen >= s.steps;
     const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
@@ -95,7 +91,7 @@ Ending watch_trial(backends::Process& trial, const TrialSettings& s, const std::
 
 // What the trial's timeline says: the outcome and exit status from the end record run wrote (the
 // process's own status when there is none), the peak, and whether memory grew.
-void judge_trial(probe::Trial& trial, const std::string& timeline_path, const std::string& log_path, const Ending& end) {
+void judge_trial(probe::Trial& trial, const std::string& timeline_path, const backends::WatchedFile* log, const Ending& end) {
   trial.exit_code = end.status;
   auto timeline = load_timeline(timeline_path);
   bool oom = false;
@@ -122,7 +118,7 @@ void judge_trial(probe::Trial& trial, const std::string& timeline_path, const st
     trial.outcome = probe::Outcome::Ok;
   } else {
     trial.outcome = probe::Outcome::Failed;
-    trial.detail = redact_text(last_output_line(log_path));  // the report is shared: no secrets from the job's output
+    trial.detail = redact_text(last_output_line(log));  // the report is shared: no secrets from the job's output
   }
 }
 
@@ -151,9 +147,12 @@ probe::Trial run_trial(const TrialSettings& s, const std::string& command, std::
     trial.detail = "could not start the trial: " + std::string(std::strerror(error_number));
     return trial;
   }
-  const Ending end = watch_trial(*process, s, log_path, started);
+  // Read through the descriptor opened now: the job cannot swap the log for a FIFO or /dev/zero.
+  auto log = backends::WatchedFile::open(log_path);
+  backends::WatchedFile* log_file = log ? log->get() : nullptr;
+  const Ending end = watch_trial(*process, s, log_file, started);
   trial.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  judge_trial(trial, timeline_path, log_path, end);
+  judge_trial(trial, timeline_path, log_file, end);
   return trial;
 }
 

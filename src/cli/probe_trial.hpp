@@ -1,7 +1,6 @@
 // One probe trial: the job run once under `vramdoc run`, stopped after --steps steps or
 // --trial-time, and what its timeline says (outcome, peak, whether memory grew).
 #pragma once
-#include <regex>
 #include <string>
 
 #include "core/probe/search.hpp"
@@ -12,7 +11,7 @@ struct TrialSettings {
   std::string self_exe;           // this vramdoc binary, to run `vramdoc run`
   std::string work_dir;           // where each trial's timeline and log go
   std::string interval = "20ms";  // sampling interval passed to run
-  std::string step_regex;         // a line of the job's output that ends a step
+  std::string step_regex;         // a line of the job's output that ends a step (checked: LineMatcher)
   long steps = 0;                 // stop the trial after this many steps (0: let it finish)
   double trial_seconds = 0;       // stop the trial after this long (0: no limit)
 };
