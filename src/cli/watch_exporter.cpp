@@ -22,14 +22,9 @@ backends::HttpResponse index_page() {
           "<p>GPU and per-process memory metrics: <a href=\"/metrics\">/metrics</a></p>\n"};
 }
 
-// Answers / and /metrics from the newest snapshot; with users, only to one of them.
-backends::HttpHandler make_handler(ExporterFeed& feed, watch::ExportOptions options,
-                                   std::shared_ptr<backends::BasicAuth> auth) {
-  return [&feed, options, auth](const backends::HttpRequest& r) -> backends::HttpResponse {
-    if (auth) {
-      const auto outcome = auth->check(r.authorization);
-      if (outcome != backends::AuthOutcome::Allowed) return backends::BasicAuth::refusal(outcome);
-    }
+// Answers / and /metrics from the newest snapshot (with users, the server's gate let it through).
+backends::HttpHandler make_handler(ExporterFeed& feed, watch::ExportOptions options) {
+  return [&feed, options](const backends::HttpRequest& r) -> backends::HttpResponse {
     if (r.path == "/") return index_page();
     if (r.path != "/metrics") return {404, "text/plain; charset=utf-8", "Not found: try /metrics\n"};
     const auto format = r.accept.find("application/openmetrics-text") != std::string::npos
@@ -91,6 +86,7 @@ Result<watch::WebConfig> load_web_config(const std::string& path) {
   const std::string base = std::filesystem::absolute(path, ec).parent_path().string();
   auto config = watch::parse_web_config(*text, base);
   if (!config) return make_error("--web-config " + path + ": " + config.error());
+  if (auto files = watch::check_web_config_files(*config); !files) return make_error("--web-config " + path + ": " + files.error());
   return config;
 }
 
@@ -117,7 +113,9 @@ Result<std::unique_ptr<backends::HttpServer>> start_exporter(const WatchOptions&
     if (!made) return make_error("--web-config " + o.web_config + ": " + made.error());
     auth = std::move(*made);
   }
-  auto server = backends::HttpServer::start(*address, make_handler(feed, o.export_options, auth), {}, streams);
+  backends::HttpGate gate;  // basic auth's bcrypt runs on the server's worker thread, not its serving one
+  if (auth) gate = [auth](const backends::HttpRequest& r) { return auth->screen(r); };
+  auto server = backends::HttpServer::start(*address, make_handler(feed, o.export_options), {}, streams, std::move(gate));
   if (!server) {
     exit_code = kFailure;  // e.g. the address is in use
     return make_error(server.error());
