@@ -47,7 +47,8 @@ trace::ProcessTrace load_process(const std::string& file, const trace::Trace& t)
   }
   std::map<std::string, std::unordered_map<std::uint64_t, SourceFrame>> answers;
   const auto ids = trace::module_build_ids(t);
-  for (const auto& [path, addresses] : trace::plan_symbolization(t, all_ips)) {
+  const trace::ModuleMap modules(t);
+  for (const auto& [path, addresses] : trace::plan_symbolization(modules, all_ips)) {
     // A file rebuilt or replaced since the trace would name the wrong lines: its frames stay
     // module+offset. A file that is not here is simply not symbolised, as before.
     if (auto it = ids.find(path); it != ids.end() && !it->second.empty() && fs::is_regular_file(path)) {
@@ -60,7 +61,7 @@ trace::ProcessTrace load_process(const std::string& file, const trace::Trace& t)
     }
     answers[path] = symbolize_module(path, addresses);
   }
-  for (const auto& [id, ips] : ips_of) p.stacks[id] = trace::resolve_frames(t, ips, answers);
+  for (const auto& [id, ips] : ips_of) p.stacks[id] = trace::resolve_frames(modules, ips, answers);
   return p;
 }
 
