@@ -59,7 +59,10 @@ Result<std::unique_ptr<WatchedFile>> WatchedFile::open(const std::string& path) 
 WatchedFile::~WatchedFile() { ::close(fd_); }
 
 std::string WatchedFile::read_more(std::size_t max_bytes) {
-  std::string bytes = read_at(fd_, offset_, max_bytes);
+  struct stat st {};  // what is there to read now (no buffer of max_bytes for nothing)
+  if (::fstat(fd_, &st) != 0 || st.st_size <= 0 || static_cast<std::uint64_t>(st.st_size) <= offset_) return "";
+  const std::uint64_t available = static_cast<std::uint64_t>(st.st_size) - offset_;
+  std::string bytes = read_at(fd_, offset_, static_cast<std::size_t>(std::min<std::uint64_t>(available, max_bytes)));
   offset_ += bytes.size();
   return bytes;
 }
