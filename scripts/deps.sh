@@ -2,7 +2,7 @@
 # Installs what vramdoc needs to build and test, from Debian / Ubuntu packages, when missing.
 # Usage: scripts/deps.sh [--test]   (--test adds what only the test suite needs)
 set -euo pipefail
-packages=(cmake g++ make ninja-build nlohmann-json3-dev libcli11-dev binutils libcrypt-dev libssl-dev)
+packages=(cmake g++ make ninja-build nlohmann-json3-dev libcli11-dev binutils libcrypt-dev libssl-dev libre2-dev)
 optional=()  # tests that need these skip themselves (exit 77) where they cannot be installed
 if [[ ${1:-} == --test ]]; then packages+=(libgtest-dev tmux python3 python3-venv python3-pytest python3-torch python3-torchvision curl procps openssl); optional+=(chromium); fi
 sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo

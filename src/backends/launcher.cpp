@@ -1,11 +1,16 @@
 #include "backends/launcher.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -158,6 +163,72 @@ void Process::close_pipe(int fd) {
   close(fd);
 }
 
+namespace {
+
+// Closes descriptors first..last (close_range(2), or one by one on kernels before 5.9). Async-signal-safe.
+void close_from(int first, int last) {
+  if (first > last) return;
+  if (syscall(SYS_close_range, first, last, 0) == 0) return;
+  rlimit limit {};
+  const int top = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? static_cast<int>(limit.rlim_cur) : 65536;
+  for (int fd = first; fd <= std::min(last, top); ++fd) close(fd);
+}
+
+// Closes every descriptor from 3 up except `keep_a` and `keep_b` (-1: none). Async-signal-safe.
+void close_all_but(int keep_a, int keep_b) {
+  constexpr int kAll = 0x7fffffff;
+  const int lo = std::min(keep_a, keep_b) < 0 ? std::max(keep_a, keep_b) : std::min(keep_a, keep_b);
+  const int hi = std::max(keep_a, keep_b);
+  if (lo < 0) return close_from(3, kAll);
+  close_from(3, lo - 1);
+  close_from(lo + 1, hi - 1);
+  close_from(hi + 1, kAll);
+}
+
+// The relay's whole life: copies each pipe to its target until every writer closed it (or the
+// target broke: then that pipe is closed, and its writer sees what it would without vramdoc).
+// Only system calls: it runs in the child of a fork from a process with threads.
+[[noreturn]] void relay(int out_fd, int err_fd) {
+  struct sigaction ignore {}, defaults {};
+  ignore.sa_handler = SIG_IGN;
+  defaults.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &ignore, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &defaults, nullptr);  // not run's forwarding
+  close_all_but(out_fd, err_fd);
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  const int targets[2] = {STDOUT_FILENO, STDERR_FILENO};
+  char buf[16384];
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      bool done = n <= 0;
+      for (ssize_t sent = 0; !done && sent < n;) {
+        const ssize_t w = ::write(targets[i], buf + sent, static_cast<std::size_t>(n - sent));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) done = true;
+        else sent += w;
+      }
+      if (done) close(fds[i].fd), fds[i].fd = -1;
+    }
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+void Process::relay_output() {
+  if (out_fd_ < 0 && err_fd_ < 0) return;
+  if (fork() == 0) relay(out_fd_, err_fd_);  // failed to fork: the pipes close as before
+  close_pipe(out_fd_);
+  close_pipe(err_fd_);
+}
+
 void Process::reap(bool block) {
   if (status_) return;
   int status = 0;
@@ -193,6 +264,23 @@ int Process::stop(std::chrono::milliseconds grace) {
   return wait();
 }
 
+std::string start_failure(const std::string& program, int error_number) {
+  struct stat st {};
+  const bool here = ::stat(program.c_str(), &st) == 0;
+  const bool has_slash = program.find('/') != std::string::npos;
+  const bool script = program.ends_with(".py") || program.ends_with(".sh");
+  if (error_number == ENOENT && !has_slash && here)
+    return "no command '" + program + "' in PATH; the file " + program + " here is run as ./" + program +
+           (script ? " (executable), or " + std::string(program.ends_with(".py") ? "python3 " : "sh ") + program : "");
+  if (error_number == ENOENT) return "no such command (not in PATH, no such file)";
+  if (error_number == EACCES && here && S_ISDIR(st.st_mode)) return program + " is a directory, not a program";
+  if (error_number == EACCES && here)
+    return program + " is not executable (chmod +x " + program +
+           (script ? ", or run it as " + std::string(program.ends_with(".py") ? "python3 " : "sh ") + program : "") + ")";
+  if (error_number == ENOEXEC) return program + " is not a program this system can run (no #! line?)";
+  return std::strerror(error_number);
+}
+
 Result<std::string> capture_output(const std::vector<std::string>& argv) {
   LaunchOptions options;
   options.in = Stream::null();
@@ -204,8 +292,14 @@ Result<std::string> capture_output(const std::vector<std::string>& argv) {
   std::string out;
   char buffer[65536];
   ssize_t n;
-  while ((n = read(p->out_fd(), buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR))
+  while ((n = read(p->out_fd(), buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
     if (n > 0) out.append(buffer, static_cast<std::size_t>(n));
+    if (out.size() > kMaxCapturedBytes) {  // a program that never stops talking is stopped
+      p->signal(SIGKILL);
+      p->wait();
+      return make_error(argv[0] + " wrote more than " + std::to_string(kMaxCapturedBytes >> 20) + " MiB: stopped");
+    }
+  }
   p->wait();
   return out;
 }

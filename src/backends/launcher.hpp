@@ -57,6 +57,11 @@ class Process {
   int err_fd() const { return err_fd_; }
   // Closes one of our pipe ends (out_fd() or err_fd()); the child's next write to it fails.
   void close_pipe(int fd);
+  // Hands our open pipe ends to a relay: a copy of this process (fork, no exec) that passes what
+  // still comes through them on to our stdout and stderr until every writer has closed them,
+  // then exits. A background process of the child that outlives us then never finds its output
+  // broken (SIGPIPE), as it would not without us in between. Our ends are closed after.
+  void relay_output();
 
   // The exit status once the child has ended (collecting it without blocking); empty while it runs.
   std::optional<int> poll();
@@ -77,8 +82,17 @@ class Process {
   bool own_group_ = false, gave_terminal_ = false;
 };
 
+// Why `program` could not be started (`error_number` from Process::start), said so that it
+// leads to the fix: a name not found in PATH that is a file here ("use ./train.py or python3
+// train.py"), a file that is not executable, a directory; else the system's words.
+std::string start_failure(const std::string& program, int error_number);
+
+// The most capture_output reads of a program's output (addr2line's answers are kilobytes).
+inline constexpr std::size_t kMaxCapturedBytes = 64 * 1024 * 1024;
+
 // Runs argv (found in PATH) to its end, stdin and stderr on /dev/null, and returns what it wrote
-// on stdout. The error is for a command that could not start.
+// on stdout. The error is for a command that could not start, or that wrote more than
+// kMaxCapturedBytes (it is killed then).
 Result<std::string> capture_output(const std::vector<std::string>& argv);
 
 }  // namespace vramdoc::backends

@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/style.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/text.hpp"
 #include "vramdoc/config.h"
 
@@ -175,8 +176,9 @@ int parse_args(CLI::App& app, const std::vector<std::string>& args) {
 }
 
 int fail(std::string_view command, std::string_view message, int code) {
-  std::fprintf(stderr, "vramdoc %.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
-               static_cast<int>(message.size()), message.data());
+  // A message may quote a file's field or a process's name: nothing in it acts on the terminal.
+  const std::string safe = terminal_safe_lines(message);
+  std::fprintf(stderr, "vramdoc %.*s: %s\n", static_cast<int>(command.size()), command.data(), safe.c_str());
   return code;
 }
 

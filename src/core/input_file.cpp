@@ -67,6 +67,13 @@ Result<std::string> read_input_file(const std::string& path, std::uint64_t max_b
   return read_capped(in, path, max_bytes, *size);
 }
 
+Result<std::uint64_t> check_input_file(const std::string& path, std::uint64_t max_bytes) {
+  auto size = regular_file_size(path);
+  if (!size) return make_error(size.error());
+  if (*size > max_bytes) return make_error(path + " is larger than " + format_bytes(max_bytes) + ": not an input vramdoc reads");
+  return size;
+}
+
 Result<std::string> read_file_head(const std::string& path, std::uint64_t bytes) {
   auto size = regular_file_size(path);
   if (!size) return make_error(size.error());

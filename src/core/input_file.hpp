@@ -21,4 +21,8 @@ Result<std::string> read_input_file(const std::string& path, std::uint64_t max_b
 // The first `bytes` bytes of the regular file `path` (fewer when it is shorter); the same refusals.
 Result<std::string> read_file_head(const std::string& path, std::uint64_t bytes);
 
+// Checks, without opening it, that `path` is a regular file of at most `max_bytes` (a file
+// another library will open: a FIFO there would hang it). The same refusals as read_input_file.
+Result<std::uint64_t> check_input_file(const std::string& path, std::uint64_t max_bytes);
+
 }  // namespace vramdoc

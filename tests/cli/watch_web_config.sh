@@ -94,7 +94,23 @@ check "a key of another certificate" 2 "$VRAMDOC" watch --serve 127.0.0.1:0 --we
 contains "says it" $err "key values mismatch\\|does not belong to the certificate"
 printf 'tls_server_config:\n  cert_file: missing.crt\n  key_file: server.key\n' >missing.yml
 check "a missing certificate" 2 "$VRAMDOC" watch --serve 127.0.0.1:0 --web-config missing.yml
-contains "names it" $err "cannot use the certificate $dir/missing.crt"
+contains "names it" $err "tls_server_config.cert_file: cannot read $dir/missing.crt: No such file or directory"
+# A key or certificate that is a FIFO hung start-up (OpenSSL waited for a writer); /dev/zero read on.
+mkfifo fifo.key
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: fifo.key\n' >fifo.yml
+check "a FIFO as the key (it hung)" 2 timeout -k 5 20 "$VRAMDOC" watch --serve 127.0.0.1:0 --web-config fifo.yml
+contains "names the setting and what it is" $err "tls_server_config.key_file: $dir/fifo.key is a FIFO (named pipe), not a file vramdoc can read"
+printf 'tls_server_config:\n  cert_file: /dev/zero\n  key_file: server.key\n' >zero.yml
+check "/dev/zero as the certificate" 2 timeout -k 5 20 "$VRAMDOC" watch --serve 127.0.0.1:0 --web-config zero.yml
+contains "a character device" $err "tls_server_config.cert_file: /dev/zero is a character device"
+# bcrypt cost 31: start-up hashed a dummy at that cost (days; SIGTERM ignored meanwhile).
+printf 'basic_auth_users:\n  prometheus: $2b$31$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW\n' >cost31.yml
+check "bcrypt cost 31 (it hung)" 2 timeout -k 5 20 "$VRAMDOC" watch --serve 127.0.0.1:0 --web-config cost31.yml
+contains "says the bound" $err "line 2: the bcrypt hash of 'prometheus' has cost 31: at most 14 is accepted"
+# A byte-order mark (Notepad writes one) made "unknown key basic_auth_users", the difference invisible.
+printf '\xef\xbb\xbfbasic_auth_users:\n  prometheus: %s\n' "$hash" >bom.yml
+"$VRAMDOC" watch --serve 127.0.0.1:0 --web-config bom.yml --duration 300ms >/dev/null 2>"$err" || fail "a web config with a byte-order mark: $(cat "$err")"
+contains "served with basic auth" $err "with basic auth"
 check "no such file" 2 "$VRAMDOC" watch --serve 127.0.0.1:0 --web-config nope.yml
 check "--web-config without --serve" 2 "$VRAMDOC" watch --once --web-config web.yml
 VRAMDOC_LIBSSL=/nonexistent/libssl.so.3 check "no OpenSSL at run time" 2 "$VRAMDOC" watch --serve 127.0.0.1:0 --web-config web.yml

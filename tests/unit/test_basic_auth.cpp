@@ -91,3 +91,54 @@ TEST(BasicAuth, Base64AndConstantTimeEqual) {
   EXPECT_FALSE(constant_time_equal("abc", "abcd"));
   EXPECT_FALSE(constant_time_equal("", "a"));
 }
+
+// Regression (issue 25): an unknown user was checked against a dummy at the first user's cost,
+// a known user at its own: with users of different costs, the time told them apart. Every new
+// password now costs the work of one check at the file's highest cost.
+TEST(BasicAuth, EveryNewPasswordCostsTheWorkOfTheHighestCost) {
+  const std::string low = crypt_hash("low-secret", "$2b$04$abcdefghijklmnopqrstuu");
+  const std::string high = crypt_hash("high-secret", "$2b$07$abcdefghijklmnopqrstuu");
+  ASSERT_FALSE(low.empty());
+  ASSERT_FALSE(high.empty());
+  auto auth = BasicAuth::create({{"low", low}, {"high", high}});
+  ASSERT_TRUE(auth) << auth.error();
+  BasicAuth& a = **auth;
+  const std::uint64_t rounds = 1U << 7;
+  const std::pair<std::string, AuthOutcome> tries[] = {{"low:low-secret", AuthOutcome::Allowed},
+                                                       {"high:wrong", AuthOutcome::Denied},
+                                                       {"nobody:x", AuthOutcome::Denied},
+                                                       {"low:wrong", AuthOutcome::Denied}};
+  for (const auto& [credentials, outcome] : tries) {
+    rest();
+    EXPECT_EQ(a.check(basic(credentials)), outcome) << credentials;
+    EXPECT_EQ(a.last_check_rounds(), rounds) << credentials;
+  }
+}
+
+// Regression (issue 25): a hash of cost 31 made start-up hash a dummy at that cost (days).
+TEST(BasicAuth, ACostAboveTheBoundIsRefused) {
+  auto auth = BasicAuth::create({{"u", "$2b$31$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"}});
+  ASSERT_FALSE(auth);
+  EXPECT_NE(auth.error().find("cost 31"), std::string::npos) << auth.error();
+}
+
+// The server's gate: a remembered password passes at once, a new one is a Verify (the worker's
+// job), a second new one while it runs is told to retry (429), malformed ones are refused.
+TEST(BasicAuth, ScreenDefersBcryptToTheWorker) {
+  auto auth = BasicAuth::create({{"prometheus", kHash}});
+  ASSERT_TRUE(auth) << auth.error();
+  BasicAuth& a = **auth;
+  HttpRequest r;
+  r.authorization = basic("prometheus:U*U");
+  GateDecision first = a.screen(r);
+  ASSERT_EQ(first.kind, GateDecision::Kind::Verify);
+  HttpRequest other;
+  other.authorization = basic("prometheus:other");
+  EXPECT_EQ(a.screen(other).kind, GateDecision::Kind::Refuse);  // one bcrypt check at a time
+  EXPECT_EQ(a.screen(other).refusal.status, 429);
+  EXPECT_EQ(first.verify(), std::nullopt);  // the right password: allowed
+  EXPECT_EQ(a.screen(r).kind, GateDecision::Kind::Allow);  // remembered now
+  HttpRequest bad;
+  bad.authorization = "Basic !!!";
+  EXPECT_EQ(a.screen(bad).refusal.status, 401);
+}

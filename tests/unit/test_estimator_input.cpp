@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <optional>
 #include <random>
 
 #include "core/estimator/estimate.hpp"
@@ -166,4 +168,91 @@ TEST(EstimatorSafetensors, HostileHeadersAreErrorsNamingTheFile) {
     EXPECT_NE(t.error().find("m.safetensors"), std::string::npos) << t.error();
     EXPECT_NE(t.error().find(want), std::string::npos) << t.error();
   }
+}
+
+// Regression (issue 25): a header whose offsets disagree with shape x dtype gave a 10 TiB answer
+// silently. Offsets must span exactly the tensor's bytes and tile the data buffer; a file that
+// holds part of that buffer is cut short; a copy of the header alone is read.
+TEST(EstimatorSafetensors, OffsetsThatDisagreeWithTheShapeAreErrors) {
+  const auto error = [](const std::string& json, std::optional<std::uint64_t> data = std::nullopt) {
+    auto t = parse_safetensors_header(header(json), "m.safetensors", data);
+    return t ? std::string() : t.error();
+  };
+  EXPECT_NE(error(R"({"w":{"dtype":"BF16","shape":[1048576,5242880],"data_offsets":[0,64]}})")
+                .find("its data_offsets [0, 64] hold 64 bytes, but shape x BF16 is 10995116277760 bytes"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"w":{"dtype":"F32","shape":[2]}})").find("lacks data_offsets"), std::string::npos);
+  EXPECT_NE(error(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})").find("end before they begin"), std::string::npos);
+  EXPECT_NE(error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})")
+                .find("leave a hole at byte 8"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})")
+                .find("overlap at byte 4"),
+            std::string::npos);
+  const std::string ok = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[4],"data_offsets":[8,16]}})";
+  EXPECT_EQ(error(ok), "");
+  EXPECT_EQ(error(ok, 16), "");
+  EXPECT_EQ(error(ok, 0), "");  // the header alone
+  EXPECT_NE(error(ok, 10).find("describes 16 bytes of tensor data but the file holds 10"), std::string::npos);
+}
+
+// Regression (issue 25): num_hidden_layers 1e9 took 9 GB in 30 s and kept growing (every layer
+// is simulated op by op). Refused at once, naming the field and the bound.
+TEST(EstimatorLimits, AbsurdLayerCountsAreRefusedBeforeAnyWork) {
+  auto m = parse_config_json(with("num_hidden_layers", "1000000000"), "cfg.json");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().find("field 'num_hidden_layers' in cfg.json is 1000000000: vramdoc estimates at most 1024 layers"),
+            std::string::npos)
+      << m.error();
+  EXPECT_TRUE(parse_config_json(with("num_hidden_layers", "1024"), "cfg.json"));
+  auto built = parse_config_json(kLlama, "cfg.json");
+  ASSERT_TRUE(built);
+  built->num_layers = 1ULL << 30;  // a model made in code is held to the same bound
+  EXPECT_FALSE(estimate(*built, Options{}));
+}
+
+// Regression (issue 25): --new-tokens 16777216 (the old maximum) took 9.2 GB: each generated
+// token runs every layer. The bound is on layers x tokens, and the error says this model's maximum.
+TEST(EstimatorLimits, DecodingWorkIsBoundedWithTheModelsMaximum) {
+  auto m = parse_config_json(kLlama, "cfg.json");  // 12 layers
+  ASSERT_TRUE(m);
+  Options o;
+  o.mode = Mode::Infer;
+  o.new_tokens = 16777216;
+  auto e = estimate(*m, o);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().find("at most " + std::to_string(kMaxLayerPasses / 12 - 1) + " new tokens for this model"), std::string::npos)
+      << e.error();
+  o.new_tokens = kMaxLayerPasses / 12;  // one token over: 12 x (N + 1) > the bound
+  EXPECT_FALSE(estimate(*m, o));
+  o.new_tokens = 256;
+  EXPECT_TRUE(estimate(*m, o));
+}
+
+// Fuzz of the bounds: any config field at an absurd size, any decoding length, is an answer or a
+// clear error, never a hang or a runaway allocation (each estimate's work is bounded).
+TEST(EstimatorLimits, FuzzedHugeFieldsAreAnswersOrErrorsInBoundedWork) {
+  std::mt19937 rng(25);
+  const char* fields[] = {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                          "intermediate_size", "vocab_size"};
+  const std::string values[] = {"1", "7", "1024", "65536", "1073741824", "1099511627775", "1e12", "-1", "0.5"};
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 60; ++i) {
+    std::string text = kLlama;
+    const std::string field = fields[rng() % 6];
+    text = with(field, values[rng() % 9]);
+    auto m = parse_config_json(text, "cfg.json");
+    if (!m) continue;
+    Options o;
+    o.mode = rng() % 2 ? Mode::Infer : Mode::Train;
+    if (o.mode == Mode::Infer) o.new_tokens = rng() % 3 == 0 ? 1ULL << (rng() % 40) : rng() % 64;
+    o.batch = 1 + rng() % 8;
+    o.seq = 1 + rng() % 4096;
+    auto e = estimate(*m, o);
+    if (!e) {
+      EXPECT_FALSE(e.error().empty());
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 120.0);  // generous: the unbounded cases ran for hours
 }

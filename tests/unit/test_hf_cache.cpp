@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/estimator/hf_cache.hpp"
@@ -83,4 +84,24 @@ TEST(HfCache, SnapshotWithoutConfigIsSkipped) {
   fs::create_directories(c.root / "models--org--name" / "snapshots" / "empty");
   setenv("HF_HUB_CACHE", c.root.c_str(), 1);
   EXPECT_FALSE(find_cached_model("org/name").ok());
+}
+
+// Regression (issue 25): refs/main was read without a cap or a type check: a FIFO there hung the
+// estimate, /dev/zero grew without end. Such a refs/main names no revision: the newest snapshot is taken.
+TEST(HfCache, ARefsMainThatIsAFifoOrDevZeroIsNoRevision) {
+  TempCache c;
+  const fs::path hub = c.root / "home" / "hub";
+  const fs::path repo = hub / "models--org--name";
+  const fs::path want = c.snapshot(hub, "models--org--name", "eeee");
+  fs::create_directories(repo / "refs");
+  setenv("HF_HOME", (c.root / "home").c_str(), 1);
+  ASSERT_EQ(::mkfifo((repo / "refs" / "main").c_str(), 0600), 0);
+  auto dir = find_cached_model("org/name");
+  ASSERT_TRUE(dir.ok()) << dir.error();
+  EXPECT_EQ(fs::path(*dir), want);
+  fs::remove(repo / "refs" / "main");
+  fs::create_symlink("/dev/zero", repo / "refs" / "main");
+  dir = find_cached_model("org/name");
+  ASSERT_TRUE(dir.ok()) << dir.error();
+  EXPECT_EQ(fs::path(*dir), want);
 }

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -39,6 +42,41 @@ TEST(Launcher, CaptureOutputReadsStdoutOnly) {
   auto missing = capture_output({"no-such-command-vramdoc"});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().find("no-such-command-vramdoc"), std::string::npos) << missing.error();
+}
+
+// Issue 25: every read of a peer is bounded. A program that never stops writing (addr2line on a
+// hostile file) is stopped past kMaxCapturedBytes, not read into memory without end.
+TEST(Launcher, CaptureOutputOfAProgramThatNeverStopsIsBounded) {
+  auto endless = capture_output({"cat", "/dev/zero"});
+  ASSERT_FALSE(endless.ok());
+  EXPECT_NE(endless.error().find("cat wrote more than 64 MiB: stopped"), std::string::npos) << endless.error();
+}
+
+// Issue 25: a job's background child that outlives it keeps its output: relay_output hands the
+// pipe to a relay that passes the rest on (the child died of SIGPIPE once vramdoc stopped reading).
+TEST(Launcher, RelayKeepsPassingOutputAfterUs) {
+  LaunchOptions options;
+  options.out = Stream::pipe();
+  options.err = Stream::null();
+  int error_number = 0;
+  const std::string flag = ::testing::TempDir() + "vramdoc-relay-" + std::to_string(::getpid());
+  auto p = Process::start({"sh", "-c", "(sleep 0.3; echo late; echo written >" + flag + ") & echo early"}, options, error_number);
+  ASSERT_TRUE(p) << std::strerror(error_number);
+  char buf[64];
+  const ssize_t n = read(p->out_fd(), buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<std::size_t>(n)), "early\n");
+  EXPECT_EQ(p->wait(), 0);
+  p->relay_output();  // the background subshell still holds the pipe
+  EXPECT_EQ(p->out_fd(), -1);
+  std::string written;
+  for (int i = 0; i < 100 && written.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(flag);
+    std::getline(in, written);
+  }
+  EXPECT_EQ(written, "written");  // its "echo late" before it did not die of SIGPIPE
+  std::remove(flag.c_str());
 }
 
 TEST(Launcher, ExitStatusAsAShellReportsIt) {

@@ -224,5 +224,22 @@ TEST(TimelineV2, MutationFuzz) {
   EXPECT_GT(rejected, 0);
 }
 
+// Regression (issue 25): a 250-character program name made the default timeline name longer than
+// a file name may be (255 bytes), and run refused the job. The program's part is cut and tamed.
+TEST(TimelineV2, DefaultFileNameIsShortAndPlainWhateverTheProgram) {
+  const std::string name = default_file_name("/opt/bin/" + std::string(250, 'p'), "20261201-120000");
+  EXPECT_EQ(name, "vramdoc-" + std::string(kMaxProgramNameInFileName, 'p') + "-20261201-120000.jsonl");
+  EXPECT_EQ(default_file_name("python3", "S"), "vramdoc-python3-S.jsonl");
+  EXPECT_EQ(default_file_name("my job\n\x1b[2J*?", "S"), "vramdoc-my_job_n_x1b_2J__-S.jsonl");
+  EXPECT_EQ(default_file_name("训练", "S"), "vramdoc-训练-S.jsonl");
+  EXPECT_EQ(default_file_name("", "S"), "vramdoc-job-S.jsonl");
+  const std::string wide = default_file_name(std::string(100, '\xe4') + "", "S");  // invalid UTF-8
+  EXPECT_LE(wide.size(), 8 + kMaxProgramNameInFileName + 9);
+  // A marker line after a byte-order mark (PowerShell writes one) is still a step.
+  auto m = parse_marker_line("\xef\xbb\xbfstep 3");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->label, "step 3");
+}
+
 }  // namespace
 }  // namespace vramdoc::timeline

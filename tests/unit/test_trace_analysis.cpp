@@ -1,6 +1,9 @@
 // The trace analyser, symbol parsing and the report, on hand-made traces (no GPU).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <limits>
+
 #include "core/trace/analysis.hpp"
 #include "core/trace/report.hpp"
 #include "core/trace/symbols.hpp"
@@ -185,12 +188,13 @@ TEST(TraceSymbols, ResolvesThroughTheModuleAndPicksTheCallSite) {
   b.t.records.emplace_back(ModuleRecord{0x7000000, 0x7001000, 0x7100000, "/usr/lib/libcuda.so.1", ""});
   b.t.records.emplace_back(ModuleRecord{0x5550000, 0x5551000, 0x5560000, "/work/planted_leak", ""});
   const std::vector<std::uint64_t> ips{0x7001234, 0x5551100, 0x5552201, 0x9999};
-  const auto plan = plan_symbolization(b.t, ips);
+  const ModuleMap modules(b.t);
+  const auto plan = plan_symbolization(modules, ips);
   EXPECT_EQ(plan.at("/work/planted_leak"), (std::vector<std::uint64_t>{0x10FF, 0x2200}));
   std::map<std::string, std::unordered_map<std::uint64_t, SourceFrame>> answers;
   answers["/work/planted_leak"][0x10FF] = SourceFrame{0, "", 0x10FF, "cudaMalloc", "", 0};
   answers["/work/planted_leak"][0x2200] = SourceFrame{0, "", 0x2200, "leak_site_b()", "/src/p.cu", 7};
-  const auto frames = resolve_frames(b.t, ips, answers);
+  const auto frames = resolve_frames(modules, ips, answers);
   ASSERT_EQ(frames.size(), 4U);
   EXPECT_EQ(frames[0].module, "libcuda.so.1");
   EXPECT_EQ(call_site_index(frames), 2U);
@@ -232,4 +236,67 @@ TEST(TraceReport, TextNamesTheLeakingCallSiteAndThePytorchCaveat) {
 TEST(TraceReport, NoPytorchNoteForOtherPrograms) {
   ProcessTrace p{"trace.7.vdt", 7, false, false, {}, {}, 0, {}};
   EXPECT_EQ(render_trace_text({p}).find("PYTORCH"), std::string::npos);
+}
+
+// Regression (issue 25): sizes summed past 2^64 wrapped, so a hostile trace's peak read as a few
+// bytes. Sums saturate at the largest figure; releases still subtract exactly.
+TEST(TraceAnalysis, ByteSumsSaturateInsteadOfWrapping) {
+  Builder b;
+  b.frame(1, 0, 0x100);
+  const std::uint64_t half = 1ULL << 63;
+  b.alloc(0xA000, half, 1).alloc(0xB000, half, 1).alloc(0xC000, half, 1).free(0xC000).free(0xB000);
+  const auto a = analyze_trace(b.t);
+  EXPECT_EQ(a.peak_bytes, std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(a.live_bytes, half);  // back below: exact again
+  ASSERT_EQ(a.peak_contributors.size(), 1U);
+  EXPECT_EQ(a.peak_contributors[0].bytes, std::numeric_limits<std::uint64_t>::max());
+  b.failed(half, 1).failed(half, 1);
+  EXPECT_EQ(analyze_trace(b.t).refused[0].bytes, std::numeric_limits<std::uint64_t>::max());
+}
+
+// Overlapping module ranges: the one recorded last wins, as the linear scan decided; gaps are none.
+TEST(TraceSymbols, ModuleMapFindsTheLastRecordedModuleCoveringAnAddress) {
+  Trace t;
+  t.records.emplace_back(ModuleRecord{0, 0x1000, 0x5000, "/a", ""});
+  t.records.emplace_back(ModuleRecord{0, 0x2000, 0x3000, "/b", ""});  // inside /a
+  t.records.emplace_back(ModuleRecord{0, 0x4800, 0x6000, "/c", ""});  // over /a's end
+  t.records.emplace_back(ModuleRecord{0, 0x9000, 0x9000, "/empty", ""});
+  const ModuleMap map(t);
+  const std::pair<std::uint64_t, const char*> expect[] = {
+      {0x0fff, nullptr}, {0x1000, "/a"}, {0x1fff, "/a"}, {0x2000, "/b"}, {0x2fff, "/b"}, {0x3000, "/a"},
+      {0x47ff, "/a"},    {0x4800, "/c"}, {0x5fff, "/c"}, {0x6000, nullptr}, {0x9000, nullptr}};
+  for (const auto& [ip, path] : expect) {
+    const ModuleRecord* m = map.find(ip);
+    if (!path) {
+      EXPECT_EQ(m, nullptr) << std::hex << ip;
+      continue;
+    }
+    ASSERT_TRUE(m != nullptr) << std::hex << ip;
+    EXPECT_EQ(m->path, path) << std::hex << ip;
+  }
+}
+
+// Regression (issue 25): a 20 MB trace took 55 s, every frame scanning every record for its
+// module. 20,000 modules and 200,000 frames now take a moment (the scan: 4e9 comparisons).
+TEST(TraceSymbols, ManyModulesAndFramesResolveInABoundedTime) {
+  Trace t;
+  for (std::uint64_t i = 0; i < 20000; ++i)
+    t.records.emplace_back(ModuleRecord{i << 20, (i << 20) + 0x1000, (i << 20) + 0x9000, "/lib" + std::to_string(i) + ".so", ""});
+  std::vector<std::uint64_t> ips;
+  for (std::uint64_t i = 0; i < 200000; ++i) ips.push_back(((i * 7919) % 20000 << 20) + 0x1100);
+  const auto start = std::chrono::steady_clock::now();
+  const ModuleMap map(t);
+  const auto plan = plan_symbolization(map, ips);
+  const auto frames = resolve_frames(map, ips, {});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(plan.size(), 20000U);
+  ASSERT_EQ(frames.size(), ips.size());
+  EXPECT_EQ(frames[1].module, "lib7919.so");
+  EXPECT_LT(seconds, 30.0);  // generous for a loaded machine; the linear scan took minutes
+}
+
+// Symbols and paths come from the traced program's files: shown safe for a terminal.
+TEST(TraceSymbols, DescribeEscapesControlCharacters) {
+  SourceFrame f{0, "", 0x10, "\x1b]52;c;aGk=\a\x1b[2Jevil()", "/src/\nforged.cu", 7};
+  EXPECT_EQ(describe(f), "\\x1b]52;c;aGk=\\x07\\x1b[2Jevil() (\\nforged.cu:7)");
 }

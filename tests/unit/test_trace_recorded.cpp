@@ -54,7 +54,7 @@ TEST(TraceRecorded, PytorchLoopThatKeepsTensorsIsAccumulating) {
   ASSERT_EQ(a.accumulating.size(), 1U);
   EXPECT_EQ(a.accumulating[0].count, 99U);
   EXPECT_EQ(a.accumulating[0].bytes, 99 * MiB);
-  const auto frames = resolve_frames(t, StackTable(t).ips(a.accumulating[0].stack_id), {});
+  const auto frames = resolve_frames(ModuleMap(t), StackTable(t).ips(a.accumulating[0].stack_id), {});
   ASSERT_FALSE(frames.empty());
   EXPECT_EQ(frames[call_site_index(frames)].module, "libtorch_python.so");
   EXPECT_EQ(frames[0].module, "libcuda.so.1");

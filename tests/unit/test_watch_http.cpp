@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 
 #include "backends/watch/http_server.hpp"
 
@@ -152,4 +154,64 @@ TEST(WatchHttp, AuthorizationReachesTheHandlerAndExtraHeadersTheClient) {
   EXPECT_NE(refused.find("\r\nWWW-Authenticate: Basic realm=\"t\"\r\n"), std::string::npos) << refused;
   const std::string allowed = exchange((*server)->port(), "GET /metrics HTTP/1.1\r\nAuthorization: Basic YTpi\r\n\r\n");
   EXPECT_NE(allowed.find("yes Basic YTpi"), std::string::npos) << allowed;
+}
+
+// Regression (issue 25): one bcrypt check ran on the server's only thread and stalled every other
+// scrape for seconds. A gate's slow check runs on the worker: while one is held, the server still
+// answers other requests; when it ends, its own request is answered.
+TEST(WatchHttp, ASlowGateCheckDoesNotStallOtherScrapes) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool release = false, started = false;
+  HttpGate gate = [&](const HttpRequest& r) -> GateDecision {
+    if (r.path != "/slow") return {};
+    return {GateDecision::Kind::Verify, {}, [&]() -> std::optional<HttpResponse> {
+              std::unique_lock lock(m);
+              started = true;
+              cv.notify_all();
+              cv.wait(lock, [&] { return release; });
+              return std::nullopt;
+            }};
+  };
+  auto address = parse_listen_address("127.0.0.1:0");
+  auto server = HttpServer::start(*address, [](const HttpRequest& r) { return HttpResponse{200, "text/plain", r.path + "\n"}; },
+                                  {}, nullptr, gate);
+  ASSERT_TRUE(server.ok()) << server.error();
+  const std::uint16_t port = (*server)->port();
+  const int slow = connect_to(port);
+  const std::string request = "GET /slow HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(send(slow, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return started; });
+  }
+  const std::string other = exchange(port, "GET /metrics HTTP/1.1\r\n\r\n");  // served while the check is held
+  EXPECT_EQ(other.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << other;
+  EXPECT_NE(other.find("/metrics"), std::string::npos) << other;
+  {
+    std::lock_guard lock(m);
+    release = true;
+  }
+  cv.notify_all();
+  const std::string answered = read_all(slow);
+  close(slow);
+  EXPECT_EQ(answered.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << answered;
+  EXPECT_NE(answered.find("/slow"), std::string::npos) << answered;
+}
+
+// A gate's refusal is the answer; its Allow lets the handler answer.
+TEST(WatchHttp, AGateRefusesOrLetsThrough) {
+  HttpGate gate = [](const HttpRequest& r) -> GateDecision {
+    if (r.path == "/no") return {GateDecision::Kind::Refuse, HttpResponse{401, "text/plain", "no\n"}, nullptr};
+    if (r.path == "/later-no")
+      return {GateDecision::Kind::Verify, {}, []() -> std::optional<HttpResponse> { return HttpResponse{429, "text/plain", "wait\n"}; }};
+    return {};
+  };
+  auto address = parse_listen_address("127.0.0.1:0");
+  auto server = HttpServer::start(*address, [](const HttpRequest&) { return HttpResponse{200, "text/plain", "yes\n"}; }, {},
+                                  nullptr, gate);
+  ASSERT_TRUE(server.ok()) << server.error();
+  EXPECT_EQ(exchange((*server)->port(), "GET /no HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 401", 0), 0U);
+  EXPECT_EQ(exchange((*server)->port(), "GET /later-no HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 429", 0), 0U);
+  EXPECT_EQ(exchange((*server)->port(), "GET /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200", 0), 0U);
 }

@@ -3,6 +3,11 @@
 // yield a config that would serve without what the file asked for.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "core/watch/web_config.hpp"
@@ -134,4 +139,46 @@ TEST(WebConfig, FuzzedFilesNeverYieldAHalfConfig) {
     }
   }
   EXPECT_GT(accepted, 0U);
+}
+
+// Regression (issue 25): a hash of cost 31 was accepted, and start-up hashed a dummy at that cost
+// (days of one core, SIGTERM ignored meanwhile). Above kMaxBcryptCost it is refused, with the line.
+TEST(WebConfig, BcryptCostAboveTheBoundIsRefusedWithTheLine) {
+  const std::string cost31 = "$2b$31$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";
+  ASSERT_TRUE(is_bcrypt_hash(cost31));
+  EXPECT_EQ(bcrypt_cost(cost31), 31);
+  auto parsed = parse_web_config("basic_auth_users:\n  alice: " + cost31 + "\n", "/base");
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().find("line 2"), std::string::npos) << parsed.error();
+  EXPECT_NE(parsed.error().find("has cost 31: at most 14"), std::string::npos) << parsed.error();
+  EXPECT_TRUE(parse_web_config("basic_auth_users:\n  alice: " + kHashY + "\n", "/base"));  // cost 10
+}
+
+// Regression (issue 25): a byte-order mark made the first key "unknown key basic_auth_users",
+// the difference invisible. YAML allows one at the start; it is read.
+TEST(WebConfig, AByteOrderMarkIsRead) {
+  auto parsed = parse_web_config("\xef\xbb\xbf" "basic_auth_users:\n  alice: " + kHashY + "\n", "/base");
+  ASSERT_TRUE(parsed) << parsed.error();
+  EXPECT_EQ(parsed->users.count("alice"), 1U);
+}
+
+// Regression (issue 25): a certificate or key that is a FIFO hung start-up (OpenSSL opened it and
+// waited for a writer). The files are checked first: a regular file of at most 1 MiB.
+TEST(WebConfig, AFifoOrDeviceAsKeyOrCertificateIsRefusedByName) {
+  const std::string dir = ::testing::TempDir() + "vramdoc-web-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir + "/key.pem").c_str(), 0600), 0);
+  std::ofstream(dir + "/cert.pem") << "-----BEGIN CERTIFICATE-----\n";
+  auto config = parse_web_config("tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n", dir);
+  ASSERT_TRUE(config) << config.error();
+  auto checked = check_web_config_files(*config);
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().find("tls_server_config.key_file: " + dir + "/key.pem is a FIFO"), std::string::npos) << checked.error();
+  config->tls->key_file = "/dev/zero";
+  checked = check_web_config_files(*config);
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().find("/dev/zero is a character device"), std::string::npos) << checked.error();
+  config->tls->key_file = dir + "/cert.pem";
+  EXPECT_TRUE(check_web_config_files(*config));
+  std::filesystem::remove_all(dir);
 }

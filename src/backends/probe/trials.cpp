@@ -5,13 +5,14 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "backends/launcher.hpp"
 #include "backends/private_files.hpp"
+#include "backends/watched_file.hpp"
+#include "core/line_match.hpp"
 #include "core/probe/judge.hpp"
 #include "core/probe/report.hpp"
 #include "core/redact.hpp"
@@ -28,31 +29,26 @@ void on_signal(int) { g_interrupted = true; }
 using Clock = std::chrono::steady_clock;
 constexpr auto kStopGrace = std::chrono::seconds(5);  // from SIGTERM to SIGKILL
 
-// Counts the step lines in the part of the log not read yet; `offset` advances.
-long count_new_steps(const std::string& log_path, std::streamoff& offset, const timeline::StepRegex& step, std::string& partial) {
-  std::ifstream in(log_path, std::ios::binary);
-  if (!in) return 0;
-  in.seekg(offset);
-  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  offset += static_cast<std::streamoff>(chunk.size());
-  partial += chunk;
+// At most this much of the log is read per look (every 50 ms): a job writing faster is read later.
+constexpr std::size_t kMaxLogReadBytes = 1 << 20;
+
+// Counts the step lines in the part of the log not read yet (at most kMaxLogReadBytes of it).
+long count_new_steps(WatchedFile& log, const timeline::StepRegex& step, LineSplitter& lines) {
   long found = 0;
-  std::size_t start = 0, nl = 0;
-  while ((nl = partial.find('\n', start)) != std::string::npos) {
-    if (step.matches(std::string_view(partial).substr(start, nl - start))) ++found;
-    start = nl + 1;
-  }
-  partial.erase(0, start);
+  lines.feed(log.read_more(kMaxLogReadBytes), [&](std::string_view line) { found += step.matches(line) ? 1 : 0; });
   return found;
 }
 
-// The last non-empty line of a trial's log: the job's output (run was told --no-report).
-std::string last_output_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  }
+// The last non-empty line of a trial's log (in its last 64 KiB): the job's output (run was told --no-report).
+std::string last_output_line(const WatchedFile* log) {
+  if (!log) return "";
+  std::string last;
+  LineSplitter lines;
+  const auto keep = [&](std::string_view line) {
+    if (line.find_first_not_of(" \t") != std::string_view::npos) last = line;
+  };
+  lines.feed(log->tail(kMaxMatchedLineBytes), keep);
+  lines.finish(keep);
   return last.substr(0, 300);
 }
 
@@ -73,13 +69,12 @@ std::unique_ptr<Process> start_trial(const TrialSettings& s, const std::string& 
 // Waits for the trial, counting step lines in its log; stops it (SIGTERM, then SIGKILL after a
 // grace period) once it has run enough steps or its time, or when the probe is interrupted.
 probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::optional<timeline::StepRegex>& step_re,
-                            const std::string& log_path, Clock::time_point started) {
-  std::streamoff offset = 0;
-  std::string partial;
+                            WatchedFile* log, Clock::time_point started) {
+  LineSplitter lines;
   long steps_seen = 0;
   while (true) {
     if (auto status = trial.poll()) return {*status, false, {}};
-    if (s.steps > 0 && step_re) steps_seen += count_new_steps(log_path, offset, *step_re, partial);
+    if (s.steps > 0 && step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
     const bool enough_steps = s.steps > 0 && steps_seen >= s.steps;
     const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
@@ -107,9 +102,12 @@ probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::Ste
     trial.detail = "could not start the trial: " + std::string(std::strerror(error_number));
     return trial;
   }
-  probe::TrialEnd end = watch_trial(*process, s, steps, log_path, started);
+  // Read through the descriptor opened now: the job cannot swap the log for a FIFO or /dev/zero.
+  auto log = WatchedFile::open(log_path);
+  WatchedFile* log_file = log ? log->get() : nullptr;
+  probe::TrialEnd end = watch_trial(*process, s, steps, log_file, started);
   trial.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  end.last_line = redact_text(last_output_line(log_path));  // the report is shared: no secrets from the job's output
+  end.last_line = redact_text(last_output_line(log_file));  // the report is shared: no secrets from the job's output
   probe::judge_trial(trial, timeline::read_timeline_file(timeline_path), end);
   return trial;
 }

@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <optional>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
+
+#include "core/line_match.hpp"
 
 namespace vramdoc::backends {
 
@@ -26,6 +30,9 @@ bool write_all(int fd, const char* data, std::size_t size) {
   }
   return true;
 }
+
+// How long the job's output is still read here after its main process ended (then: relay_output).
+constexpr auto kOutputAfterExit = std::chrono::seconds(1);
 
 volatile sig_atomic_t g_job_group = 0;
 const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -55,33 +62,34 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
   struct sigaction ignore {}, old_pipe {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe);
-  constexpr std::size_t kMaxLine = 64 * 1024;  // longer lines are scanned in pieces
-  std::string pending[2];
+  LineSplitter lines[2];  // a long line is scanned on its first 64 KiB (core/line_match.hpp)
+  const LineSplitter::OnLine scan = [&](std::string_view line) { on_line(std::string(line)); };
   pollfd fds[2] = {{process_->out_fd(), POLLIN, 0}, {process_->err_fd(), POLLIN, 0}};
   const int targets[2] = {STDOUT_FILENO, STDERR_FILENO};
   char buf[65536];
   int open_fds = 2;
-  int quiet_after_exit_ms = 0;
+  std::optional<std::chrono::steady_clock::time_point> ended;  // when the job's main process ended
   while (open_fds > 0) {
+    // The job has ended but something it started in the background still holds the pipes: its
+    // output gets a second here, then a relay passes the rest on (the job is not cut off).
+    if (!ended && process_->poll()) ended = std::chrono::steady_clock::now();
+    if (ended && std::chrono::steady_clock::now() - *ended >= kOutputAfterExit) {
+      process_->relay_output();
+      break;
+    }
     const int ready = poll(fds, 2, 100);
     if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (ready == 0) {
-      // The job has ended but something it started in the background still holds the pipes:
-      // give its output a second, then stop reading rather than wait for it.
-      if (process_->poll() && (quiet_after_exit_ms += 100) >= 1000) break;
-      continue;
-    }
-    quiet_after_exit_ms = 0;
+    if (ready == 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        if (!pending[i].empty()) on_line(pending[i]);
-        pending[i].clear();
+        lines[i].finish(scan);
+        process_->close_pipe(fds[i].fd);  // every writer is gone: nothing to relay
         fds[i].fd = -1;
         --open_fds;
         continue;
@@ -92,20 +100,10 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
         --open_fds;
         continue;
       }
-      for (ssize_t k = 0; k < n; ++k) {
-        const char c = buf[k];
-        if (c == '\n' || c == '\r') {
-          if (!pending[i].empty()) on_line(pending[i]);
-          pending[i].clear();
-        } else {
-          pending[i] += c;
-          if (pending[i].size() >= kMaxLine) on_line(pending[i]), pending[i].clear();
-        }
-      }
+      lines[i].feed(std::string_view(buf, static_cast<std::size_t>(n)), scan);
     }
   }
-  for (int i = 0; i < 2; ++i)
-    if (!pending[i].empty()) on_line(pending[i]);
+  for (auto& l : lines) l.finish(scan);
   sigaction(SIGPIPE, &old_pipe, nullptr);
 }
 

@@ -25,8 +25,10 @@ class Job {
 
   pid_t pid() const { return process_->pid(); }
   // Copies the job's stdout and stderr to ours as the bytes come, and calls `on_line` with each
-  // complete line ("\n" or "\r" ended, without it) of either stream. Returns when both close, or
-  // a second after the job ended while a background process of it still holds them.
+  // complete line ("\n" or "\r" ended, without it; a line longer than 64 KiB cut to that, once:
+  // core/line_match.hpp) of either stream. Returns when both close, or a second after the job
+  // ended while a background process of it still holds them: then a relay process passes the
+  // rest of its output on until that process closes them too (Process::relay_output).
   void pump_output(const std::function<void(const std::string&)>& on_line);
   // Waits for the job to end: its exit code, or 128 + the signal that killed it.
   int wait() { return process_->wait(); }

@@ -1,7 +1,6 @@
 #include "backends/run/recorder.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "backends/run/process_identity.hpp"
 #include "backends/run/job.hpp"
@@ -10,9 +9,9 @@
 
 namespace vramdoc::backends {
 
-TimelineRecorder::TimelineRecorder(JobMemoryProbe* probe, double interval_seconds, std::string mark_file, std::string host, Sink sink,
+TimelineRecorder::TimelineRecorder(JobMemoryProbe* probe, double interval_seconds, WatchedFile* mark_file, std::string host, Sink sink,
                          double heartbeat_seconds)
-    : probe_(probe), interval_(interval_seconds), mark_file_(std::move(mark_file)), host_(std::move(host)),
+    : probe_(probe), interval_(interval_seconds), mark_file_(mark_file), host_(std::move(host)),
       sink_(std::move(sink)), start_(std::chrono::steady_clock::now()), ticks_(heartbeat_seconds) {}
 
 TimelineRecorder::~TimelineRecorder() { stop(); }
@@ -57,26 +56,18 @@ void TimelineRecorder::sample_once() {
   if (!lines.empty()) sink_(lines);
 }
 
-void TimelineRecorder::read_mark_file() {
-  if (mark_file_.empty()) return;
-  FILE* f = std::fopen(mark_file_.c_str(), "rb");
-  if (!f) return;
-  if (std::fseek(f, mark_offset_, SEEK_SET) == 0) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-      mark_offset_ += static_cast<long>(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (buf[i] == '\n') {
-          if (auto m = timeline::parse_marker_line(mark_pending_)) add_mark(std::move(*m));
-          mark_pending_.clear();
-        } else if (mark_pending_.size() < 400 && buf[i] != '\r') {
-          mark_pending_ += buf[i];
-        }
-      }
+std::size_t TimelineRecorder::read_mark_file() {
+  if (!mark_file_) return 0;
+  const std::string bytes = mark_file_->read_more(kMaxMarkBytesPerTick);
+  for (const char c : bytes) {
+    if (c == '\n') {
+      if (auto m = timeline::parse_marker_line(mark_pending_)) add_mark(std::move(*m));
+      mark_pending_.clear();
+    } else if (mark_pending_.size() < 400 && c != '\r') {
+      mark_pending_ += c;
     }
   }
-  std::fclose(f);
+  return bytes.size();
 }
 
 void TimelineRecorder::mark(const std::string& label) { add_mark({0, label.substr(0, 200), std::nullopt, std::nullopt, std::nullopt}); }
@@ -99,7 +90,7 @@ void TimelineRecorder::oom_message(const std::string& text) {
 void TimelineRecorder::stop() {
   if (!running_.exchange(false)) return;
   if (thread_.joinable()) thread_.join();
-  read_mark_file();
+  for (int i = 0; i < 64 && read_mark_file() > 0; ++i) {}  // what the job wrote last, a bounded amount of it
   if (!mark_pending_.empty()) {
     if (auto m = timeline::parse_marker_line(mark_pending_)) add_mark(std::move(*m));
     mark_pending_.clear();

@@ -13,18 +13,24 @@
 #include <thread>
 
 #include "backends/run/job_memory.hpp"
+#include "backends/watched_file.hpp"
 #include "core/timeline/ticks.hpp"
 #include "core/timeline/timeline.hpp"
 
 namespace vramdoc::backends {
 
+// The most of the marks file read per sampling interval (a job writing faster is read later; one
+// filling it without end, or replacing it with a link to /dev/zero, cannot hold the recorder).
+inline constexpr std::size_t kMaxMarkBytesPerTick = 256 * 1024;
+
 class TimelineRecorder {
  public:
   using Sink = std::function<void(const std::string& line)>;
   // `probe` may be null (no driver): then only marks and messages are recorded. `mark_file` is
-  // read for new marker lines each interval; empty for none. `host` names this machine in the
+  // read for new marker lines each interval, through its descriptor and at most
+  // kMaxMarkBytesPerTick of it at a time; null for none. `host` names this machine in the
   // series. `sink` gets each line. Unchanged samples are written every `heartbeat_seconds`.
-  TimelineRecorder(JobMemoryProbe* probe, double interval_seconds, std::string mark_file, std::string host, Sink sink,
+  TimelineRecorder(JobMemoryProbe* probe, double interval_seconds, WatchedFile* mark_file, std::string host, Sink sink,
               double heartbeat_seconds = 1.0);
   ~TimelineRecorder();
   TimelineRecorder(const TimelineRecorder&) = delete;
@@ -48,13 +54,12 @@ class TimelineRecorder {
  private:
   void loop();
   void sample_once();
-  void read_mark_file();
+  std::size_t read_mark_file();  // the bytes read
   void add_mark(timeline::Mark m);
 
   JobMemoryProbe* probe_;
   double interval_;
-  std::string mark_file_;
-  long mark_offset_ = 0;
+  WatchedFile* mark_file_;
   std::string mark_pending_;
   std::string host_;
   Sink sink_;

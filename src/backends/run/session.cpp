@@ -8,11 +8,13 @@
 #include <mutex>
 
 #include "backends/run/hooks.hpp"
+#include "backends/launcher.hpp"
 #include "backends/run/job.hpp"
 #include "backends/run/process_identity.hpp"
 #include "backends/run/recorder.hpp"
 #include "backends/run/timeline_file.hpp"
 #include "backends/trace/setup.hpp"
+#include "backends/watched_file.hpp"
 #include "core/redact.hpp"
 #include "core/timeline/oom_message.hpp"
 #include "core/timeline/preallocation.hpp"
@@ -27,7 +29,7 @@ std::string default_out_name(const std::string& program) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return "vramdoc-" + std::filesystem::path(program).filename().string() + "-" + stamp + ".jsonl";
+  return timeline::default_file_name(program, stamp);  // a long or odd program name is cut and tamed
 }
 
 // The trace folder: --trace-dir, else the timeline's name without .jsonl, plus .trace.
@@ -165,7 +167,12 @@ std::variant<RunRecord, NotStarted> RunSession::record() {
   header.start_unix_seconds = static_cast<double>(r.start_unix_ns) / 1e9;
   sink.write(timeline::header_line(header));
   const std::string mark_file = s.folder ? s.folder->mark_file() : "";
-  TimelineRecorder recorder(gpu, o.interval_seconds, mark_file, header.host, [&sink](const std::string& l) { sink.write(l); },
+  // Read through the descriptor opened now, before the job starts: the job replacing the path (a
+  // link to /dev/zero, a FIFO) changes nothing the recorder reads (docs/security.md).
+  std::unique_ptr<WatchedFile> marks;
+  if (!mark_file.empty())
+    if (auto opened = WatchedFile::open(mark_file)) marks = std::move(*opened);
+  TimelineRecorder recorder(gpu, o.interval_seconds, marks.get(), header.host, [&sink](const std::string& l) { sink.write(l); },
                             header.heartbeat_seconds);
 
   // The timeline's path lets the job's own tools (the Python integrations) diagnose it at an OOM.
@@ -177,7 +184,7 @@ std::variant<RunRecord, NotStarted> RunSession::record() {
   if (!job) {
     s.folder.reset();
     s.out->discard();
-    return NotStarted{"cannot run '" + o.command[0] + "': " + std::strerror(error_number), error_number};
+    return NotStarted{"cannot run '" + o.command[0] + "': " + start_failure(o.command[0], error_number), error_number};
   }
   r.status = pump_job(*job, recorder, o.step_regex);
   job.reset();

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "core/watch/web_config.hpp"
+
 namespace vramdoc::backends {
 
 namespace {
@@ -90,23 +92,54 @@ Result<std::unique_ptr<BasicAuth>> BasicAuth::create(std::map<std::string, std::
   auto salt = random_salt(16);
   auto password = random_salt(32);
   if (!salt || !password) return make_error(salt ? password.error() : salt.error());
-  std::string dummy = users.empty() ? std::string() : crypt_hash(*password, users.begin()->second);
-  if (!users.empty() && dummy.empty()) return make_error("crypt(3) refused the bcrypt hash of " + users.begin()->first);
-  return std::unique_ptr<BasicAuth>(new BasicAuth(std::move(users), "$6$rounds=1000$" + *salt + "$", std::move(dummy)));
+  // One dummy hash per cost in use: an unknown user is checked against the highest, a user at a
+  // lower cost is padded with checks against its own (verify()).
+  std::map<int, std::string> dummies;
+  for (const auto& [user, hash] : users) {
+    if (!watch::is_bcrypt_hash(hash)) return make_error("the password of " + user + " is not a bcrypt hash");
+    const int cost = watch::bcrypt_cost(hash);
+    if (cost > watch::kMaxBcryptCost)
+      return make_error("the bcrypt hash of " + user + " has cost " + std::to_string(cost) + ", above " +
+                        std::to_string(watch::kMaxBcryptCost));
+    if (dummies.count(cost)) continue;
+    std::string dummy = crypt_hash(*password, hash);
+    if (dummy.empty()) return make_error("crypt(3) refused the bcrypt hash of " + user);
+    dummies[cost] = std::move(dummy);
+  }
+  return std::unique_ptr<BasicAuth>(new BasicAuth(std::move(users), "$6$rounds=1000$" + *salt + "$", std::move(dummies)));
 }
 
-BasicAuth::BasicAuth(std::map<std::string, std::string> users, std::string cache_setting, std::string dummy_hash)
-    : users_(std::move(users)), cache_setting_(std::move(cache_setting)), dummy_hash_(std::move(dummy_hash)) {}
+BasicAuth::BasicAuth(std::map<std::string, std::string> users, std::string cache_setting, std::map<int, std::string> dummies)
+    : users_(std::move(users)), cache_setting_(std::move(cache_setting)), dummies_(std::move(dummies)),
+      max_cost_(dummies_.empty() ? 0 : dummies_.rbegin()->first) {}
 
-bool BasicAuth::bcrypt_matches(const std::string& password, const std::string& hash) {
+bool BasicAuth::verify(const Credentials& c) {
   const auto start = Clock::now();
-  const std::string computed = crypt_hash(password, hash);
+  const auto known = users_.find(c.user);
+  bool ok = false;
+  std::uint64_t rounds = 0;
+  if (known != users_.end()) {
+    const int cost = watch::bcrypt_cost(known->second);
+    const std::string computed = crypt_hash(c.password, known->second);
+    ok = !computed.empty() && constant_time_equal(computed, known->second);
+    // The rest of a check at the highest cost: 2^(max - cost) - 1 more at this one.
+    const std::uint64_t checks = std::uint64_t{1} << (max_cost_ - cost);
+    for (std::uint64_t i = 1; i < checks; ++i) (void)crypt_hash(c.password, dummies_.at(cost));
+    rounds = checks << cost;
+  } else if (!dummies_.empty()) {
+    (void)crypt_hash(c.password, dummies_.rbegin()->second);  // an unknown user: as long as any
+    rounds = std::uint64_t{1} << max_cost_;
+  }
   const auto end = Clock::now();
+  std::lock_guard lock(mutex_);
   not_before_ = end + kIdleFactor * (end - start);
-  return !computed.empty() && constant_time_equal(computed, hash);
+  checking_ = false;
+  last_rounds_ = rounds;
+  if (ok && !c.digest.empty()) verified_[c.user] = c.digest;  // one entry per configured user at most
+  return ok;
 }
 
-AuthOutcome BasicAuth::check(std::string_view authorization) {
+std::optional<AuthOutcome> BasicAuth::quick(std::string_view authorization, Credentials& credentials) {
   constexpr std::string_view kScheme = "Basic ";
   if (authorization.size() < kScheme.size() || authorization.size() > 4096) return AuthOutcome::Denied;
   for (std::size_t i = 0; i < kScheme.size(); ++i)  // the scheme is case-insensitive (RFC 7617)
@@ -119,16 +152,38 @@ AuthOutcome BasicAuth::check(std::string_view authorization) {
   const std::size_t colon = decoded->find(':');
   // crypt reads C strings: "pass\0anything" must not pass for "pass".
   if (colon == std::string::npos || decoded->find('\0') != std::string::npos) return AuthOutcome::Denied;
-  const std::string user = decoded->substr(0, colon), password = decoded->substr(colon + 1);
-  const std::string digest = crypt_hash(user + ":" + password, cache_setting_);
-  if (auto seen = verified_.find(user); seen != verified_.end() && !digest.empty() && constant_time_equal(seen->second, digest))
+  credentials.user = decoded->substr(0, colon), credentials.password = decoded->substr(colon + 1);
+  credentials.digest = crypt_hash(credentials.user + ":" + credentials.password, cache_setting_);
+  std::lock_guard lock(mutex_);
+  if (auto seen = verified_.find(credentials.user);
+      seen != verified_.end() && !credentials.digest.empty() && constant_time_equal(seen->second, credentials.digest))
     return AuthOutcome::Allowed;
-  if (Clock::now() < not_before_) return AuthOutcome::Throttled;
-  const auto known = users_.find(user);
-  const bool ok = bcrypt_matches(password, known != users_.end() ? known->second : dummy_hash_) && known != users_.end();
-  if (!ok) return AuthOutcome::Denied;
-  if (!digest.empty()) verified_[user] = digest;  // one entry per configured user at most
-  return AuthOutcome::Allowed;
+  if (checking_ || Clock::now() < not_before_) return AuthOutcome::Throttled;
+  checking_ = true;  // this caller verifies next
+  return std::nullopt;
+}
+
+GateDecision BasicAuth::screen(const HttpRequest& request) {
+  Credentials credentials;
+  if (auto outcome = quick(request.authorization, credentials)) {
+    if (*outcome == AuthOutcome::Allowed) return {};
+    return {GateDecision::Kind::Refuse, refusal(*outcome), nullptr};
+  }
+  return {GateDecision::Kind::Verify, {}, [this, credentials]() -> std::optional<HttpResponse> {
+            if (verify(credentials)) return std::nullopt;
+            return refusal(AuthOutcome::Denied);
+          }};
+}
+
+AuthOutcome BasicAuth::check(std::string_view authorization) {
+  Credentials credentials;
+  if (auto outcome = quick(authorization, credentials)) return *outcome;
+  return verify(credentials) ? AuthOutcome::Allowed : AuthOutcome::Denied;
+}
+
+std::uint64_t BasicAuth::last_check_rounds() const {
+  std::lock_guard lock(mutex_);
+  return last_rounds_;
 }
 
 HttpResponse BasicAuth::refusal(AuthOutcome outcome) {

@@ -20,14 +20,9 @@ HttpResponse index_page() {
           "<p>GPU and per-process memory metrics: <a href=\"/metrics\">/metrics</a></p>\n"};
 }
 
-// Answers / and /metrics from the newest snapshot; with users, only to one of them.
-HttpHandler make_handler(ExporterFeed& feed, watch::ExportOptions options,
-                                   std::shared_ptr<BasicAuth> auth) {
-  return [&feed, options, auth](const HttpRequest& r) -> HttpResponse {
-    if (auth) {
-      const auto outcome = auth->check(r.authorization);
-      if (outcome != AuthOutcome::Allowed) return BasicAuth::refusal(outcome);
-    }
+// Answers / and /metrics from the newest snapshot (with users, the server's gate let it through).
+HttpHandler make_handler(ExporterFeed& feed, watch::ExportOptions options) {
+  return [&feed, options](const HttpRequest& r) -> HttpResponse {
     if (r.path == "/") return index_page();
     if (r.path != "/metrics") return {404, "text/plain; charset=utf-8", "Not found: try /metrics\n"};
     const auto format = r.accept.find("application/openmetrics-text") != std::string::npos
@@ -85,6 +80,7 @@ Result<watch::WebConfig> load_web_config(const std::string& path) {
   const std::string base = std::filesystem::absolute(path, ec).parent_path().string();
   auto config = watch::parse_web_config(*text, base);
   if (!config) return make_error("--web-config " + path + ": " + config.error());
+  if (auto files = watch::check_web_config_files(*config); !files) return make_error("--web-config " + path + ": " + files.error());
   return config;
 }
 
@@ -111,7 +107,9 @@ Result<std::unique_ptr<HttpServer>> start_exporter(const WatchOptions& o, Export
     if (!made) return make_error("--web-config " + o.web_config + ": " + made.error());
     auth = std::move(*made);
   }
-  auto server = HttpServer::start(*address, make_handler(feed, o.export_options, auth), {}, streams);
+  HttpGate gate;  // basic auth's bcrypt runs on the server's worker thread, not its serving one
+  if (auth) gate = [auth](const HttpRequest& r) { return auth->screen(r); };
+  auto server = HttpServer::start(*address, make_handler(feed, o.export_options), {}, streams, std::move(gate));
   if (!server) {
     bad_input = false;  // e.g. the address is in use
     return make_error(server.error());

@@ -11,6 +11,9 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <cstring>
 #include <vector>
 
@@ -60,9 +63,21 @@ struct Connection {
   std::string in;
   std::string out;
   std::size_t sent = 0;
-  enum class Phase { Handshake, Reading, Writing, Draining } phase = Phase::Reading;
+  // Waiting: the gate's slow check of `request` runs on the worker thread.
+  enum class Phase { Handshake, Reading, Waiting, Writing, Draining } phase = Phase::Reading;
   short events = POLLIN;  // what the stream waits for
   Clock::time_point deadline;
+  std::uint64_t id = 0;   // names the connection to the worker
+  HttpRequest request;    // Waiting: what is answered once the check is done
+};
+
+// What the connections' steps need from the server.
+struct Context {
+  const HttpServerLimits& limits;
+  const HttpHandler& handler;
+  const HttpGate& gate;
+  // Hands a slow check to the worker thread; its result comes back for connection `id`.
+  std::function<void(std::uint64_t id, std::function<std::optional<HttpResponse>()>)> enqueue;
 };
 
 // Answers `r` on `c` from now on (the write deadline starts).
@@ -73,10 +88,12 @@ void respond(Connection& c, const HttpResponse& r, bool head_only, const HttpSer
   c.deadline = Clock::now() + std::chrono::milliseconds(limits.write_timeout_ms);
 }
 
-// Fills `fds`: the listener, the wake pipe, then one entry per connection in order. Returns the
-// poll timeout: a second at most, less when a connection's deadline comes sooner.
-int poll_set(int listen_fd, int wake_fd, const std::vector<Connection>& conns, std::vector<pollfd>& fds) {
-  fds.assign({{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}});
+// Fills `fds`: the listener, the wake pipe, the worker's results pipe, then one entry per
+// connection in order. Returns the poll timeout: a second at most, less when a connection's
+// deadline comes sooner.
+constexpr std::size_t kFixedFds = 3;
+int poll_set(int listen_fd, int wake_fd, int done_fd, const std::vector<Connection>& conns, std::vector<pollfd>& fds) {
+  fds.assign({{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}, {done_fd, POLLIN, 0}});
   const auto now = Clock::now();
   int timeout_ms = 1000;
   for (const auto& c : conns) {
@@ -105,9 +122,24 @@ void drain(Connection& c) {
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) drop(c);
 }
 
+// Answers a well-formed request: the handler's response, unless the gate refuses it; a gate's
+// slow check makes the connection wait for the worker (nothing is read or written meanwhile).
+void answer(Connection& c, const HttpRequest& request, const Context& ctx) {
+  const bool head = request.method == "HEAD";
+  GateDecision d = ctx.gate ? ctx.gate(request) : GateDecision{};
+  if (d.kind == GateDecision::Kind::Allow) return respond(c, ctx.handler(request), head, ctx.limits);
+  if (d.kind == GateDecision::Kind::Refuse) return respond(c, d.refusal, head, ctx.limits);
+  c.request = request;
+  c.phase = Connection::Phase::Waiting;
+  c.events = 0;  // poll still reports a client that hung up (POLLHUP / POLLERR): it is dropped
+  c.deadline = Clock::now() + std::chrono::milliseconds(ctx.limits.write_timeout_ms);
+  ctx.enqueue(c.id, std::move(d.verify));
+}
+
 // Reads what arrived (all of it: TLS may hold decrypted bytes the socket no longer signals);
 // once the head is complete (or too long), the response is queued.
-void read_request(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
+void read_request(Connection& c, const Context& ctx) {
+  const HttpServerLimits& limits = ctx.limits;
   char buf[4096];
   for (;;) {
     const Io io = c.stream->read(buf, sizeof buf);
@@ -119,18 +151,18 @@ void read_request(Connection& c, const HttpServerLimits& limits, const HttpHandl
     } else if (end != std::string::npos) {
       ParsedRequest parsed = parse_request_head(std::string_view(c.in).substr(0, end + 2));
       if (parsed.error_status) return respond(c, error_response(parsed.error_status), false, limits);
-      return respond(c, handler(parsed.request), parsed.request.method == "HEAD", limits);
+      return answer(c, parsed.request, ctx);
     }
   }
 }
 
 // The TLS handshake (at once for plain TCP); then the request may already be waiting.
-void handshake(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
+void handshake(Connection& c, const Context& ctx) {
   const Io io = c.stream->handshake();
   if (io.status != IoStatus::Done) return wait_for(c, io.status);
   c.phase = Connection::Phase::Reading;
   c.events = POLLIN;
-  read_request(c, limits, handler);
+  read_request(c, ctx);
 }
 
 // Sends what the socket takes; once all is sent, our side is shut and the connection drains.
@@ -148,12 +180,13 @@ void write_response(Connection& c, const HttpServerLimits& limits) {
 }
 
 // One step of a connection that poll() reported ready, by its phase.
-void advance(Connection& c, const HttpServerLimits& limits, const HttpHandler& handler) {
+void advance(Connection& c, short revents, const Context& ctx) {
   switch (c.phase) {
-    case Connection::Phase::Handshake: return handshake(c, limits, handler);
+    case Connection::Phase::Handshake: return handshake(c, ctx);
     case Connection::Phase::Draining: return drain(c);
-    case Connection::Phase::Reading: return read_request(c, limits, handler);
-    case Connection::Phase::Writing: return write_response(c, limits);
+    case Connection::Phase::Reading: return read_request(c, ctx);
+    case Connection::Phase::Waiting: if (revents & (POLLHUP | POLLERR)) drop(c); return;
+    case Connection::Phase::Writing: return write_response(c, ctx.limits);
   }
 }
 
@@ -171,7 +204,7 @@ void close_finished(std::vector<Connection>& conns) {
 // Accepts every waiting client; beyond max_connections a client gets 503 (plain HTTP; a TLS
 // client is just closed) and is closed. The read deadline covers the TLS handshake too.
 void accept_clients(int listen_fd, std::vector<Connection>& conns, const HttpServerLimits& limits,
-                    SocketStreamFactory* tls) {
+                    SocketStreamFactory* tls, std::uint64_t& next_id) {
   for (int fd; (fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
     std::unique_ptr<SocketStream> stream = conns.size() >= limits.max_connections ? nullptr
                                      : tls                                 ? tls->wrap(fd)
@@ -183,12 +216,27 @@ void accept_clients(int listen_fd, std::vector<Connection>& conns, const HttpSer
       continue;
     }
     Connection c{fd, std::move(stream), {}, {}, 0, tls ? Connection::Phase::Handshake : Connection::Phase::Reading,
-                 POLLIN, Clock::now() + std::chrono::milliseconds(limits.read_timeout_ms)};
+                 POLLIN, Clock::now() + std::chrono::milliseconds(limits.read_timeout_ms), ++next_id, {}};
     conns.push_back(std::move(c));
   }
 }
 
 }  // namespace
+
+// The gate's slow checks, in turn on the worker thread; their results back to the server thread.
+struct HttpServer::Checks {
+  using Check = std::function<std::optional<HttpResponse>()>;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::pair<std::uint64_t, Check>> queue;
+  std::vector<std::pair<std::uint64_t, std::optional<HttpResponse>>> done;
+  bool stop = false;
+  int done_read = -1, done_write = -1;  // a byte per result wakes the server's poll()
+  ~Checks() {
+    if (done_read >= 0) close(done_read);
+    if (done_write >= 0) close(done_write);
+  }
+};
 
 Result<ListenAddress> parse_listen_address(std::string_view text) {
   ListenAddress a;
@@ -262,7 +310,8 @@ ParsedRequest parse_request_head(std::string_view head) {
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(const ListenAddress& address, HttpHandler handler,
-                                                      HttpServerLimits limits, std::shared_ptr<SocketStreamFactory> tls) {
+                                                      HttpServerLimits limits, std::shared_ptr<SocketStreamFactory> tls,
+                                                      HttpGate gate) {
   int family = address.ipv6 ? AF_INET6 : AF_INET;
   int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return make_error(std::string("cannot create a socket: ") + std::strerror(errno));
@@ -297,8 +346,18 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const ListenAddress& addre
     close(fd);
     return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
+  auto checks = std::make_unique<Checks>();
+  int done[2];
+  if (pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
+    close(fd), close(wake[0]), close(wake[1]);
+    return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  checks->done_read = done[0], checks->done_write = done[1];
   std::unique_ptr<HttpServer> server(new HttpServer(fd, wake[0], wake[1], port, std::move(handler), limits));
   server->tls_ = std::move(tls);
+  server->gate_ = std::move(gate);
+  server->checks_ = std::move(checks);
+  server->worker_ = std::thread([s = server.get()] { s->work(); });
   server->thread_ = std::thread([s = server.get()] { s->loop(); });
   return server;
 }
@@ -313,26 +372,81 @@ HttpServer::~HttpServer() {
   char byte = 1;
   (void)!write(wake_write_, &byte, 1);
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(checks_->mutex);
+    checks_->stop = true;
+  }
+  checks_->wake.notify_all();
+  if (worker_.joinable()) worker_.join();  // a check in progress ends first (bcrypt: bounded by its cost)
   close(listen_fd_);
   close(wake_read_);
   close(wake_write_);
 }
 
+namespace {
+
+// Answers the connections whose checks the worker finished (a connection gone meanwhile is skipped).
+void finish_checks(HttpServer::Checks& checks, std::vector<Connection>& conns, const Context& ctx) {
+  char bytes[64];
+  while (read(checks.done_read, bytes, sizeof bytes) > 0) {
+  }
+  std::vector<std::pair<std::uint64_t, std::optional<HttpResponse>>> done;
+  {
+    std::lock_guard lock(checks.mutex);
+    done.swap(checks.done);
+  }
+  for (auto& [id, refusal] : done) {
+    for (auto& c : conns) {
+      if (c.id != id || c.phase != Connection::Phase::Waiting) continue;
+      const bool head = c.request.method == "HEAD";
+      respond(c, refusal ? *refusal : ctx.handler(c.request), head, ctx.limits);
+    }
+  }
+}
+
+}  // namespace
+
+void HttpServer::work() {
+  for (;;) {
+    std::unique_lock lock(checks_->mutex);
+    checks_->wake.wait(lock, [&] { return checks_->stop || !checks_->queue.empty(); });
+    if (checks_->stop) return;
+    auto [id, check] = std::move(checks_->queue.front());
+    checks_->queue.pop_front();
+    lock.unlock();
+    auto result = check();
+    lock.lock();
+    checks_->done.emplace_back(id, std::move(result));
+    lock.unlock();
+    char byte = 1;
+    (void)!write(checks_->done_write, &byte, 1);
+  }
+}
+
 void HttpServer::loop() {
   std::vector<Connection> conns;
   std::vector<pollfd> fds;
+  std::uint64_t next_id = 0;
+  const Context ctx{limits_, handler_, gate_, [this](std::uint64_t id, Checks::Check check) {
+                      {
+                        std::lock_guard lock(checks_->mutex);
+                        checks_->queue.emplace_back(id, std::move(check));
+                      }
+                      checks_->wake.notify_one();
+                    }};
   while (!stop_) {
-    const int timeout_ms = poll_set(listen_fd_, wake_read_, conns, fds);
+    const int timeout_ms = poll_set(listen_fd_, wake_read_, checks_->done_read, conns, fds);
     if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (fds[1].revents) break;  // woken to stop
     for (std::size_t i = 0; i < conns.size(); ++i) {
-      if (fds[i + 2].revents) advance(conns[i], limits_, handler_);
+      if (fds[i + kFixedFds].revents) advance(conns[i], fds[i + kFixedFds].revents, ctx);
     }
+    if (fds[2].revents & POLLIN) finish_checks(*checks_, conns, ctx);
     close_finished(conns);
-    if (fds[0].revents & POLLIN) accept_clients(listen_fd_, conns, limits_, tls_.get());
+    if (fds[0].revents & POLLIN) accept_clients(listen_fd_, conns, limits_, tls_.get(), next_id);
   }
   for (auto& c : conns) {
     c.stream.reset();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -36,6 +37,18 @@ struct HttpResponse {
 
 // Called on the server thread for every well-formed GET / HEAD; must not block for long.
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+// What a gate says of a request before the handler sees it (basic auth, BasicAuth).
+struct GateDecision {
+  enum class Kind { Allow, Refuse, Verify } kind = Kind::Allow;
+  HttpResponse refusal;  // Refuse
+  // Verify: a slow check (bcrypt), run on the server's worker thread while the server goes on
+  // serving; it returns nothing to allow the request, else the refusal to send.
+  std::function<std::optional<HttpResponse>()> verify;
+};
+
+// Decides on each well-formed request, on the server thread: quickly (a slow check is a Verify).
+using HttpGate = std::function<GateDecision(const HttpRequest&)>;
 
 // Where to listen: a numeric IPv4 / IPv6 address (or localhost) and a port.
 struct ListenAddress {
@@ -68,12 +81,17 @@ ParsedRequest parse_request_head(std::string_view head);
 // The server: owns its listening socket and thread; destroying it stops serving.
 class HttpServer {
  public:
+  struct Checks;  // the worker's queue (http_server.cpp)
+
   // Binds and listens, then serves on a background thread until destroyed; with `tls`, every
   // connection is a TLS stream from it (a handshake first, within the read deadline). The error
   // names the address and the system's reason (e.g. "address already in use").
+  // With `gate`, each request is first put to it (a Verify runs on one worker thread; the
+  // connection waits, the others are served meanwhile).
   static Result<std::unique_ptr<HttpServer>> start(const ListenAddress& address, HttpHandler handler,
                                                    HttpServerLimits limits = {},
-                                                   std::shared_ptr<SocketStreamFactory> tls = nullptr);
+                                                   std::shared_ptr<SocketStreamFactory> tls = nullptr,
+                                                   HttpGate gate = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -85,6 +103,7 @@ class HttpServer {
   HttpServer(int listen_fd, int wake_read, int wake_write, std::uint16_t port, HttpHandler handler,
              HttpServerLimits limits);
   void loop();
+  void work();  // the worker thread: runs the gate's Verify checks in turn
 
   int listen_fd_;
   int wake_read_;
@@ -93,8 +112,11 @@ class HttpServer {
   HttpHandler handler_;
   HttpServerLimits limits_;
   std::shared_ptr<SocketStreamFactory> tls_;  // null: plain HTTP
+  HttpGate gate_;                              // null: every request goes to the handler
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::unique_ptr<Checks> checks_;  // the worker's queue and results
+  std::thread worker_;
 };
 
 }  // namespace vramdoc::backends

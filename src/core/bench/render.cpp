@@ -5,6 +5,7 @@
 
 #include "core/json_document.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -76,7 +77,7 @@ std::string render_text(const BenchReport& report) {
     if (!m.bytes_counted.empty() && measured) how = m.bytes_counted + "; " + how;
     table.add_row({m.level, m.name, result_cell(m), spread_cell(m), peak, percent, how});
   }
-  std::string out = "vramdoc bench: " + report.device_name + " (GPU " + std::to_string(report.device_index) + ")" +
+  std::string out = "vramdoc bench: " + terminal_safe(report.device_name) + " (GPU " + std::to_string(report.device_index) + ")" +
                     (report.quick ? ", quick" : "") + "\n\n" + table.render();
   out += "\nGB/s = 10^9 bytes/s; result = median of the samples, min-max beside it.\n";
   if (report.sm_clock_mhz) out += "SM clock measured during the latency run: " + fixed(*report.sm_clock_mhz, 0) + " MHz\n";

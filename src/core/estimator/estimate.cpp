@@ -41,7 +41,16 @@ Result<bool> check_options(const ModelConfig& model, const Options& o) {
     return make_error("--quant is for inference (--mode infer); for training on a 4-bit base use --mode qlora");
   }
   if (o.new_tokens > 0 && o.mode != Mode::Infer) return make_error("--new-tokens is for inference (--mode infer)");
-  if (o.new_tokens > (1ULL << 24)) return make_error("--new-tokens is absurdly large");
+  if (model.num_layers > kMaxLayers)
+    return make_error("the model has " + std::to_string(model.num_layers) + " layers: vramdoc estimates at most " + std::to_string(kMaxLayers));
+  // The work: every layer once, and once more per generated token (inference_events).
+  const std::uint64_t layers = std::max<std::uint64_t>(model.num_layers, 1);
+  if (saturating_mul(layers, saturating_add(o.new_tokens, 1)) > kMaxLayerPasses) {
+    return make_error("--new-tokens " + std::to_string(o.new_tokens) + " with " + std::to_string(layers) +
+                      " layers is more decoding than vramdoc simulates (each token runs every layer op by op; at most " +
+                      std::to_string(kMaxLayerPasses) + " layer passes): at most " + std::to_string(kMaxLayerPasses / layers - 1) +
+                      " new tokens for this model (docs/estimator.md, \"Limits\")");
+  }
   return true;
 }
 

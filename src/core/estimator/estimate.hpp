@@ -20,6 +20,10 @@ enum class Precision { Fp32, AmpBf16, AmpFp16, Bf16, Fp16 };
 enum class Optimizer { AdamW, Adam, Sgd, SgdMomentum, AdamW8bit, Adafactor };
 enum class Attention { Sdpa, Eager, Flash };
 
+// The most decoder-layer passes one estimate simulates, op by op: the layers, and in inference the
+// layers again for each generated token (--new-tokens 16777216 took 9.2 GB). About a microsecond
+// of work per op; docs/estimator.md, "Limits".
+inline constexpr std::uint64_t kMaxLayerPasses = 1ULL << 19;
 
 struct Options {
   Mode mode = Mode::Train;

@@ -4,7 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+
+#include "core/input_file.hpp"
 
 namespace vramdoc::estimator {
 
@@ -31,11 +32,13 @@ bool has_config(const fs::path& dir) {
   return fs::is_regular_file(dir / "config.json", ec);
 }
 
-// refs/main's commit, when it names a snapshot with a config.json.
+// refs/main's commit, when it names a snapshot with a config.json. Read through the bounded
+// reader: a refs/main that is /dev/zero or a FIFO is not a revision (it hung, or grew without end).
 std::string main_revision(const fs::path& repo) {
-  std::ifstream in(repo / "refs" / "main");
-  std::string rev;
-  std::getline(in, rev);
+  constexpr std::uint64_t kMaxRefBytes = 256;  // a commit id is 40 hex digits
+  auto text = read_file_head((repo / "refs" / "main").string(), kMaxRefBytes);
+  if (!text) return "";
+  std::string rev = text->substr(0, text->find('\n'));
   rev.erase(std::remove_if(rev.begin(), rev.end(), [](unsigned char c) { return std::isspace(c); }), rev.end());
   const bool plain = !rev.empty() && rev.size() <= 64 &&
                      std::all_of(rev.begin(), rev.end(), [](unsigned char c) { return std::isalnum(c); });

@@ -31,6 +31,9 @@ Result<bool> read_common(ModelConfig& m, const json& cfg, const std::string& sou
   for (const auto* v : {&hidden, &layers, &heads, &vocab}) {
     if (!*v) return make_error(v->error());
   }
+  if (*layers > kMaxLayers)
+    return make_error("field 'num_hidden_layers' in " + source + " is " + std::to_string(*layers) + ": vramdoc estimates at most " +
+                      std::to_string(kMaxLayers) + " layers (each is simulated op by op; the largest published models have ~200)");
   m.hidden_size = *hidden, m.num_layers = *layers, m.num_heads = *heads, m.vocab_size = *vocab;
   auto kv = fields::size(cfg, {"num_key_value_heads", "num_kv_heads"}, source);
   auto head_dim = fields::size(cfg, {"head_dim"}, source);

@@ -78,6 +78,10 @@ struct Quantization {
   std::string name;                 // as config.json says, for messages
 };
 
+// The most decoder layers a config may have: the estimate simulates each layer op by op, so a
+// config saying 1e9 took 9 GB in 30 s and kept growing. The largest published models have ~200.
+inline constexpr std::uint64_t kMaxLayers = 1024;
+
 struct ModelConfig {
   std::string name;                // a preset name, or the file it was read from
   std::string model_type;          // as config.json says (e.g. "qwen2")

@@ -28,7 +28,9 @@ Result<std::vector<est::TensorInfo>> checkpoint_tensors(const fs::path& dir) {
     if (!length) return make_error(length.error());
     auto header = read_file_head(source, 8 + *length);
     if (!header) return make_error(header.error());
-    auto tensors = est::parse_safetensors_header(*header, source);
+    std::error_code size_error;  // the data after the header bounds every tensor's offsets
+    const std::uint64_t size = fs::file_size(entry.path(), size_error);
+    auto tensors = est::parse_safetensors_header(*header, source, size_error ? std::nullopt : std::optional(size - std::min(size, 8 + *length)));
     if (!tensors) return make_error(tensors.error());
     all.insert(all.end(), tensors->begin(), tensors->end());
   }

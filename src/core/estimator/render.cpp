@@ -7,6 +7,7 @@
 #include "core/estimator/parallel.hpp"
 #include "core/json_document.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
@@ -217,7 +218,7 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
 }
 
 std::string render_text(const ModelConfig& model, const Options& o, const Estimate& e, const FitReport& fit, const Style& style) {
-  std::string out = model.name + " (" + std::string(family_name(model.family)) + ", " + params_text(e.n_params) +
+  std::string out = terminal_safe(model.name) + " (" + std::string(family_name(model.family)) + ", " + params_text(e.n_params) +
                     " parameters): " + std::string(to_string(o.mode)) + ", " + std::string(to_string(o.precision)) +
                     ", batch " + std::to_string(o.batch) + " x seq " + std::to_string(o.seq);
   if (o.mode != Mode::Infer) out += ", " + std::string(to_string(o.optimizer));
@@ -229,7 +230,7 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
   if (fit.usable_bytes) {
     const bool ok = fits(e, *fit.usable_bytes);
     const std::string size = gib(*fit.usable_bytes);
-    const std::string name = fit.target_name.value_or(size);
+    const std::string name = terminal_safe(fit.target_name.value_or(size));  // the local GPU's name: the driver's
     out += "\n" + style.paint(ok ? "FITS" : "DOES NOT FIT", ok ? Tone::Good : Tone::Bad) + " on " + name + (name == size ? "" : " (" + size + ")") +
            " with a safety margin of " + std::to_string(kFitMarginPercent) + " %\n";
   }
@@ -251,7 +252,7 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
 
 std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
                               const std::vector<GpuCard>& cards, const Style& style) {
-  std::vector<std::string> headers = {model.name + ", batch 1", "peak GiB", "nvidia-smi GiB"};
+  std::vector<std::string> headers = {terminal_safe(model.name) + ", batch 1", "peak GiB", "nvidia-smi GiB"};
   for (const auto& c : cards) headers.push_back(std::string(c.name) + " (" + format_gib(c.usable_bytes, 0) + " GiB)");
   TextTable table(headers);
   for (const auto& s : scenarios) {

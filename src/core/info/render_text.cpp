@@ -2,6 +2,7 @@
 
 #include "core/info/report.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::info {
@@ -18,6 +19,12 @@ const char* const kRamBandwidthUnknownReason =
     "to root (SMBIOS)";
 
 namespace {
+
+// A string the driver or the host gave (a GPU's name, the driver's version), safe for a
+// terminal (core/terminal_safe.hpp); `unknown` when absent.
+std::string shown(const std::optional<std::string>& value, const char* unknown) {
+  return value ? terminal_safe(*value) : std::string(unknown);
+}
 
 constexpr const char* kUnknown = "n/a";
 
@@ -58,7 +65,7 @@ std::string link_text(const std::optional<unsigned>& gen, const std::optional<un
 }
 
 std::string host_line(const HostInfo& h) {
-  std::string out = "Host: " + h.cpu_model.value_or("CPU model n/a");
+  std::string out = "Host: " + shown(h.cpu_model, "CPU model n/a");
   if (h.logical_cpus) out += " (" + std::to_string(*h.logical_cpus) + " logical CPUs)";
   out += ", RAM " + bytes(h.ram_total_bytes);
   if (h.ram_available_bytes) out += " (" + bytes(h.ram_available_bytes) + " available)";
@@ -70,7 +77,7 @@ std::string driver_line(const DriverInfo& d) {
   if (d.cuda_driver_version) {
     cuda = std::to_string(*d.cuda_driver_version / 1000) + "." + std::to_string(*d.cuda_driver_version % 1000 / 10);
   }
-  return "Driver " + d.driver_version.value_or(kUnknown) + ", CUDA " + cuda + ", NVML " + d.nvml_version.value_or(kUnknown) + "\n";
+  return "Driver " + shown(d.driver_version, kUnknown) + ", CUDA " + cuda + ", NVML " + shown(d.nvml_version, kUnknown) + "\n";
 }
 
 std::string hierarchy(const InfoGpu& gpu, const HostInfo& host) {
@@ -87,7 +94,7 @@ std::string hierarchy(const InfoGpu& gpu, const HostInfo& host) {
                  " opt-in; L1 + shared " + bytes(g.l1_shared_per_sm_bytes) + " per SM"});
   t.add_row({"L2 cache", bytes(g.l2_bytes), "-", "shared by all " + num(g.sm_count) + " SMs"});
   t.add_row({"device memory", bytes(g.memory_total_bytes), rate(g.theoretical_bandwidth_bytes_per_s),
-             g.memory_type.value_or("type n/a") + ", " + num(g.bus_width_bits, "-bit") + " bus, " +
+             shown(g.memory_type, "type n/a") + ", " + num(g.bus_width_bits, "-bit") + " bus, " +
                  num(g.max_mem_clock_mhz, " MHz") + " max memory clock"});
   std::string nvlink = g.nvlink_active_links ? ", NVLink " + std::to_string(*g.nvlink_active_links) + " active links" : "";
   t.add_row({"host link", "-", rate(g.pcie_bandwidth_bytes_per_s),
@@ -95,7 +102,7 @@ std::string hierarchy(const InfoGpu& gpu, const HostInfo& host) {
                  link_text(g.pcie_gen_current, g.pcie_width_current) + ": " + rate(g.pcie_bandwidth_current_bytes_per_s) +
                  ")" + nvlink});
   t.add_row({"host RAM", bytes(host.ram_total_bytes), rate(host.ram_bandwidth_bytes_per_s),
-             host.cpu_model.value_or("CPU model n/a")});
+             shown(host.cpu_model, "CPU model n/a")});
   return t.render("  ");
 }
 
@@ -105,7 +112,7 @@ std::string vram_vs_ram(const InfoGpu& gpu, const HostInfo& host) {
               {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left});
   t.add_row({"capacity", bytes(g.memory_total_bytes), bytes(host.ram_total_bytes)});
   t.add_row({"free now", gpu.memory ? bytes(gpu.memory->free_bytes) : kUnknown, bytes(host.ram_available_bytes)});
-  t.add_row({"memory type", g.memory_type.value_or(kUnknown), kUnknown});
+  t.add_row({"memory type", shown(g.memory_type, kUnknown), kUnknown});
   t.add_row({"theoretical bandwidth", rate(g.theoretical_bandwidth_bytes_per_s), rate(host.ram_bandwidth_bytes_per_s)});
   t.add_row({"attached to", "the GPU (" + num(g.bus_width_bits, "-bit") + " bus)", "the CPU (DIMM slots)"});
   std::string out = t.render("  ");
@@ -123,11 +130,11 @@ std::string vram_vs_ram(const InfoGpu& gpu, const HostInfo& host) {
 std::string gpu_section(const InfoGpu& gpu, const HostInfo& host) {
   const GpuStatic& g = gpu.facts;
   std::string cc = g.cc_major && g.cc_minor ? std::to_string(*g.cc_major) + "." + std::to_string(*g.cc_minor) : kUnknown;
-  std::string out = "\nGPU " + std::to_string(g.index) + ": " + g.name.value_or("name n/a") + "\n";
-  out += "  UUID " + g.uuid.value_or(kUnknown) + ", PCI " + g.pci_bus_id.value_or(kUnknown) + "\n";
+  std::string out = "\nGPU " + std::to_string(g.index) + ": " + shown(g.name, "name n/a") + "\n";
+  out += "  UUID " + shown(g.uuid, kUnknown) + ", PCI " + shown(g.pci_bus_id, kUnknown) + "\n";
   out += "  compute capability " + cc + ", " + num(g.sm_count) + " SMs, max SM clock " + num(g.max_sm_clock_mhz, " MHz") + "\n";
   out += "  ECC " + on_off(g.ecc_enabled) + ", MIG " + on_off(g.mig_enabled) + ", persistence " +
-         on_off(g.persistence_mode) + ", compute mode " + g.compute_mode.value_or(kUnknown) + "\n";
+         on_off(g.persistence_mode) + ", compute mode " + shown(g.compute_mode, kUnknown) + "\n";
   if (gpu.memory) {
     const GpuMemory& m = *gpu.memory;
     out += "  memory now: " + bytes(m.used_bytes) + " used, " + bytes(m.reserved_bytes) + " reserved by the driver, " +
@@ -142,7 +149,7 @@ std::string gpu_section(const InfoGpu& gpu, const HostInfo& host) {
 
 std::string render_info_text(const InfoReport& report) {
   std::string out = host_line(report.host);
-  for (const auto& problem : report.problems) out += problem + "\n";
+  for (const auto& problem : report.problems) out += terminal_safe_lines(problem) + "\n";
   if (report.gpus.empty()) return out;
   out += driver_line(report.driver);
   for (const auto& gpu : report.gpus) out += gpu_section(gpu, report.host);

@@ -5,6 +5,7 @@
 
 #include "core/json_document.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::probe {
@@ -85,7 +86,7 @@ std::string progress_line(const std::string& parameter, const Trial& t) {
   std::string line = parameter + " " + num(t.value) + ": " + outcome_name(t.outcome) + ", peak " + peak + ", " +
                      fmt("%.1f s", t.seconds);
   if (t.memory_grew) line += ", memory grew across steps (" + t.growth + ")";
-  if (t.outcome != Outcome::Ok && !t.detail.empty()) line += " - " + t.detail.substr(0, 160);
+  if (t.outcome != Outcome::Ok && !t.detail.empty()) line += " - " + terminal_safe(t.detail.substr(0, 160));  // the job's words
   return line;
 }
 

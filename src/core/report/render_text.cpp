@@ -1,6 +1,7 @@
 // The job report for a terminal: one function per section, composed in report order.
 #include "core/report/job_report.hpp"
 #include "core/snapshot/render.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/timeline/render.hpp"
 #include "core/trace/overlay.hpp"
 
@@ -11,7 +12,7 @@ namespace {
 // Without sampling, run said so when it started and the verdict says why it cannot tell: once each.
 std::string run_text(const JobRun& run) {
   return "\nvramdoc run: the job exited with status " + std::to_string(run.exit_status) +
-         "; timeline: " + (run.timeline_file.empty() ? std::string("none (not written)") : run.timeline_file) + "\n";
+         "; timeline: " + (run.timeline_file.empty() ? std::string("none (not written)") : terminal_safe(run.timeline_file)) + "\n";
 }
 
 std::string oom_snapshot_text(const snapshot::SnapshotReport& s) {
@@ -27,7 +28,7 @@ std::string python_text(const trace::PythonStackSet& python) {
 std::string render_call_sites_text(const trace::TraceSet& traces) {
   // No readable trace but problems: the problems say why ("no trace files" would mislead).
   std::string out = traces.processes.empty() && !traces.problems.empty() ? "" : trace::render_trace_text(traces.processes);
-  for (const auto& problem : traces.problems) out += "vramdoc trace: " + problem + "\n";
+  for (const auto& problem : traces.problems) out += "vramdoc trace: " + terminal_safe_lines(problem) + "\n";
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "core/snapshot/render.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -68,7 +69,7 @@ std::string fragmentation_text(const Fragmentation& f) {
 }  // namespace
 
 std::string render_snapshot_text(const SnapshotReport& r) {
-  std::string out = r.format + ": " + r.source + "\n  device " + std::to_string(r.device) + "; " + std::to_string(r.entries) +
+  std::string out = r.format + ": " + terminal_safe(r.source) + "\n  device " + std::to_string(r.device) + "; " + std::to_string(r.entries) +
                     " trace entries; " + std::to_string(r.segments) + " segments, " + std::to_string(r.blocks) + " blocks; " +
                     std::to_string(r.frames) + " distinct frames in " + std::to_string(r.stacks) + " distinct stacks\n";
   if (verdict_is_reports(r)) out += "  (the verdict's \"driver's number\" is the caching allocator's reserved bytes, without the CUDA context)\n";
@@ -84,7 +85,7 @@ std::string render_snapshot_text(const SnapshotReport& r) {
   out += fragmentation_text(r.fragmentation);
   if (!r.notes.empty()) {
     out += "\nnotes:\n";
-    for (const auto& n : r.notes) out += "  - " + n + "\n";
+    for (const auto& n : r.notes) out += "  - " + terminal_safe(n) + "\n";
   }
   return out;
 }

@@ -38,6 +38,7 @@ bool take_field(std::string_view token, Mark& m) {
 }  // namespace
 
 std::optional<Mark> parse_marker_line(std::string_view line) {
+  if (line.starts_with("\xef\xbb\xbf")) line.remove_prefix(3);  // a byte-order mark (PowerShell's Out-File writes one)
   Mark m;
   std::string label;
   bool had_fields = false;

@@ -1,7 +1,11 @@
 #include "core/timeline/oom_message.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <regex>
+#include <cstdlib>
+#include <string>
+
+#include "core/line_match.hpp"
 
 namespace vramdoc::timeline {
 
@@ -29,10 +33,10 @@ std::optional<std::uint64_t> to_bytes(const std::string& number, const std::stri
 }
 
 // The first "<number> <unit>" captured by `pattern` (groups 1 and 2) in `text`.
-std::optional<std::uint64_t> find_size(const std::string& text, const std::regex& pattern) {
-  std::smatch m;
-  if (!std::regex_search(text, m, pattern)) return std::nullopt;
-  return to_bytes(m[1].str(), m[2].str());
+std::optional<std::uint64_t> find_size(const std::string& text, const LineMatcher& pattern) {
+  const auto m = pattern.groups(text);
+  if (!m || m->size() < 2 || !(*m)[0] || !(*m)[1]) return std::nullopt;
+  return to_bytes(std::string(*(*m)[0]), std::string(*(*m)[1]));
 }
 
 const std::string kSize = R"(([0-9]+(?:\.[0-9]+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB))";
@@ -41,45 +45,51 @@ const std::string kSize = R"(([0-9]+(?:\.[0-9]+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB
 
 std::optional<OomMessage> parse_oom_message(std::string_view view) {
   const std::string text(view.substr(0, 4000));
-  static const std::regex kPytorch(R"(CUDA out of memory|OutOfMemoryError)");
-  static const std::regex kTensorflow(R"(ResourceExhaustedError|OOM when allocating tensor)");
-  static const std::regex kJax(R"(RESOURCE_EXHAUSTED:?\s*Out of memory)");
-  static const std::regex kCuda(R"(cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUDA error: out of memory|\bout of memory\b)",
-                                std::regex::icase);
+  // RE2 (core/line_match.hpp): linear in the line's length, which std::regex was not.
+  static const LineMatcher kPytorch = LineMatcher::fixed(R"(CUDA out of memory|OutOfMemoryError)");
+  static const LineMatcher kTensorflow = LineMatcher::fixed(R"(ResourceExhaustedError|OOM when allocating tensor)");
+  static const LineMatcher kJax = LineMatcher::fixed(R"(RESOURCE_EXHAUSTED:?\s*Out of memory)");
+  static const LineMatcher kCuda = LineMatcher::fixed(
+      R"((?i)cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUDA error: out of memory|\bout of memory\b)");
   OomMessage out;
-  if (std::regex_search(text, kPytorch)) {
+  if (kPytorch.search(text)) {
     out.framework = "pytorch";
-    static const std::regex kRequested("Tried to allocate " + kSize);
-    static const std::regex kCapacity("total capacity of " + kSize);
-    static const std::regex kFree("of which " + kSize + " is free");
-    static const std::regex kInUse("has " + kSize + " memory in use");
-    static const std::regex kAllocated(kSize + " is allocated by PyTorch");
-    static const std::regex kUnallocated(kSize + " is reserved by PyTorch but unallocated");
+    static const LineMatcher kRequested = LineMatcher::fixed("Tried to allocate " + kSize);
+    static const LineMatcher kCapacity = LineMatcher::fixed("total capacity of " + kSize);
+    static const LineMatcher kFree = LineMatcher::fixed("of which " + kSize + " is free");
+    static const LineMatcher kInUse = LineMatcher::fixed("has " + kSize + " memory in use");
+    static const LineMatcher kAllocated = LineMatcher::fixed(kSize + " is allocated by PyTorch");
+    static const LineMatcher kUnallocated = LineMatcher::fixed(kSize + " is reserved by PyTorch but unallocated");
     out.requested_bytes = find_size(text, kRequested);
     out.capacity_bytes = find_size(text, kCapacity);
     out.free_bytes = find_size(text, kFree);
     out.in_use_bytes = find_size(text, kInUse);
     out.allocated_bytes = find_size(text, kAllocated);
     out.reserved_unallocated_bytes = find_size(text, kUnallocated);
-  } else if (std::regex_search(text, kTensorflow)) {
+  } else if (kTensorflow.search(text)) {
     out.framework = "tensorflow";
     // "OOM when allocating tensor with shape[8,1024,32000] and type float": size from the shape.
-    static const std::regex kShape(R"(shape\s*\[([0-9,\s]+)\]\s*and type (float|half|bfloat16|double|int32|int64))");
-    std::smatch m;
-    if (std::regex_search(text, m, kShape)) {
+    static const LineMatcher kShape = LineMatcher::fixed(
+        R"(shape\s*\[([0-9,\s]+)\]\s*and type (float|half|bfloat16|double|int32|int64))");
+    if (const auto m = kShape.groups(text); m && (*m)[0] && (*m)[1]) {
       double elements = 1;
-      static const std::regex kDim("[0-9]+");
-      std::string dims = m[1].str();
-      for (std::sregex_iterator it(dims.begin(), dims.end(), kDim), end; it != end; ++it) elements *= std::stod(it->str());
-      const std::string type = m[2].str();
+      std::string_view dims = *(*m)[0];
+      while (!dims.empty()) {
+        const std::size_t start = dims.find_first_of("0123456789");
+        if (start == std::string_view::npos) break;
+        const std::size_t end = std::min(dims.find_first_not_of("0123456789", start), dims.size());
+        elements *= std::strtod(std::string(dims.substr(start, end - start)).c_str(), nullptr);  // never throws
+        dims.remove_prefix(end);
+      }
+      const std::string_view type = *(*m)[1];
       double width = type == "double" || type == "int64" ? 8 : type == "half" || type == "bfloat16" ? 2 : 4;
-      if (elements * width < 1e18) out.requested_bytes = static_cast<std::uint64_t>(elements * width);
+      if (std::isfinite(elements) && elements * width < 1e18) out.requested_bytes = static_cast<std::uint64_t>(elements * width);
     }
-  } else if (std::regex_search(text, kJax)) {
+  } else if (kJax.search(text)) {
     out.framework = "jax";
-    static const std::regex kRequested(R"(trying to allocate ([0-9]+(?:\.[0-9]+)?)\s*(bytes|B|KiB|MiB|GiB|TiB))");
+    static const LineMatcher kRequested = LineMatcher::fixed(R"(trying to allocate ([0-9]+(?:\.[0-9]+)?)\s*(bytes|B|KiB|MiB|GiB|TiB))");
     out.requested_bytes = find_size(text, kRequested);
-  } else if (std::regex_search(text, kCuda)) {
+  } else if (kCuda.search(text)) {
     out.framework = "cuda";
   } else {
     return std::nullopt;

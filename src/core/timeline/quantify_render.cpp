@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/text.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/units.hpp"
@@ -47,7 +48,7 @@ std::vector<std::string> notes(const Quantified& q) {
 }  // namespace
 
 std::string render_quantified_text(const Quantified& q) {
-  std::string out = "    quantified with the estimator (" + q.model + "; " + q.job + "):\n";
+  std::string out = "    quantified with the estimator (" + terminal_safe(q.model) + "; " + terminal_safe(q.job) + "):\n";
   out += "    " + comparison(q) + "\n";
   if (!q.remedies.empty()) {
     TextTable t({"remedy", "change", "process GiB", "saves GiB", "fits"},

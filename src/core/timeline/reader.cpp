@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "core/input_file.hpp"
+#include "core/line_match.hpp"
 #include "core/redact.hpp"
 #include "core/timeline/oom_message.hpp"
 
@@ -14,10 +14,10 @@ namespace vramdoc::timeline {
 using nlohmann::json;
 
 std::optional<long> step_number(const std::string& label) {
-  static const std::regex kStep(R"(^\s*(?:step|iter|iteration)\s*[:=#]?\s*([0-9]{1,12})\b)", std::regex::icase);
-  std::smatch m;
-  if (!std::regex_search(label, m, kStep)) return std::nullopt;
-  return std::stol(m[1].str());
+  static const LineMatcher kStep = LineMatcher::fixed(R"((?i)^\s*(?:step|iter|iteration)\s*[:=#]?\s*([0-9]{1,12})\b)");
+  const auto m = kStep.groups(label);  // RE2: a label of a million spaces is no deeper than one
+  if (!m || m->empty() || !(*m)[0]) return std::nullopt;
+  return std::stol(std::string(*(*m)[0]));
 }
 
 const char* outcome_name(Outcome outcome) {

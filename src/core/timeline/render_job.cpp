@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -51,9 +52,12 @@ std::string render_processes_text(const JobVerdicts& j) {
   std::string out = "  processes (" + std::to_string(j.processes.size()) + "; the job's verdict is the worst of theirs):\n";
   TextTable t(kHeaders, {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left,
                          TextTable::Align::Right, TextTable::Align::Right});
-  for (auto& r : rows(j)) t.add_row(std::move(r));
+  for (auto& r : rows(j)) {
+    for (auto& cell : r) cell = terminal_safe(cell);  // names, hosts and commands from the timeline
+    t.add_row(std::move(r));
+  }
   out += t.render("    ");
-  for (const auto& n : j.notes) out += "    note: " + n + "\n";
+  for (const auto& n : j.notes) out += "    note: " + terminal_safe(n) + "\n";
   return out;
 }
 

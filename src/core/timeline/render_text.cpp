@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/timeline/quantify.hpp"
 #include "core/timeline/render.hpp"
 #include "core/timeline/render_job.hpp"
@@ -107,17 +108,18 @@ std::string painted_summary(const std::string& summary, const Style& style) {
 }  // namespace
 
 std::string render_text(const Timeline& tl, const Diagnosis& d, const JobVerdicts* processes, const Style& style) {
-  std::string out = "diagnosis of " + tl.name + "\n\n  verdict: " + painted_summary(d.summary, style) + "\n\n";
+  // The timeline's fields came from a file anyone may have written: safe for a terminal.
+  std::string out = "diagnosis of " + terminal_safe(tl.name) + "\n\n  verdict: " + painted_summary(terminal_safe(d.summary), style) + "\n\n";
   if (processes) out += render_processes_text(*processes) + "\n";
   TextTable t({"evidence", "value"}, {TextTable::Align::Left, TextTable::Align::Left});
-  for (auto& [k, v] : evidence_rows(d)) t.add_row({k, v});
+  for (auto& [k, v] : evidence_rows(d)) t.add_row({k, terminal_safe(v)});
   out += t.render("  ") + "\n";
   if (!d.reasons.empty()) {
     out += "  why:\n";
-    for (const auto& r : d.reasons) out += "    - " + r + "\n";
+    for (const auto& r : d.reasons) out += "    - " + terminal_safe(r) + "\n";
   }
   out += "\n  what to do:\n";
-  for (const auto& r : d.remedies) out += "    - " + r + "\n";
+  for (const auto& r : d.remedies) out += "    - " + terminal_safe(r) + "\n";
   if (d.quantified) out += "\n" + render_quantified_text(*d.quantified);
   return out;
 }

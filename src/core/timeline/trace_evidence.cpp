@@ -1,5 +1,7 @@
 #include "core/timeline/trace_evidence.hpp"
 
+#include "core/units.hpp"
+
 namespace vramdoc::timeline {
 
 namespace {
@@ -15,7 +17,7 @@ TraceEvidence trace_evidence(const TracedSeries& traced) {
   e.alive_at_exit_bytes = traced.live_bytes_at_end;
   std::uint64_t largest = 0;
   for (const auto& site : traced.top_sites) {
-    if (site.why == "growing") e.growing_bytes += site.bytes, e.growing_count += site.count;
+    if (site.why == "growing") e.growing_bytes = saturating_add(e.growing_bytes, site.bytes), e.growing_count += site.count;
     else e.alive_at_exit_count += site.count;
     if (site.bytes > largest) largest = site.bytes, e.top_site = site.where;
   }

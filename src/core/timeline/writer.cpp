@@ -3,6 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/terminal_safe.hpp"
+
 namespace vramdoc::timeline {
 
 using nlohmann::json;
@@ -82,6 +84,26 @@ std::string write_timeline(const Timeline& tl, const Header& h) {
   out += end_line(tl.samples.empty() ? 0 : tl.samples.back().t_seconds, tl.outcome, tl.exit_status,
                   tl.total_bytes == h.total_bytes ? std::nullopt : tl.total_bytes);
   return out;
+}
+
+std::string default_file_name(std::string_view program, std::string_view stamp) {
+  const std::size_t slash = program.rfind('/');
+  if (slash != std::string_view::npos) program.remove_prefix(slash + 1);
+  // Printable non-ASCII characters (valid UTF-8, no control) stay; ASCII outside the safe set goes.
+  std::string name = terminal_safe(program);
+  for (char& c : name) {
+    const auto b = static_cast<unsigned char>(c);
+    const bool safe = b >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-' || c == '+';
+    if (!safe) c = '_';
+  }
+  if (name.size() > kMaxProgramNameInFileName) {
+    std::size_t cut = kMaxProgramNameInFileName;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xc0) == 0x80) --cut;  // whole characters
+    name.resize(cut);
+  }
+  if (name.empty()) name = "job";
+  return "vramdoc-" + name + "-" + std::string(stamp) + ".jsonl";
 }
 
 }  // namespace vramdoc::timeline

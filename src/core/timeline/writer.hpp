@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/timeline/timeline.hpp"
@@ -44,6 +45,15 @@ std::string end_line(double t_seconds, Outcome outcome, std::optional<int> exit_
 
 // The whole timeline in our format, without per-process series (for tests and conversions).
 std::string write_timeline(const Timeline& tl, const Header& h);
+
+// The most of a program's name that goes into a default timeline name: a 250-character name
+// made one longer than a file name may be (NAME_MAX, 255), and the job was refused.
+inline constexpr std::size_t kMaxProgramNameInFileName = 64;
+
+// run's default timeline name, "vramdoc-PROGRAM-STAMP.jsonl": PROGRAM is `program`'s file name
+// cut to kMaxProgramNameInFileName bytes (whole characters), with anything but letters, digits,
+// '.', '_', '-', '+' and printable non-ASCII characters as '_'.
+std::string default_file_name(std::string_view program, std::string_view stamp);
 
 // Seconds rounded to 0.1 ms, as every line writes them.
 double round_seconds(double t);

@@ -1,7 +1,10 @@
 #include "core/trace/analysis.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+
+#include "core/units.hpp"
 
 namespace vramdoc::trace {
 namespace {
@@ -28,6 +31,11 @@ struct Live {
 };
 
 using LiveMap = std::map<std::uint64_t, Live>;
+
+// The traced bytes alive: a corrupt or hostile trace's sizes may sum past 2^64, so the sum is
+// kept in 128 bits and shown saturated (it wrapped to small numbers before).
+__extension__ typedef unsigned __int128 Sum;
+std::uint64_t saturated(Sum s) { return s > std::numeric_limits<std::uint64_t>::max() ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(s); }
 
 class Replay {
  public:
@@ -57,12 +65,12 @@ class Replay {
     bool changed = false;
     for (auto it = first; it != last; ++it) {
       out.releases++;
-      if (counts_bytes(it->second.kind)) { bytes_ -= it->second.size_bytes; changed = true; }
+      if (counts_bytes(it->second.kind)) { bytes_ -= it->second.size_bytes; changed = true; }  // was added: no wrap
     }
     live.erase(first, last);
     return changed;
   }
-  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t bytes() const { return saturated(bytes_); }
   std::vector<AllocGroup> groups() const {
     std::map<std::pair<std::uint32_t, MemKind>, AllocGroup> by_stack;
     for (const auto& space : spaces_)
@@ -77,7 +85,7 @@ class Replay {
         g.stack_id = a.stack_id;
         g.kind = a.kind;
         g.count++;
-        g.bytes += a.size_bytes;
+        g.bytes = saturating_add(g.bytes, a.size_bytes);
       }
     std::vector<AllocGroup> out;
     for (auto& [key, g] : by_stack) out.push_back(g);
@@ -97,7 +105,7 @@ class Replay {
 
  private:
   LiveMap spaces_[kSpaces];
-  std::uint64_t bytes_ = 0;
+  Sum bytes_ = 0;
   std::uint64_t ordinal_ = 0;
 };
 
@@ -107,7 +115,7 @@ std::vector<AllocGroup> refused_groups(const Trace& trace) {
     if (const auto* e = std::get_if<EventRecord>(&r); e && e->op == Op::Failed) {
       auto& g = by_stack[{e->stack_id, e->kind}];
       const double t_s = static_cast<double>(e->t_ns) * 1e-9;
-      g = {e->stack_id, e->kind, g.count + 1, g.bytes + e->size_bytes, g.count ? g.first_t_s : t_s, t_s};
+      g = {e->stack_id, e->kind, g.count + 1, saturating_add(g.bytes, e->size_bytes), g.count ? g.first_t_s : t_s, t_s};
     }
   std::vector<AllocGroup> out;
   for (auto& [key, g] : by_stack) out.push_back(g);

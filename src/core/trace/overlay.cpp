@@ -24,7 +24,10 @@ std::vector<timeline::TracedSite> top_sites(const std::vector<ProcessTrace>& pro
   auto add = [&](const ProcessTrace& p, const AllocGroup& g, const char* why) {
     const auto where = call_site_name(p, g.stack_id);
     for (auto& site : sites)
-      if (site.pid == p.pid && site.why == why && site.where == where) { site.bytes += g.bytes, site.count += g.count; return; }
+      if (site.pid == p.pid && site.why == why && site.where == where) {
+        site.bytes = saturating_add(site.bytes, g.bytes), site.count += g.count;  // a hostile trace's sums saturate
+        return;
+      }
     sites.push_back({where, why, g.bytes, g.count, p.pid});
   };
   for (const auto& p : processes) {
@@ -52,14 +55,16 @@ std::vector<TimelinePoint> merge_processes(const std::vector<ProcessTrace>& proc
   if (steps.empty()) return out;
   const double t0 = std::get<0>(steps.front()), span = std::max(std::get<0>(steps.back()) - t0, 1e-9);
   std::vector<std::uint64_t> current(processes.size(), 0);
-  std::uint64_t sum = 0;
+  __extension__ unsigned __int128 sum = 0;  // the processes' sum may pass 2^64 (a hostile trace): shown saturated
   std::size_t bucket = 0;
   for (const auto& [t, i, bytes] : steps) {
     sum = sum - current[i] + bytes;
     current[i] = bytes;
+    const std::uint64_t shown = sum > std::numeric_limits<std::uint64_t>::max() ? std::numeric_limits<std::uint64_t>::max()
+                                                                                 : static_cast<std::uint64_t>(sum);
     const auto b = std::min(max_points - 1, static_cast<std::size_t>((t - t0) / span * static_cast<double>(max_points - 1)));
-    if (out.empty() || b != bucket) out.push_back({t, sum}), bucket = b;
-    else out.back().bytes = std::max(out.back().bytes, sum);
+    if (out.empty() || b != bucket) out.push_back({t, shown}), bucket = b;
+    else out.back().bytes = std::max(out.back().bytes, shown);
   }
   return out;
 }
@@ -92,7 +97,7 @@ timeline::TracedSeries build_overlay(const std::vector<ProcessTrace>& processes,
     if (p.bytes > s.peak_bytes) s.peak_bytes = p.bytes, s.peak_seconds = p.t_s + offset;
   }
   for (const auto& p : processes) {
-    s.live_bytes_at_end += p.analysis.live_bytes;
+    s.live_bytes_at_end = saturating_add(s.live_bytes_at_end, p.analysis.live_bytes);
     s.pytorch |= p.pytorch;
   }
   s.top_sites = top_sites(processes, max_sites);

@@ -6,6 +6,7 @@
 
 #include "core/redact.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::trace {
@@ -168,13 +169,13 @@ std::size_t python_call_site_index(const std::vector<PythonFrame>& frames) {
 std::string describe(const PythonFrame& frame) {
   std::string out = file_name(frame.file) + ":" + std::to_string(frame.line);
   if (!frame.function.empty()) out += " " + frame.function;
-  return out;
+  return terminal_safe(out);  // the fields come from a file the job's processes wrote
 }
 
 std::string render_python_stacks_text(const std::vector<PythonStacks>& processes, const std::vector<std::string>& problems,
                                       std::size_t max_groups, std::size_t max_frames) {
   std::string out = "Python lines holding CUDA memory (PyTorch's caching allocator, --trace-python):\n";
-  for (const auto& p : problems) out += "  " + p + "\n";
+  for (const auto& p : problems) out += "  " + terminal_safe_lines(p) + "\n";
   if (processes.empty()) {
     out += "  no Python process wrote its stacks (the job did not import torch and use CUDA, or its Python ignored\n"
            "  PYTHONPATH: -I or -S; or it was killed before it could exit)\n";
@@ -183,11 +184,11 @@ std::string render_python_stacks_text(const std::vector<PythonStacks>& processes
   for (const auto& p : processes) {
     out += "\n  process " + std::to_string(p.pid);
     if (!p.error.empty()) {
-      out += ": the hook could not record: " + p.error + "\n";
+      out += ": the hook could not record: " + terminal_safe(p.error) + "\n";
       continue;
     }
     const char* moment = p.oom ? "at its first out-of-memory error" : "at exit";
-    out += std::string(" ") + moment + " (torch " + p.torch_version + "): " + format_bytes(p.allocated_bytes) +
+    out += std::string(" ") + moment + " (torch " + terminal_safe(p.torch_version) + "): " + format_bytes(p.allocated_bytes) +
            " allocated, peak " + format_bytes(p.peak_allocated_bytes) + "\n";
     if (p.oom) {
       out += "    cuda:" + std::to_string(p.oom->device) + " was asked for " + format_bytes(p.oom->requested_bytes) +

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::trace {
@@ -98,14 +99,14 @@ std::string render_trace_text(const std::vector<ProcessTrace>& processes, std::s
   if (processes.empty()) return "vramdoc trace: no trace files (the job made no CUDA allocation?)\n";
   for (const auto& p : processes) {
     const auto& a = p.analysis;
-    out += "vramdoc trace: process " + std::to_string(p.pid) + " (" + p.file + ")\n";
+    out += "vramdoc trace: process " + std::to_string(p.pid) + " (" + terminal_safe(p.file) + ")\n";
     out += "  allocations " + std::to_string(a.allocations) + " = released " + std::to_string(a.releases) +
            " + still live " + std::to_string(a.live) + "; released but allocated before tracing " +
            std::to_string(a.unmatched_releases) + "; refused by the driver " + std::to_string(a.failed) + "\n";
     out += "  traced peak " + format_bytes(a.peak_bytes) + " at " + std::to_string(a.peak_t_s).substr(0, 6) +
            " s; alive at exit " + format_bytes(a.live_bytes) + "\n";
     if (p.truncated) out += "  (the trace ends mid-record: the process was killed; the last interval is missing)\n";
-    for (const auto& w : p.warnings) out += "  (" + w + ")\n";
+    for (const auto& w : p.warnings) out += "  (" + terminal_safe(w) + ")\n";
     if (!a.accumulating.empty())
       render_groups(out, p, a.accumulating, "Growing until the peak (kept by a loop: likely leaks), by call site:", max_groups,
                     max_frames);

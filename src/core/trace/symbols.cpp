@@ -1,8 +1,10 @@
 #include "core/trace/symbols.hpp"
 
 #include "core/trace/elf_file.hpp"
+#include "core/terminal_safe.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <set>
 
 namespace vramdoc::trace {
@@ -51,11 +53,30 @@ std::vector<std::uint64_t> StackTable::ips(std::uint32_t stack_id) const {
   return out;
 }
 
-std::optional<ModuleRecord> find_module(const Trace& trace, std::uint64_t ip) {
-  std::optional<ModuleRecord> found;
-  for (const auto& r : trace.records)
-    if (const auto* m = std::get_if<ModuleRecord>(&r); m && ip >= m->start && ip < m->end) found = *m;
-  return found;
+ModuleMap::ModuleMap(const Trace& trace) {
+  for (const auto& r : trace.records) {
+    const auto* m = std::get_if<ModuleRecord>(&r);
+    if (!m || m->end <= m->start) continue;
+    // A later module paints over what it covers: cut the ranges it overlaps, keep their outer parts.
+    auto it = ranges_.lower_bound(m->start);
+    if (it != ranges_.begin() && std::prev(it)->second.end > m->start) --it;
+    std::vector<std::pair<std::uint64_t, Range>> kept;
+    while (it != ranges_.end() && it->first < m->end) {
+      if (it->first < m->start) kept.push_back({it->first, {m->start, it->second.module}});
+      if (it->second.end > m->end) kept.push_back({m->end, {it->second.end, it->second.module}});
+      it = ranges_.erase(it);
+    }
+    for (auto& [start, range] : kept) ranges_.emplace(start, range);
+    modules_.push_back(*m);
+    ranges_.emplace(m->start, Range{m->end, modules_.size() - 1});
+  }
+}
+
+const ModuleRecord* ModuleMap::find(std::uint64_t ip) const {
+  auto it = ranges_.upper_bound(ip);
+  if (it == ranges_.begin()) return nullptr;
+  --it;
+  return ip < it->second.end ? &modules_[it->second.module] : nullptr;
 }
 
 std::map<std::string, std::string> module_build_ids(const Trace& trace) {
@@ -72,11 +93,11 @@ std::optional<std::string> module_file_mismatch(const std::string& recorded, con
   return std::nullopt;
 }
 
-std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const Trace& trace,
+std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const ModuleMap& modules,
                                                                      const std::vector<std::uint64_t>& ips) {
   std::map<std::string, std::set<std::uint64_t>> unique;
   for (auto ip : ips)
-    if (auto m = find_module(trace, ip)) unique[m->path].insert(ip - 1 - m->load_bias);
+    if (const auto* m = modules.find(ip)) unique[m->path].insert(ip - 1 - m->load_bias);
   std::map<std::string, std::vector<std::uint64_t>> out;
   for (auto& [path, addresses] : unique) out[path].assign(addresses.begin(), addresses.end());
   return out;
@@ -109,13 +130,13 @@ std::unordered_map<std::uint64_t, SourceFrame> parse_addr2line(std::string_view 
 }
 
 std::vector<SourceFrame> resolve_frames(
-    const Trace& trace, const std::vector<std::uint64_t>& ips,
+    const ModuleMap& modules, const std::vector<std::uint64_t>& ips,
     const std::map<std::string, std::unordered_map<std::uint64_t, SourceFrame>>& answers) {
   std::vector<SourceFrame> out;
   for (auto ip : ips) {
     SourceFrame f;
     f.ip = ip;
-    if (auto m = find_module(trace, ip)) {
+    if (const auto* m = modules.find(ip)) {
       f.file_address = ip - 1 - m->load_bias;
       if (auto a = answers.find(m->path); a != answers.end())
         if (auto hit = a->second.find(f.file_address); hit != a->second.end()) f = hit->second;
@@ -142,7 +163,7 @@ std::string describe(const SourceFrame& f) {
   if (!f.function.empty()) out = f.function;
   if (!f.file.empty()) out += (out.empty() ? "" : " ") + ("(" + base_name(f.file) + ":" + std::to_string(f.line) + ")");
   if (out.empty()) out = (f.module.empty() ? hex(f.ip) : f.module + "+" + hex(f.file_address));
-  return out;
+  return terminal_safe(out);  // symbols and paths come from the traced program's files
 }
 
 }  // namespace vramdoc::trace

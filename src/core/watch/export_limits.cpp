@@ -2,50 +2,19 @@
 // processes per exposition (a fork bomb must not grow a Prometheus server's series without end).
 #include <algorithm>
 
+#include "core/terminal_safe.hpp"
 #include "core/watch/prometheus.hpp"
 
 namespace vramdoc::watch {
 
-namespace {
-
-// The length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not one (overlong forms,
-// surrogates and code points above U+10FFFF are not).
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b = byte(i);
-  if (b < 0x80) return 1;
-  std::size_t n = b >= 0xf0 && b <= 0xf4 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-  const unsigned char b1 = byte(i + 1);
-  if (n == 3 && ((b == 0xe0 && b1 < 0xa0) || (b == 0xed && b1 >= 0xa0))) return 0;  // overlong, surrogate
-  if (n == 4 && ((b == 0xf0 && b1 < 0x90) || (b == 0xf4 && b1 >= 0x90))) return 0;  // overlong, > U+10FFFF
-  return n;
-}
-
-}  // namespace
-
 std::string label_value(std::string_view raw, std::size_t max_bytes) {
-  static constexpr std::string_view kReplacement = "\xef\xbf\xbd", kCut = "...";
-  std::string out;
-  for (std::size_t i = 0; i < raw.size();) {
-    const std::size_t n = utf8_length(raw, i);
-    std::string_view piece = n ? raw.substr(i, n) : kReplacement;
-    if (n == 1 && static_cast<unsigned char>(raw[i]) < 0x20 && raw[i] != '\n') piece = " ";
-    if (n == 1 && raw[i] == 0x7f) piece = " ";
-    if (out.size() + piece.size() > max_bytes) {
-      while (!out.empty() && out.size() + kCut.size() > max_bytes) {  // drop whole characters
-        std::size_t last = out.size() - 1;
-        while (last > 0 && (static_cast<unsigned char>(out[last]) & 0xc0) == 0x80) --last;
-        out.resize(last);
-      }
-      return out + std::string(kCut.substr(0, std::min(kCut.size(), max_bytes)));
-    }
-    out += piece;
-    i += n ? n : 1;
-  }
-  return out;
+  static constexpr std::string_view kCut = "...";
+  std::string out = terminal_safe(raw);  // the one sanitiser: valid UTF-8, no control character
+  if (out.size() <= max_bytes) return out;
+  std::size_t keep = max_bytes > kCut.size() ? max_bytes - kCut.size() : 0;
+  while (keep > 0 && (static_cast<unsigned char>(out[keep]) & 0xc0) == 0x80) --keep;  // whole characters
+  out.resize(keep);
+  return out + std::string(kCut.substr(0, std::min(kCut.size(), max_bytes)));
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> exported_processes(const Snapshot& snapshot, std::size_t max_processes) {

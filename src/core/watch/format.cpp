@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::watch {
@@ -55,9 +56,9 @@ std::string fmt_throttle(const std::optional<std::uint64_t>& mask) {
 
 std::string fmt_container(const ProcessDetails& details) {
   if (details.container_id && details.container_pid) {
-    return *details.container_id + " pid " + std::to_string(*details.container_pid);
+    return terminal_safe(*details.container_id) + " pid " + std::to_string(*details.container_pid);
   }
-  if (details.container_id) return *details.container_id;
+  if (details.container_id) return terminal_safe(*details.container_id);
   if (details.container_pid) return "pid " + std::to_string(*details.container_pid);
   // Without a command line /proc was not readable for this PID: we cannot tell.
   return details.command ? "-" : "n/a";

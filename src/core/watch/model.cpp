@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/terminal_safe.hpp"
+
 namespace vramdoc::watch {
 
 std::vector<Hint> compute_hints(const GpuSample& sample, const GpuStatic& info, const HintThresholds& t) {
@@ -118,6 +120,6 @@ bool driver_up(const Snapshot& snapshot) {
   return std::any_of(snapshot.gpus.begin(), snapshot.gpus.end(), [](const GpuView& g) { return g.sample.has_value(); });
 }
 
-std::string or_na(const std::optional<std::string>& value) { return value ? *value : "n/a"; }
+std::string or_na(const std::optional<std::string>& value) { return value ? terminal_safe(*value) : "n/a"; }
 
 }  // namespace vramdoc::watch

@@ -99,7 +99,8 @@ std::vector<ProcessRow> process_rows(const Snapshot& snapshot, SortKey key);
 // Sorts one GPU's processes in place by the same rules.
 void sort_processes(std::vector<ProcessView>& processes, SortKey key);
 
-// "n/a" for an unknown value, else the formatted value.
+// "n/a" for an unknown value, else the value (from outside: a process, the driver) made safe
+// for a terminal (core/terminal_safe.hpp).
 std::string or_na(const std::optional<std::string>& value);
 
 }  // namespace vramdoc::watch

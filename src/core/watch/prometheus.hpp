@@ -60,8 +60,9 @@ std::string metrics_content_type(ExpositionFormat format);
 // A label value escaped for the exposition: backslash, double quote and newline.
 std::string escape_label_value(const std::string& value);
 
-// A label value fit to publish: invalid UTF-8 replaced by U+FFFD, other control characters by
-// spaces, cut to `max_bytes` at a character boundary with "..." at the end. Not yet escaped.
+// A label value fit to publish: terminal_safe (invalid UTF-8 and control characters as visible
+// escapes, core/terminal_safe.hpp), cut to `max_bytes` at a character boundary with "..." at the
+// end. Not yet escaped.
 std::string label_value(std::string_view raw, std::size_t max_bytes = kMaxLabelBytes);
 
 }  // namespace vramdoc::watch

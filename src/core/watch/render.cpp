@@ -5,6 +5,7 @@
 
 #include "core/json_document.hpp"
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 #include "core/watch/format.hpp"
 
@@ -29,12 +30,13 @@ std::string fmt_clock(const std::optional<unsigned>& mhz) { return mhz ? std::to
 std::string fmt_temp(const std::optional<unsigned>& c) { return c ? std::to_string(*c) + " C" : "n/a"; }
 
 // A command line cut to `max` bytes with "..." so one long command does not widen the table.
-std::string shorten(const std::optional<std::string>& command, std::size_t max = 60) {
-  if (!command) return "n/a";
-  if (command->size() <= max) return *command;
+std::string shorten(const std::optional<std::string>& raw, std::size_t max = 60) {
+  if (!raw) return "n/a";
+  const std::string command = terminal_safe(*raw);
+  if (command.size() <= max) return command;
   std::size_t cut = max - 3;
-  while (cut > 0 && (static_cast<unsigned char>((*command)[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 chars
-  return command->substr(0, cut) + "...";
+  while (cut > 0 && (static_cast<unsigned char>(command[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 chars
+  return command.substr(0, cut) + "...";
 }
 
 // The USED cell, coloured by how full the GPU is (the thresholds of render_text's contract).
@@ -86,7 +88,7 @@ std::string render_text(const Snapshot& snapshot, const Style& style) {
   std::string notes;
   for (const auto& gpu : snapshot.gpus) {
     std::string prefix = "GPU " + std::to_string(gpu.info.index) + ": ";
-    if (gpu.error) notes += prefix + "not read: " + *gpu.error + "\n";
+    if (gpu.error) notes += prefix + "not read: " + terminal_safe(*gpu.error) + "\n";
     for (const auto& h : gpu.hints) notes += prefix + h.text + "\n";
   }
   if (!notes.empty()) out += "\n" + notes;
@@ -166,7 +168,7 @@ std::string cell(const std::optional<T>& value) {
     std::snprintf(buf, sizeof buf, "%.3f", *value);
     return buf;
   } else if constexpr (std::is_same_v<T, std::string>) {
-    return csv_escape(*value);
+    return csv_escape(terminal_safe(*value));  // the log is read with cat and less too
   } else {
     return std::to_string(*value);
   }

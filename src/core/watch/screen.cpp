@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/table.hpp"
+#include "core/terminal_safe.hpp"
 #include "core/units.hpp"
 #include "core/watch/format.hpp"
 
@@ -104,7 +105,7 @@ std::optional<double> percent_fraction(const std::optional<unsigned>& percent) {
 std::string gpu_line(const GpuView& gpu, bool selected, std::size_t cols, const Style& style) {
   std::string head = std::string(selected ? "> " : "  ") + std::to_string(gpu.info.index) + " " +
                      fit(or_na(gpu.info.name), 18) + " ";
-  if (!gpu.sample) return head + style.paint("not read: " + gpu.error.value_or("unknown error"), Tone::Bad);
+  if (!gpu.sample) return head + style.paint("not read: " + terminal_safe(gpu.error.value_or("unknown error")), Tone::Bad);
   const GpuSample& s = *gpu.sample;
   const std::string memory = " " + fmt_bytes(s.memory.used_bytes) + " / " + fmt_bytes(s.memory.total_bytes);
   std::string util = fmt_percent(s.sm_util_percent);
@@ -124,7 +125,7 @@ std::vector<std::string> detail_lines(const GpuView& gpu, const MemoryHistory& h
   lines.push_back("GPU " + std::to_string(gpu.info.index) + "  " + or_na(gpu.info.name) + "  " + or_na(gpu.info.uuid) +
                   "  bus " + or_na(gpu.info.pci_bus_id));
   if (!gpu.sample) {
-    lines.push_back("  " + style.paint("not read: " + gpu.error.value_or("unknown error"), Tone::Bad));
+    lines.push_back("  " + style.paint("not read: " + terminal_safe(gpu.error.value_or("unknown error")), Tone::Bad));
     return lines;
   }
   const GpuSample& s = *gpu.sample;
@@ -192,12 +193,13 @@ std::string bottom_line(const ScreenState& state, const Style& style) {
   if (state.prompt) {
     const SignalRequest& p = *state.prompt;
     return style.paint("Send " + signal_name(p.signal) + " to PID " + std::to_string(p.process.pid) +
-                           (p.command.empty() ? "" : " (" + p.command + ")") + " on GPU " +
+                           (p.command.empty() ? "" : " (" + terminal_safe(p.command) + ")") + " on GPU " +
                            std::to_string(p.process.gpu) + "? y: yes, any other key: no",
                        Tone::Warn);
   }
-  if (state.status.find(" not sent: ") != std::string::npos) return style.paint(state.status, Tone::Bad);
-  return state.status;
+  const std::string status = terminal_safe(state.status);  // it may name the process's command
+  if (status.find(" not sent: ") != std::string::npos) return style.paint(status, Tone::Bad);
+  return status;
 }
 
 std::string title(const Snapshot& snapshot, std::size_t selected, const ScreenState& state, const std::string& clock) {

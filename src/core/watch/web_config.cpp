@@ -7,6 +7,8 @@
 #include <array>
 #include <vector>
 
+#include "core/input_file.hpp"
+
 namespace vramdoc::watch {
 
 namespace {
@@ -200,6 +202,10 @@ std::optional<Error> user_key(const Entry& e, WebConfig& config) {
   if (e.kind != ValueKind::Scalar || !is_bcrypt_hash(e.value))
     return at_line(e.line, "the password of '" + e.key + "' must be a bcrypt hash ($2y$10$... from "
                            "`htpasswd -nBC 10 \"\" | tr -d ':\\n'`), never the password itself");
+  if (const int cost = bcrypt_cost(e.value); cost > kMaxBcryptCost)
+    return at_line(e.line, "the bcrypt hash of '" + e.key + "' has cost " + std::to_string(cost) + ": at most " +
+                               std::to_string(kMaxBcryptCost) + " is accepted (each step doubles the time a new password "
+                               "takes to check; make the hash again at cost 10-12: htpasswd -nBC 10 \"\")");
   if (config.users.size() >= 1000) return at_line(e.line, "more than 1000 users");
   config.users[e.key] = e.value;
   return std::nullopt;
@@ -233,7 +239,24 @@ bool is_bcrypt_hash(std::string_view hash) {
   });
 }
 
+Result<bool> check_web_config_files(const WebConfig& config) {
+  if (!config.tls) return true;
+  const std::pair<const char*, const std::string*> files[] = {
+      {"cert_file", &config.tls->cert_file}, {"key_file", &config.tls->key_file}, {"client_ca_file", &config.tls->client_ca_file}};
+  for (const auto& [key, path] : files) {
+    if (path->empty()) continue;
+    if (auto ok = check_input_file(*path, kMaxPemFileBytes); !ok)
+      return make_error("web config: tls_server_config." + std::string(key) + ": " + ok.error());
+  }
+  return true;
+}
+
+int bcrypt_cost(std::string_view hash) { return (hash[4] - '0') * 10 + (hash[5] - '0'); }
+
 Result<WebConfig> parse_web_config(std::string_view text, const std::string& base_dir) {
+  // A byte-order mark (Windows editors write one) starts a YAML stream legally; unread, it made
+  // the first key "unknown" with the difference invisible.
+  if (text.starts_with("\xef\xbb\xbf")) text.remove_prefix(3);
   auto entries = scan(text);
   if (!entries) return make_error(entries.error());
   WebConfig config;

@@ -42,6 +42,14 @@ struct WebConfig {
 // The largest web config file accepted.
 inline constexpr std::size_t kMaxWebConfigBytes = 64 * 1024;
 
+// The largest certificate, key or CA file accepted (PEM).
+inline constexpr std::size_t kMaxPemFileBytes = 1024 * 1024;
+
+// Checks that the files the config names (cert_file, key_file, client_ca_file) are regular files
+// of at most kMaxPemFileBytes, before OpenSSL opens them: a FIFO or /dev/zero there hung start-up.
+// The error names the setting and the file.
+Result<bool> check_web_config_files(const WebConfig& config);
+
 // Parses a web config. Relative file names are taken relative to `base_dir` (the folder of the
 // config file, as the exporter-toolkit does). Errors name the line and what to change.
 Result<WebConfig> parse_web_config(std::string_view text, const std::string& base_dir);
@@ -49,5 +57,13 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& bas
 // True for a bcrypt hash as crypt(3) and htpasswd -B write it: $2a$, $2b$ or $2y$, a cost of
 // 04 to 31, then 53 characters of bcrypt's base64 (22 of salt, 31 of hash).
 bool is_bcrypt_hash(std::string_view hash);
+
+// The highest bcrypt cost accepted: each step doubles the work of checking a new password (cost
+// 10: ~0.1-0.2 s, 14: ~1.5-3 s on one core; 31 would take days, and start-up hashes one at the
+// highest cost of the file). docs/security.md.
+inline constexpr int kMaxBcryptCost = 14;
+
+// The cost of a bcrypt hash (is_bcrypt_hash must hold).
+int bcrypt_cost(std::string_view hash);
 
 }  // namespace vramdoc::watch
