@@ -161,14 +161,44 @@ def _vramdoc_rank():
 
 
 def _vramdoc_step_hook(torch):
-    """Registers the global optimizer step post-hook that writes one marker line per step."""
-    state = {"fd": -1, "first": None, "step": 0, "tag": "", "off": False}
+    """Registers the global optimizer step post-hook that writes one marker line per step, and the
+    marks of jobs without optimizer steps (forward calls of the top module), of phases (the top
+    module's eval() / train() switches) and of the allocator's settings (docs/run-analyze.md)."""
+    state = {"fd": -1, "first": None, "step": 0, "forward": 0, "tag": "", "off": False, "stepped": False,
+             "settings": False, "modes": {}, "sizes": {}, "largest": 0, "in_train": False, "depth": 0,
+             "top": None, "same": 0, "handles": []}
+
+    def manual():
+        marks = sys.modules.get("vramdoc._marks")  # the job marks its steps itself (vramdoc.mark_step, a callback)
+        return marks is not None and getattr(marks, "manual_steps", False)
+
+    def announce():
+        """Once CUDA is initialised: `allocator [PYTORCH_CUDA_ALLOC_CONF=...] pid=P`, the settings in
+        effect, which also says the hook watches this process (an OOM before any unit end is then
+        inside the first one)."""
+        if state["fd"] < 0:
+            state["fd"] = os.open(_VRAMDOC_STEP_HOOK, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            rank = _vramdoc_rank()
+            state["tag"] = " pid=%d" % os.getpid() + (" rank=%s" % rank if rank is not None else "")
+        if not state["settings"]:
+            state["settings"] = True
+            settings = ["%s=%s" % (key, "".join(os.environ[key].split())[:120])
+                        for key in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF") if os.environ.get(key)]
+            os.write(state["fd"], ("allocator %s%s\n" % (" ".join(settings) or "default", state["tag"])).encode())
+
+    def emit(label):
+        """Appends `label allocated=A reserved=R pid=P [rank=K]` with one write (lines of several
+        processes stay whole)."""
+        announce()
+        # memory_allocated() and memory_reserved() each flatten and sort all the allocator's
+        # statistics; the nested dict holds the same two counters for one call.
+        stats = torch.cuda.memory_stats_as_nested_dict()
+        line = "%s allocated=%d reserved=%d%s\n" % (label, stats["allocated_bytes"]["all"]["current"],
+                                                    stats["reserved_bytes"]["all"]["current"], state["tag"])
+        os.write(state["fd"], line.encode())
 
     def after_step(optimizer, args, kwargs):
-        if state["off"]:
-            return
-        marks = sys.modules.get("vramdoc._marks")  # the job marks its steps itself (vramdoc.mark_step, a callback)
-        if marks is not None and getattr(marks, "manual_steps", False):
+        if state["off"] or manual():
             return
         try:
             first = state["first"] and state["first"]()
@@ -178,28 +208,144 @@ def _vramdoc_step_hook(torch):
                 import weakref
 
                 state["first"] = weakref.ref(optimizer)
-                if state["fd"] < 0:
-                    state["fd"] = os.open(_VRAMDOC_STEP_HOOK, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                rank = _vramdoc_rank()
-                state["tag"] = " pid=%d" % os.getpid() + (" rank=%s" % rank if rank is not None else "")
+                if not state["stepped"]:
+                    # Optimizer steps are the unit now: forward calls are marked only in evaluation
+                    # (the top module in eval mode), where the phase's growth is told from them.
+                    state["stepped"] = True
+                    for handle in state["handles"]:
+                        handle.remove()
+                    top = state["top"] and state["top"]()
+                    state["handles"] = [top.register_forward_hook(mark_evaluation)] if top is not None else []
             elif first is not optimizer:
                 return  # a second optimizer (a GAN's): the first one's steps are the steps
-            # memory_allocated() and memory_reserved() each flatten and sort all the allocator's
-            # statistics; the nested dict holds the same two counters for one call.
-            stats = torch.cuda.memory_stats_as_nested_dict()
-            line = "step %d allocated=%d reserved=%d%s\n" % (state["step"], stats["allocated_bytes"]["all"]["current"],
-                                                             stats["reserved_bytes"]["all"]["current"], state["tag"])
+            emit("step %d" % state["step"])
             state["step"] += 1
-            os.write(state["fd"], line.encode())  # one write: lines of several processes stay whole
         except Exception:  # never into the job (a KeyboardInterrupt still reaches it), and never again
             state["off"] = True
 
+    def parameter_count(module):
+        key = id(module)
+        if key not in state["sizes"]:
+            state["sizes"][key] = sum(p.numel() for p in module.parameters())
+        return state["sizes"][key]
+
+    # Without optimizer steps (a serving loop, an evaluation script) the unit is a forward call of
+    # the top module: the largest module called from outside any other module's forward.
+    def before_forward(module, args):
+        state["depth"] += 1
+
+    def after_forward(module, args, output):
+        state["depth"] = max(0, state["depth"] - 1)
+        if state["off"] or state["stepped"] or state["depth"] or manual() or not torch.cuda.is_initialized():
+            return
+        try:
+            size = parameter_count(module)
+            if size == 0 or size < state["largest"]:
+                return
+            state["largest"] = size
+            mark_forward()
+            # The same top module 8 times: hook it alone; the global hooks (run for every
+            # module's call) go.
+            top = state["top"] and state["top"]()
+            if top is not module:
+                import weakref
+
+                state["top"], state["same"] = weakref.ref(module), 0
+            state["same"] += 1
+            if state["same"] >= 8:
+                for handle in state["handles"]:
+                    handle.remove()
+                state["handles"] = [module.register_forward_hook(lambda m, a, o: mark_forward())]
+        except Exception:
+            state["off"] = True
+
+    def mark_evaluation(module, args, output):
+        if not module.training:
+            state["stepped"] = False
+            try:
+                mark_forward()
+            finally:
+                state["stepped"] = True
+
+    def mark_forward():
+        if state["off"] or state["stepped"] or manual():
+            return
+        try:
+            emit("forward %d" % state["forward"])
+            state["forward"] += 1
+        except Exception:
+            state["off"] = True
+
+    # Phases: an eval() / train() switch of a top module (train() calls itself on each child: only
+    # the outermost call counts), marked when its mode changes; the Trainer calls train() every step.
+    original_train = torch.nn.Module.train
+
+    def train(module, mode=True):
+        outer = not state["in_train"]
+        state["in_train"] = True
+        try:
+            result = original_train(module, mode)
+        finally:
+            if outer:
+                state["in_train"] = False
+        if outer and not state["off"] and torch.cuda.is_initialized():
+            try:
+                size = parameter_count(module)
+                changed = state["modes"].get(id(module)) != bool(mode)
+                state["modes"][id(module)] = bool(mode)
+                if changed and size > 0 and 2 * size >= state["largest"] and not manual():
+                    state["largest"] = max(state["largest"], size)
+                    emit("phase %s" % ("train" if mode else "eval"))
+            except Exception:
+                state["off"] = True
+        return result
+
+    # The per-process memory fraction (the allocator's limit, below the card's capacity).
+    def wrap_fraction(original):
+        def set_per_process_memory_fraction(fraction, device=None):
+            result = original(fraction, device)
+            try:
+                index = torch.cuda.current_device() if device is None else torch.cuda._utils._get_device_index(device)
+                total = torch.cuda.get_device_properties(index).total_memory
+                emit("allocator fraction=%g limit_bytes=%d device=%d" % (float(fraction), int(float(fraction) * total), index))
+            except Exception:
+                pass
+            return result
+        return set_per_process_memory_fraction
+
+    def announce_safely():
+        try:
+            if not state["off"]:
+                announce()
+        except Exception:
+            state["off"] = True
+
+    try:
+        torch.cuda._lazy_call(announce_safely)
+    except BaseException:
+        pass
     try:
         import torch.optim.optimizer as optimizer_module
 
         optimizer_module.register_optimizer_step_post_hook(after_step)
     except BaseException:
         pass  # a torch without global step hooks (before 2.0): no step marks
+    try:
+        import torch.nn.modules.module as module_module
+
+        state["handles"].append(module_module.register_module_forward_pre_hook(before_forward))
+        try:
+            state["handles"].append(module_module.register_module_forward_hook(after_forward, always_call=True))
+        except TypeError:
+            state["handles"].append(module_module.register_module_forward_hook(after_forward))
+        torch.nn.Module.train = train
+        fraction = torch.cuda.memory.set_per_process_memory_fraction
+        wrapped = wrap_fraction(fraction)
+        torch.cuda.memory.set_per_process_memory_fraction = wrapped
+        if getattr(torch.cuda, "set_per_process_memory_fraction", None) is fraction:
+            torch.cuda.set_per_process_memory_fraction = wrapped
+    except BaseException:
+        pass
 
 
 def _vramdoc_start(torch):
