@@ -20,7 +20,7 @@ std::unordered_map<std::uint64_t, trace::SourceFrame> addr2line_symbolize(const 
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return answers;
   for (std::size_t i = 0; i < addresses.size(); i += kAddressesPerCall) {
-    std::vector<std::string> args{"addr2line", "-a", "-f", "-C", "-e", path};
+    std::vector<std::string> args{"addr2line", "-a", "-f", "-C", "-i", "-e", path};
     for (std::size_t j = i; j < std::min(addresses.size(), i + kAddressesPerCall); ++j) {
       char hex[24];
       std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(addresses[j]));

@@ -103,6 +103,30 @@ std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const Modul
   return out;
 }
 
+namespace {
+
+// A CUDA header's inline code (cuda_runtime.h's cudaMalloc(T**) template, its crt/ internals):
+// never the call site a person looks for; the inlining caller's line is (issue 29).
+bool cuda_header(std::string_view file) {
+  const auto slash = file.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? file : file.substr(slash + 1);
+  return name == "cuda_runtime.h" || name == "cuda_runtime_api.h" || name == "driver_functions.h" ||
+         file.find("/crt/") != std::string_view::npos || file.find("/include/cuda/") != std::string_view::npos;
+}
+
+SourceFrame read_pair(std::string_view function, std::string_view location) {
+  SourceFrame f;
+  if (function != "??") f.function = std::string(function);
+  const auto colon = location.rfind(':');
+  if (colon != std::string_view::npos && !starts_with(location, "??")) {
+    f.file = std::string(location.substr(0, colon));
+    std::from_chars(location.data() + colon + 1, location.data() + location.size(), f.line);
+  }
+  return f;
+}
+
+}  // namespace
+
 std::unordered_map<std::uint64_t, SourceFrame> parse_addr2line(std::string_view output) {
   std::vector<std::string_view> lines;
   while (!output.empty()) {
@@ -114,17 +138,20 @@ std::unordered_map<std::uint64_t, SourceFrame> parse_addr2line(std::string_view 
   for (std::size_t i = 0; i + 2 < lines.size();) {
     const auto address_line = lines[i];
     if (!starts_with(address_line, "0x")) { ++i; continue; }
-    SourceFrame f;
-    std::from_chars(address_line.data() + 2, address_line.data() + address_line.size(), f.file_address, 16);
-    if (lines[i + 1] != "??") f.function = std::string(lines[i + 1]);
-    const auto location = lines[i + 2];
-    const auto colon = location.rfind(':');
-    if (colon != std::string_view::npos && !starts_with(location, "??")) {
-      f.file = std::string(location.substr(0, colon));
-      std::from_chars(location.data() + colon + 1, location.data() + location.size(), f.line);
+    std::uint64_t address = 0;
+    std::from_chars(address_line.data() + 2, address_line.data() + address_line.size(), address, 16);
+    // With -i, the inlined frames follow innermost first, a function and a location each: the
+    // first one outside CUDA's headers names the call site.
+    std::optional<SourceFrame> chosen, innermost;
+    for (i += 1; i + 1 < lines.size() && !starts_with(lines[i], "0x"); i += 2) {
+      SourceFrame f = read_pair(lines[i], lines[i + 1]);
+      if (!innermost) innermost = f;
+      if (!chosen && !cuda_header(f.file)) chosen = f;
     }
-    out[f.file_address] = f;
-    i += 3;
+    if (i + 1 == lines.size() && !starts_with(lines[i], "0x")) ++i;  // a dangling line
+    SourceFrame f = chosen ? *chosen : innermost.value_or(SourceFrame{});
+    f.file_address = address;
+    out[address] = f;
   }
   return out;
 }

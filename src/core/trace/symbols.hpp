@@ -64,8 +64,10 @@ std::optional<std::string> module_file_mismatch(const std::string& recorded, con
 std::map<std::string, std::vector<std::uint64_t>> plan_symbolization(const ModuleMap& modules,
                                                                      const std::vector<std::uint64_t>& ips);
 
-// Parses `addr2line -a -f -C` output: "0xADDR\nfunction\nfile:line\n" per address,
-// keyed by file address. "??" stays empty.
+// Parses `addr2line -a -f -C -i` output: "0xADDR\nfunction\nfile:line\n" per address, then
+// one more function and location per inlined caller, keyed by file address. The frame kept is the
+// innermost one outside CUDA's headers (cuda_runtime.h's inline cudaMalloc template names no call
+// site: its caller does). "??" stays empty.
 std::unordered_map<std::uint64_t, SourceFrame> parse_addr2line(std::string_view output);
 
 // Symbolised frames of `ips`, given addr2line's answers per module path (frames without
