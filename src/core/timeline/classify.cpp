@@ -7,6 +7,7 @@
 #include "core/timeline/features.hpp"
 #include "core/timeline/rules.hpp"
 #include "core/timeline/series.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::timeline {
 
@@ -91,6 +92,11 @@ Diagnosis classify(const Timeline& given, const std::optional<TraceEvidence>& tr
     const Features f = measure(tl, trace, d);
     decide(f, d);
     if (d.verdict == Verdict::Leak) project_oom(d);
+    if (const auto& a = d.evidence.accounting)  // the verdict says at which level the growth is
+      d.reasons.push_back("at the last " + a->unit + " end PyTorch's tensors hold " + format_bytes(a->tensors.last_bytes) + ", its cache " +
+                          format_bytes(a->cache.last_bytes) + " beyond them, the driver " + format_bytes(a->driver.last_bytes) +
+                          " beyond the cache; " + (a->growing ? std::string(level_name(*a->growing)) + " grow" : std::string("no level grows")) +
+                          " (" + std::to_string(a->units) + " " + a->unit + "s)");
   }
   if (d.verdict != Verdict::Insufficient) d.evidence.need.reset();
   d.summary = summary_for(d);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/timeline/accounting.hpp"
 #include "core/timeline/need.hpp"
 #include "core/timeline/oom_message.hpp"
 #include "core/timeline/preallocation.hpp"
@@ -53,6 +54,9 @@ struct Evidence {
   std::optional<RiseSpacing> spacing;           // the late rises against the records of random shapes
   std::optional<Preallocation> preallocation;   // a framework's pool taken at start hides the job
   std::optional<TraceEvidence> trace;           // what the allocation tracer saw, when given
+  std::optional<Accounting> accounting;         // tensors / cache / driver at the unit ends, and which grows
+  std::optional<EvaluationGrowth> evaluation;   // an evaluation phase in which memory accumulates
+  std::vector<std::string> allocator;           // the allocator's settings in effect (accounting.hpp)
 };
 
 // A straight line over the time axis, for the chart: the fitted trend after warm-up.

@@ -71,6 +71,11 @@ void fill_basics(const Timeline& tl, Diagnosis& d) {
   if (!ev.oom) ev.oom = tl.oom;
   ev.capacity_bytes = tl.total_bytes;
   if (!ev.capacity_bytes && ev.oom && ev.oom->capacity_bytes) ev.capacity_bytes = ev.oom->capacity_bytes;
+  // Under torch.cuda.set_per_process_memory_fraction the process's capacity is the limit: the
+  // message's "12.00 GiB allowed", else the step hook's mark of the call.
+  std::optional<std::uint64_t> allowed = ev.oom ? ev.oom->allowed_bytes : std::nullopt;
+  if (!allowed) allowed = fraction_limit_bytes(tl);
+  if (allowed && (!ev.capacity_bytes || *allowed < *ev.capacity_bytes)) ev.capacity_bytes = allowed;
   if (ev.capacity_bytes && *ev.capacity_bytes > 0)
     ev.peak_fraction = static_cast<double>(ev.peak_bytes) / static_cast<double>(*ev.capacity_bytes);
   for (const auto& m : tl.marks)
@@ -78,6 +83,13 @@ void fill_basics(const Timeline& tl, Diagnosis& d) {
   if (!ev.oom_seconds && (tl.outcome == Outcome::Oom || ev.oom)) ev.oom_seconds = tl.samples.back().t_seconds;
   if (ev.oom && ev.oom->requested_bytes && ev.oom->free_bytes && *ev.oom->requested_bytes > *ev.oom->free_bytes)
     ev.missing_bytes = *ev.oom->requested_bytes - *ev.oom->free_bytes;
+  if (const auto& m = ev.oom; m && m->allowed_bytes && m->requested_bytes && m->allocated_bytes) {
+    // Under the limit what was left is the limit less what PyTorch reserved, not the card's free memory.
+    const std::uint64_t reserved = *m->allocated_bytes + m->reserved_unallocated_bytes.value_or(0);
+    const std::uint64_t left = *m->allowed_bytes > reserved ? *m->allowed_bytes - reserved : 0;
+    if (*m->requested_bytes > left) ev.missing_bytes = *m->requested_bytes - left;
+  }
+  ev.allocator = allocator_in_effect(tl);
 }
 
 // Records the trend of `a` in the evidence and the chart's line.
@@ -163,6 +175,23 @@ RiseSpacing measure_spacing(const Analysis& a) {
   return rise_spacing(at, at.front() - dx, at.front(), s.x.back(), dx);
 }
 
+// Where the memory is at the unit ends (accounting.hpp), an evaluation that accumulates, and an
+// OOM before the step hook saw a single unit end.
+void measure_accounting(const Timeline& tl, Features& f, Diagnosis& d) {
+  auto& ev = d.evidence;
+  const auto units = unit_marks(tl);
+  if (!units.empty() && !step_number(units.front()->label)) f.unit = "forward call";
+  ev.accounting = account(tl);
+  f.outside_allocator_grows = ev.accounting && ev.accounting->growing == Level::Driver;
+  bool unit_before_oom = false;
+  for (const Mark* m : units) unit_before_oom |= !ev.oom_seconds || m->t_seconds < *ev.oom_seconds;
+  f.first_unit_oom = f.oom && hook_marked(tl) && !unit_before_oom;
+  const bool training_flat = !f.have_retained || !f.retained.sustained;
+  ev.evaluation = evaluation_accumulates(tl, ev.oom_seconds);
+  f.evaluation_accumulates = ev.evaluation && training_flat;
+  if (!f.evaluation_accumulates) ev.evaluation.reset();
+}
+
 }  // namespace
 
 bool fragmented(const std::optional<OomMessage>& m, std::optional<std::uint64_t> capacity) {
@@ -215,6 +244,7 @@ Features measure(const Timeline& tl, const std::optional<TraceEvidence>& trace, 
     f.trace_growth = trace_shows_growth(*trace, f.oom);
   }
   if (f.oom) ev.need = estimate_need(tl, ev.oom, d.step_ends, ev.capacity_bytes, tolerance);
+  measure_accounting(tl, f, d);
   return f;
 }
 

@@ -32,6 +32,10 @@ struct Features {
   bool framework_pool = false;    // JAX/XLA or TensorFlow's own growing pool (preallocation.hpp)
   bool trace_leak = false;        // the trace shows a leak by itself (trace_evidence.hpp)
   bool trace_growth = false;      // the trace shows memory kept and growing (PyTorch's segments too)
+  std::string unit = "step";      // what a mark ends: "step", or "forward call" when nothing steps
+  bool outside_allocator_grows = false;  // the driver's bytes beyond PyTorch's reserved grow (accounting.hpp)
+  bool first_unit_oom = false;    // out of memory before the step hook marked a single unit end
+  bool evaluation_accumulates = false;   // memory grows within an evaluation phase
 };
 
 // Measures `tl` (at least 3 samples): the figures go into d.evidence, the step ends into d.step_ends.

@@ -127,6 +127,15 @@ JobJudgement judge_job(const std::vector<Timeline>& files, const std::optional<T
   out.headline.name = files.front().name + ": " + process_name(processes[w].who, files.size() > 1);
   out.diagnosis = verdicts.processes[w].diagnosis;
   out.diagnosis.summary = std::string(verdict_name(verdicts.verdict)) + ": " + verdicts.summary + ".";
+  if (!verdicts.accumulating.empty()) {  // each process flat, the job growing by processes
+    out.diagnosis.verdict = Verdict::Leak;
+    out.diagnosis.rule = "processes accumulate";
+    out.diagnosis.reasons.insert(out.diagnosis.reasons.begin(), verdicts.accumulating);
+    out.diagnosis.remedies = {"Stop each helper when its work is done (process.terminate() / join(), a context manager, or "
+                              "multiprocessing's Pool closed), or reuse one helper instead of starting one per epoch.",
+                              "A helper that needs no GPU should not touch CUDA: set CUDA_VISIBLE_DEVICES=\"\" in its environment, so it "
+                              "holds no context."};
+  }
   out.processes = std::move(verdicts);
   return out;
 }

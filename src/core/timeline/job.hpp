@@ -45,8 +45,21 @@ struct JobVerdicts {
   std::string summary;  // e.g. "rank 1 (pid 4242, GPU 1) leaks 62.50 MiB per step; rank 0 stable"
   std::vector<ProcessVerdict> processes;  // in the order of the input (job_processes: by rank)
   std::optional<std::size_t> worst;       // the process whose verdict is the job's
-  std::vector<std::string> notes;         // alignment of several files, OOM attribution
+  std::vector<std::string> notes;         // alignment of several files, OOM attribution, the other processes
+  // Processes besides the training loops that accumulate (started one after another, none exiting
+  // while the job runs): the job's verdict is then a leak of processes (job_accounting.cpp).
+  std::string accumulating;               // the sentence; empty when they do not
 };
+
+// The processes of a job besides its training loops (the series with unit marks; of a pid with
+// several series, its largest): DataLoader workers and helpers that made a CUDA context, a rank's
+// stray context on another GPU. `loops` and `others` index `processes`.
+struct OtherProcesses {
+  std::vector<std::size_t> loops, others;
+  std::string note;         // "besides the training loop (pid 544), 3 processes hold device memory: ..."; empty when none
+  std::string accumulating; // set when they accumulate (at least 3 arrivals a second or more apart, none gone before the loops end)
+};
+OtherProcesses other_processes(const std::vector<ProcessTimeline>& processes);
 
 // Classifies every process; the job's verdict and summary from theirs.
 JobVerdicts judge_processes(const std::vector<ProcessTimeline>& processes);

@@ -123,6 +123,13 @@ JobVerdicts judge_processes(const std::vector<ProcessTimeline>& processes) {
   }
   if (j.worst) j.verdict = j.processes[*j.worst].diagnosis.verdict;
   j.summary = job_summary(j);
+  const OtherProcesses others = other_processes(processes);
+  if (!others.note.empty()) j.notes.push_back(others.note);
+  if (!others.accumulating.empty() && severity(Verdict::Leak) < severity(j.verdict)) {
+    j.verdict = Verdict::Leak;
+    j.accumulating = others.accumulating;
+    j.summary = "processes accumulate: " + others.accumulating + "; " + j.summary;
+  }
   return j;
 }
 

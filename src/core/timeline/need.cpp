@@ -54,8 +54,12 @@ std::optional<std::uint64_t> need_from_message(const OomMessage& m, std::uint64_
   if (!m.requested_bytes) return std::nullopt;
   if (m.in_use_bytes) {
     const std::uint64_t holes = std::min(m.reserved_unallocated_bytes.value_or(0), *m.in_use_bytes);
-    // It asked for more than it could get: at least what it held and what was free.
-    return std::max(*m.in_use_bytes - holes + *m.requested_bytes, *m.in_use_bytes + m.free_bytes.value_or(0));
+    // It asked for more than it could get: at least what it held and what was free. Under
+    // set_per_process_memory_fraction ("N GiB allowed") the card's free memory was never its to
+    // take: what it held and asked for (the card's 115 GiB free made a 10 GiB job "need 125 GiB").
+    const std::uint64_t held_and_asked = *m.in_use_bytes - holes + *m.requested_bytes;
+    if (m.allowed_bytes) return held_and_asked;
+    return std::max(held_and_asked, *m.in_use_bytes + m.free_bytes.value_or(0));
   }
   return driver_peak + *m.requested_bytes;
 }

@@ -57,13 +57,19 @@ std::optional<OomMessage> parse_oom_message(std::string_view view) {
     static const LineMatcher kRequested = LineMatcher::fixed("Tried to allocate " + kSize);
     static const LineMatcher kCapacity = LineMatcher::fixed("total capacity of " + kSize);
     static const LineMatcher kFree = LineMatcher::fixed("of which " + kSize + " is free");
-    static const LineMatcher kInUse = LineMatcher::fixed("has " + kSize + " memory in use");
+    // The message lists other processes first ("Process 547 has 9.76 GiB memory in use"): the
+    // job's own figure is "this process has" (a job under 5 other jobs read their bytes as its own).
+    static const LineMatcher kInUse = LineMatcher::fixed("this process has " + kSize + " memory in use");
+    static const LineMatcher kAnyInUse = LineMatcher::fixed("has " + kSize + " memory in use");
+    static const LineMatcher kAllowed = LineMatcher::fixed(kSize + " allowed");
     static const LineMatcher kAllocated = LineMatcher::fixed(kSize + " is allocated by PyTorch");
     static const LineMatcher kUnallocated = LineMatcher::fixed(kSize + " is reserved by PyTorch but unallocated");
     out.requested_bytes = find_size(text, kRequested);
     out.capacity_bytes = find_size(text, kCapacity);
     out.free_bytes = find_size(text, kFree);
     out.in_use_bytes = find_size(text, kInUse);
+    if (!out.in_use_bytes) out.in_use_bytes = find_size(text, kAnyInUse);
+    out.allowed_bytes = find_size(text, kAllowed);
     out.allocated_bytes = find_size(text, kAllocated);
     out.reserved_unallocated_bytes = find_size(text, kUnallocated);
   } else if (kTensorflow.search(text)) {

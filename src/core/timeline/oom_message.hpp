@@ -13,7 +13,8 @@ struct OomMessage {
   std::optional<std::uint64_t> requested_bytes;             // "Tried to allocate 21.00 GiB"
   std::optional<std::uint64_t> capacity_bytes;              // "total capacity of 139.80 GiB"
   std::optional<std::uint64_t> free_bytes;                  // "of which 18.60 GiB is free"
-  std::optional<std::uint64_t> in_use_bytes;                // "this process has 121.19 GiB memory in use"
+  std::optional<std::uint64_t> in_use_bytes;                // "this process has 121.19 GiB memory in use" (not another "Process N has")
+  std::optional<std::uint64_t> allowed_bytes;               // "12.00 GiB allowed": set_per_process_memory_fraction's limit
   std::optional<std::uint64_t> allocated_bytes;             // "112.68 GiB is allocated by PyTorch"
   std::optional<std::uint64_t> reserved_unallocated_bytes;  // "7.73 GiB is reserved by PyTorch but unallocated"
 };

@@ -31,7 +31,11 @@ std::string leak_summary(const Diagnosis& d) {
   if (d.rule == "trace shows a leak" && ev.trace)
     s = "leak: the " + ev.trace->source + " saw " + bytes(double(std::max(ev.trace->alive_at_exit_bytes, ev.trace->growing_bytes))) +
         (ev.trace->alive_at_exit_count ? " never freed" : " kept until the peak");
-  if (ev.growth_bytes_per_step) s += ", about " + bytes(*ev.growth_bytes_per_step) + " per step";
+  if (d.rule == "outside PyTorch's allocator") s = "leak outside PyTorch's allocator: the driver's bytes beyond PyTorch's reserved grow step after step";
+  if (d.rule == "evaluation accumulates" && ev.evaluation)
+    s = "leak: the evaluation accumulates, from " + bytes(double(ev.evaluation->start_bytes)) + " to " + bytes(double(ev.evaluation->peak_bytes)) +
+        " within it, while training's steps keep nothing";
+  else if (ev.growth_bytes_per_step) s += ", about " + bytes(*ev.growth_bytes_per_step) + " per step";
   else if (ev.growth_bytes_per_second) s += ", about " + bytes(*ev.growth_bytes_per_second) + " per second";
   if (ev.oom_seconds) s += "; it ran out at " + std::to_string(*ev.oom_seconds).substr(0, 6) + " s";
   else if (ev.projected_oom_seconds) s += "; at this rate it runs out at about " + std::to_string(std::lround(*ev.projected_oom_seconds)) + " s";
@@ -43,15 +47,20 @@ std::string insufficient_summary(const Diagnosis& d) {
   const auto& ev = d.evidence;
   std::string s = "insufficient: the job is too big for this card, not leaking";
   const bool card_bound = ev.need && ev.need->at_least && ev.capacity_bytes && double(ev.need->bytes) <= 1.02 * double(*ev.capacity_bytes);
+  // Under set_per_process_memory_fraction the capacity is the limit the message gives, not the card.
+  const bool limited = ev.oom && ev.oom->allowed_bytes && ev.capacity_bytes && *ev.capacity_bytes == *ev.oom->allowed_bytes;
+  const std::string card = limited ? " allowed to the process (set_per_process_memory_fraction)" : " card";
+  if (limited) s = "insufficient: the job is too big for its memory limit, not leaking";
   if (card_bound) {  // it failed before its step was done: only "more than the card" is known
-    s += "; it needs more than the " + bytes(double(*ev.capacity_bytes)) + " card offers: it failed before its step was done";
+    s += "; it needs more than the " + bytes(double(*ev.capacity_bytes)) + card + ": it failed before its step was done";
     if (ev.oom && ev.oom->in_use_bytes && ev.oom->requested_bytes)
       s += ", holding " + bytes(double(*ev.oom->in_use_bytes)) + " and asking " + bytes(double(*ev.oom->requested_bytes)) + " more";
     if (!d.quantified) s += " (--config estimates the whole step)";
   } else if (ev.need) {
     s += "; it needs " + std::string(ev.need->at_least ? "at least " : "about ") + bytes(double(ev.need->bytes));
-    if (ev.capacity_bytes) s += " on a " + bytes(double(*ev.capacity_bytes)) + " card";
+    if (ev.capacity_bytes) s += (limited ? " with " : " on a ") + bytes(double(*ev.capacity_bytes)) + card;
     s += " (" + ev.need->basis + ")";
+    if (limited && ev.missing_bytes) s += "; its last request lacked " + bytes(double(*ev.missing_bytes));
   } else if (ev.missing_bytes) {
     s += "; its last request lacked " + bytes(double(*ev.missing_bytes));
   }
@@ -94,6 +103,16 @@ std::vector<std::string> remedies_for(const Diagnosis& d) {
         return {"Free what the call sites above allocate (cudaFree, cuMemFree, cudaFreeAsync) once it is no longer needed, on every path "
                 "(errors included); compute-sanitizer --leak-check full lists the same allocations.",
                 "Own device buffers with an RAII wrapper (a unique_ptr with a cudaFree deleter) so that none outlives its owner."};
+      if (d.rule == "outside PyTorch's allocator")
+        return {"Free what the CUDA extension or library allocates outside PyTorch (cudaFree, cupy's memory pool free_all_blocks(), the custom op's "
+                "workspace) once it is no longer needed; run with --trace to see its call site.",
+                "Let the extension allocate through PyTorch (torch.empty on the device, or c10::cuda::CUDACachingAllocator) so its memory shows "
+                "in torch.cuda.memory_allocated() and is reused."};
+      if (d.rule == "evaluation accumulates")
+        return {"Hugging Face Trainer: set eval_accumulation_steps (e.g. 8) so predictions are moved to the CPU every few batches, or "
+                "prediction_loss_only=True when the metrics need no logits; preprocess_logits_for_metrics can keep only the argmax.",
+                "In your own evaluation loop keep .detach().cpu() copies (or metrics updated per batch), not the outputs on the GPU, and run it "
+                "under torch.no_grad()."};
       if (d.rule == "regular rises")
         return {"Something is kept at a fixed interval: run evaluation under torch.no_grad() (or torch.inference_mode()) and keep .item() or "
                 ".detach().cpu() copies of its outputs, not the outputs (each one holds its whole graph).",

@@ -78,12 +78,28 @@ std::vector<std::pair<std::string, std::string>> evidence_rows(const Diagnosis& 
   else peak += " (capacity unknown)";
   row("peak (driver)", peak);
   row("first / last", bytes(double(ev.first_bytes)) + " / " + bytes(double(ev.last_bytes)));
+  if (const auto& a = ev.accounting) {  // one accounting for every verdict (accounting.hpp)
+    row("at the last " + a->unit + " end", "tensors " + bytes(double(a->tensors.last_bytes)) + ", cache beyond them " + bytes(double(a->cache.last_bytes)) +
+                                          ", driver beyond the cache " + bytes(double(a->driver.last_bytes)));
+    const LevelFigures* g = !a->growing ? nullptr : *a->growing == Level::Tensors ? &a->tensors : *a->growing == Level::Cache ? &a->cache : &a->driver;
+    row("level that grows", g ? std::string(level_name(*a->growing)) + ", " + bytes(g->growth_bytes_per_unit) + " per " + a->unit + " (z = " + fixed(g->mk_z, 2) + ")"
+                              : "none (over " + std::to_string(a->units) + " " + a->unit + "s)");
+  }
+  if (const auto& e = ev.evaluation)
+    row("evaluation", "from " + fixed(e->start_seconds, 2) + " s: " + bytes(double(e->start_bytes)) + " -> " + bytes(double(e->peak_bytes)) +
+                          (e->forward_calls ? ", " + std::to_string(e->forward_calls) + " batches marked" : "") + (e->ended_in_oom ? ", ran out of memory" : ""));
+  if (!ev.allocator.empty()) {
+    std::string settings;
+    for (const auto& a : ev.allocator) settings += (settings.empty() ? "" : "; ") + a;
+    row("allocator", settings);
+  }
   if (ev.oom_seconds) row("out of memory", "at " + fixed(*ev.oom_seconds, 2) + " s" + (ev.oom ? " (" + ev.oom->framework + " message)" : ""));
   if (ev.oom) {
     const auto& m = *ev.oom;
     auto opt = [](const std::optional<std::uint64_t>& v) { return v ? bytes(double(*v)) : std::string("n/a"); };
     row("  requested", opt(m.requested_bytes));
     row("  free / capacity", opt(m.free_bytes) + " / " + opt(m.capacity_bytes));
+    if (m.allowed_bytes) row("  allowed (fraction)", opt(m.allowed_bytes));
     row("  reserved, unallocated", opt(m.reserved_unallocated_bytes));
   }
   if (ev.missing_bytes) row("last request lacked", bytes(double(*ev.missing_bytes)));
@@ -163,6 +179,19 @@ nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d) {
                                {"alive_at_exit_bytes", ev.trace->alive_at_exit_bytes}, {"alive_at_exit_count", ev.trace->alive_at_exit_count},
                                {"growing_bytes", ev.trace->growing_bytes}, {"growing_count", ev.trace->growing_count}, {"top_site", ev.trace->top_site}}
                         : json(nullptr);
+  auto level_json = [](const LevelFigures& f) {
+    return json{{"first_bytes", f.first_bytes}, {"last_bytes", f.last_bytes}, {"growth_bytes_per_unit", f.growth_bytes_per_unit},
+                {"mann_kendall_z", f.mk_z}, {"grows", f.grows}};
+  };
+  if (const auto& a = ev.accounting)
+    e["accounting"] = {{"unit", a->unit}, {"units", a->units}, {"tensors", level_json(a->tensors)}, {"cache", level_json(a->cache)},
+                       {"driver", level_json(a->driver)}, {"growing", a->growing ? json(level_name(*a->growing)) : json(nullptr)}};
+  if (const auto& g = ev.evaluation)
+    e["evaluation"] = {{"start_s", g->start_seconds}, {"end_s", g->end_seconds}, {"start_bytes", g->start_bytes}, {"peak_bytes", g->peak_bytes},
+                       {"forward_calls", g->forward_calls}, {"tensors_growth_bytes_per_call", opt(g->tensors_growth_bytes_per_call)},
+                       {"ended_in_oom", g->ended_in_oom}};
+  if (!ev.allocator.empty()) e["allocator"] = ev.allocator;
+  if (ev.oom && ev.oom->allowed_bytes) e["oom_message"]["allowed_bytes"] = *ev.oom->allowed_bytes;
   json out = {{"name", tl.name}, {"verdict", verdict_name(d.verdict)}, {"rule", d.rule}, {"summary", d.summary}, {"reasons", d.reasons},
               {"to_settle", d.to_settle.empty() ? json(nullptr) : json(d.to_settle)}, {"evidence", e}, {"remedies", d.remedies},
               {"outcome", outcome_name(tl.outcome)}, {"exit_status", opt(tl.exit_status)}};

@@ -50,12 +50,52 @@ void trace_leak(const Features& f, Diagnosis& d) {
 
 void retained_grows(const Features& f, Diagnosis& d) {
   d.verdict = Verdict::Leak;
-  why(d, "the bytes still allocated at the end of each step grow after warm-up (Mann-Kendall z = " + num(f.retained.trend.mk_z, 2) + ")");
+  why(d, "the bytes still allocated at the end of each " + f.unit + " grow after warm-up (Mann-Kendall z = " + num(f.retained.trend.mk_z, 2) + ")");
+}
+
+// Issue 29, a CUDA extension keeping 16 MiB a step by raw cudaMalloc: PyTorch's allocated and
+// reserved stay flat, the driver's number minus reserved grows.
+void outside_allocator(const Features& f, Diagnosis& d) {
+  const auto& a = *d.evidence.accounting;
+  d.verdict = Verdict::Leak;
+  d.evidence.growth_bytes_per_step = a.driver.growth_bytes_per_unit;
+  if (d.evidence.step_seconds && *d.evidence.step_seconds > 0)
+    d.evidence.growth_bytes_per_second = a.driver.growth_bytes_per_unit / *d.evidence.step_seconds;
+  d.evidence.growth_method = "Theil-Sen, on the driver's bytes beyond PyTorch's reserved";
+  why(d, "the driver charges the process " + mib(a.driver.growth_bytes_per_unit) + " more per " + f.unit + " beyond what PyTorch reserved (" +
+             mib(double(a.driver.first_bytes)) + " -> " + mib(double(a.driver.last_bytes)) + ", Mann-Kendall z = " + num(a.driver.mk_z, 2) +
+             "), while its tensors (" + mib(double(a.tensors.last_bytes)) + ") and its cache stay flat: memory taken outside PyTorch's allocator "
+             "(a CUDA extension or custom op, CuPy, raw cudaMalloc, a library's workspaces) and never freed");
+  if (d.evidence.trace && !d.evidence.trace->top_site.empty())
+    why(d, "the allocation tracer's top growing call site: " + d.evidence.trace->top_site);
+}
+
+// Issue 29, OOM inside the first step under set_per_process_memory_fraction: memory that rises in
+// a step that never completed is that step's working set, not a leak.
+void first_unit_oom(const Features& f, Diagnosis& d) {
+  d.verdict = Verdict::Insufficient;
+  const auto& m = d.evidence.oom;
+  const std::string limit = m && m->allowed_bytes ? "the " + mib(double(*m->allowed_bytes)) + " allowed to the process (set_per_process_memory_fraction)"
+                            : d.evidence.capacity_bytes ? "the card's " + mib(double(*d.evidence.capacity_bytes)) : "the card";
+  why(d, "it ran out of memory before the end of its first " + f.unit + " (the step hook marked none): what rose until then is that " +
+             f.unit + "'s working set, which needs more than " + limit);
+  if (d.evidence.missing_bytes) why(d, "the failed request lacked " + mib(double(*d.evidence.missing_bytes)));
+}
+
+// Issue 29, the Hugging Face Trainer keeping every evaluation batch's logits on the GPU.
+void evaluation_grows(const Features&, Diagnosis& d) {
+  const auto& e = *d.evidence.evaluation;
+  d.verdict = Verdict::Leak;
+  std::string text = "training's step-end bytes stay flat, but within the evaluation from " + num(e.start_seconds, 1) + " s memory grew from " +
+                     mib(double(e.start_bytes)) + " to " + mib(double(e.peak_bytes));
+  if (e.tensors_growth_bytes_per_call) text += " (its tensors by " + mib(*e.tensors_growth_bytes_per_call) + " per evaluation batch, over " + std::to_string(e.forward_calls) + " batches)";
+  why(d, text + (e.ended_in_oom ? " until it ran out of memory" : "") + ": the evaluation accumulates what each batch returns (logits, predictions) on the GPU");
+  if (d.evidence.trace && !d.evidence.trace->top_site.empty()) why(d, "the allocation tracer's top growing call site: " + d.evidence.trace->top_site);
 }
 
 void retained_flat(const Features& f, Diagnosis& d) {
   d.verdict = f.oom ? Verdict::Insufficient : f.driver.trend.points && f.late_growth ? Verdict::Plateau : Verdict::Stable;
-  why(d, "the bytes still allocated at the end of each step do not grow: nothing is kept from step to step");
+  why(d, "the bytes still allocated at the end of each " + f.unit + " do not grow: nothing is kept from " + f.unit + " to " + f.unit);
   if (f.oom) why(d, "yet it ran out of memory: a step itself needs more than the card has");
   else if (d.verdict == Verdict::Plateau && regular(d))
     why(d, "the driver's number rose at a regular spacing (" + spacing_text(f, *d.evidence.spacing) +
@@ -152,8 +192,11 @@ const Rule kRules[] = {
        why(d, "the failed request (" + mib(double(*m.requested_bytes)) + ") is smaller than the memory reserved but unallocated (" +
                   mib(double(*m.reserved_unallocated_bytes)) + "): the memory was there, split into pieces too small");
      }},
+    {"OOM in the first step", [](const Features& f, const Diagnosis&) { return f.first_unit_oom; }, first_unit_oom},
+    {"evaluation accumulates", [](const Features& f, const Diagnosis&) { return f.evaluation_accumulates; }, evaluation_grows},
     {"trace shows a leak", [](const Features& f, const Diagnosis&) { return f.trace_leak; }, trace_leak},
     {"step-end bytes grow", [](const Features& f, const Diagnosis&) { return f.have_retained && f.retained.sustained; }, retained_grows},
+    {"outside PyTorch's allocator", [](const Features& f, const Diagnosis&) { return f.outside_allocator_grows; }, outside_allocator},
     {"step-end bytes flat", [](const Features& f, const Diagnosis&) { return f.have_retained; }, retained_flat},
     {"preallocated pool", [](const Features&, const Diagnosis& d) { return d.evidence.preallocation.has_value(); }, preallocated},
     {"OOM after cache flushes", [](const Features& f, const Diagnosis&) { return f.oom && f.driver.levels.flushes > 0; }, oom_after_flushes},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/timeline/accounting.hpp"
 #include "core/timeline/stats.hpp"
 
 namespace vramdoc::timeline {
@@ -30,8 +31,7 @@ std::vector<Sample> regular_samples(const Timeline& tl, std::size_t max_points) 
 
 std::vector<double> step_end_times(const Timeline& tl) {
   std::vector<double> ends;
-  for (const auto& m : tl.marks)
-    if (step_number(m.label)) ends.push_back(m.t_seconds);
+  for (const Mark* m : unit_marks(tl)) ends.push_back(m->t_seconds);
   std::sort(ends.begin(), ends.end());
   return ends;
 }
@@ -39,14 +39,16 @@ std::vector<double> step_end_times(const Timeline& tl) {
 Series retained_per_step(const Timeline& tl, const std::vector<double>& step_ends) {
   Series s;
   s.x_is_steps = true;
-  for (const auto& m : tl.marks) {
-    if (!step_number(m.label) || !m.allocated_bytes) continue;
+  const auto units = unit_marks(tl);
+  for (const Mark* m : units) {
+    if (!m->allocated_bytes) continue;
     s.x.push_back(static_cast<double>(s.x.size()));
-    s.t.push_back(m.t_seconds);
-    s.y.push_back(static_cast<double>(*m.allocated_bytes));
+    s.t.push_back(m->t_seconds);
+    s.y.push_back(static_cast<double>(*m->allocated_bytes));
   }
   if (!s.y.empty()) {
-    s.what = "framework-allocated bytes at each step end";
+    s.what = step_number(units.front()->label) ? "framework-allocated bytes at each step end"
+                                                : "framework-allocated bytes at the end of each forward call of the top module";
     return s;
   }
   double start = tl.samples.empty() ? 0 : tl.samples.front().t_seconds;
