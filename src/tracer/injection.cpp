@@ -114,6 +114,19 @@ bool describe_call(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool o
     case CUPTI_DRIVER_TRACE_CBID_cuMemPoolDestroy:
       e = {.address = as_u64(params<cuMemPoolDestroy_params>(info).pool), .op = Op::Free, .kind = MemKind::Pool};
       return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2: {  // cudaMallocHost
+      const auto& p = params<cuMemAllocHost_v2_params>(info);
+      e = {.address = ok && p.pp != nullptr ? as_u64(*p.pp) : 0, .size_bytes = p.bytesize, .op = Op::Alloc, .kind = MemKind::Pinned};
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc: {  // cudaHostAlloc
+      const auto& p = params<cuMemHostAlloc_params>(info);
+      e = {.address = ok && p.pp != nullptr ? as_u64(*p.pp) : 0, .size_bytes = p.bytesize, .op = Op::Alloc, .kind = MemKind::Pinned};
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:  // cudaFreeHost
+      e = {.address = as_u64(params<cuMemFreeHost_params>(info).p), .op = Op::Free, .kind = MemKind::Pinned};
+      return true;
     default:
       return false;
   }
@@ -128,6 +141,7 @@ constexpr CUpti_CallbackId kTracedCalls[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemCreate, CUPTI_DRIVER_TRACE_CBID_cuMemRelease,
     CUPTI_DRIVER_TRACE_CBID_cuMemMap, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
     CUPTI_DRIVER_TRACE_CBID_cuMemPoolCreate, CUPTI_DRIVER_TRACE_CBID_cuMemPoolDestroy,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
 };
 
 bool skipped_frame(std::uint64_t ip) {

@@ -11,13 +11,14 @@ namespace {
 
 // Releases match allocations of the same family: cuMemFree can free any device pointer
 // (cuMemAlloc, pitch, managed or stream-ordered), cuMemRelease a handle, cuMemUnmap a range.
-enum Space { kPointers, kHandles, kMaps, kPools, kSpaces };
+enum Space { kPointers, kHandles, kMaps, kPools, kHost, kSpaces };
 
 Space space_of(MemKind kind) {
   switch (kind) {
     case MemKind::VmmPhysical: return kHandles;
     case MemKind::VmmMap: return kMaps;
     case MemKind::Pool: return kPools;
+    case MemKind::Pinned: return kHost;  // cuMemFreeHost releases it, cuMemFree does not
     default: return kPointers;
   }
 }
@@ -75,7 +76,7 @@ class Replay {
     std::map<std::pair<std::uint32_t, MemKind>, AllocGroup> by_stack;
     for (const auto& space : spaces_)
       for (const auto& [address, a] : space) {
-        if (!counts_bytes(a.kind)) continue;
+        if (!counts_bytes(a.kind) && a.kind != MemKind::Pinned) continue;  // pinned host memory: listed, not device bytes
         auto& g = by_stack[{a.stack_id, a.kind}];
         const double t_s = static_cast<double>(a.t_ns) * 1e-9;
         g.first_t_s = g.count == 0 ? t_s : std::min(g.first_t_s, t_s);
@@ -125,7 +126,7 @@ std::vector<AllocGroup> refused_groups(const Trace& trace) {
 
 }  // namespace
 
-bool counts_bytes(MemKind kind) { return kind != MemKind::VmmMap && kind != MemKind::Pool; }
+bool counts_bytes(MemKind kind) { return kind != MemKind::VmmMap && kind != MemKind::Pool && kind != MemKind::Pinned; }
 
 TraceAnalysis analyze_trace(const Trace& trace, std::size_t max_points) {
   TraceAnalysis out;

@@ -1,4 +1,4 @@
-// The .vdt allocation-trace format, version 2 (docs/trace-format.md): its constants, its record
+// The .vdt allocation-trace format, version 3 (docs/trace-format.md): its constants, its record
 // structs and the encoders shared by the tracer (which must not allocate) and core's writer.
 // Little-endian, as every CUDA host is. Header-only, no allocation, no exceptions.
 #pragma once
@@ -9,7 +9,7 @@
 namespace vramdoc::trace {
 
 inline constexpr char kMagic[8] = {'V', 'D', 'T', 'R', 'A', 'C', 'E', '\0'};
-inline constexpr std::uint32_t kVersion = 2;        // written; readers take 1 and 2
+inline constexpr std::uint32_t kVersion = 3;        // written; readers take 1 to 3 (3: kind 8, pinned)
 inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::size_t kFileHeaderBytes = 24;     // magic, u32 version, u32 pid, u64 start_unix_ns
 inline constexpr std::size_t kRecordHeaderBytes = 4;    // u16 type, u16 payload bytes
@@ -36,8 +36,9 @@ enum class MemKind : std::uint8_t {
   VmmPhysical = 5,  // cuMemCreate / cuMemRelease: address is the allocation handle
   VmmMap = 6,       // cuMemMap / cuMemUnmap: a view of physical memory, not counted in bytes
   Pool = 7,         // cuMemPoolCreate / cuMemPoolDestroy: address is the pool handle, size 0
+  Pinned = 8,       // version 3: cuMemAllocHost / cuMemHostAlloc, cuMemFreeHost: pinned host memory, not device bytes
 };
-inline constexpr std::uint8_t kMaxMemKind = 7;
+inline constexpr std::uint8_t kMaxMemKind = 8;
 
 // One allocation-related driver call, read in its API-exit callback.
 struct EventRecord {

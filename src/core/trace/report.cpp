@@ -80,6 +80,7 @@ const char* kind_name(MemKind kind) {
     case MemKind::VmmPhysical: return "vmm";
     case MemKind::VmmMap: return "vmm-map";
     case MemKind::Pool: return "pool";
+    case MemKind::Pinned: return "pinned";
   }
   return "?";
 }
