@@ -11,6 +11,7 @@
 #include "cli/style.hpp"
 #include "core/probe/judge.hpp"
 #include "core/probe/report.hpp"
+#include "core/line_match.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::cli {
