@@ -188,6 +188,8 @@ std::vector<std::string> allocator_in_effect(const Timeline& tl) {
   };
   for (const char* key : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"})
     if (auto it = tl.environment.find(key); it != tl.environment.end()) conf(key, it->second);
+  if (auto it = tl.environment.find("PYTORCH_NO_CUDA_MEMORY_CACHING"); it != tl.environment.end() && it->second == "1")
+    add("PYTORCH_NO_CUDA_MEMORY_CACHING=1 (no cache: reserved is allocated)");
   for (const auto& m : tl.marks) {
     if (!m.label.starts_with("allocator ")) continue;
     for (const char* key : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"})

@@ -37,7 +37,7 @@ bool env_is(const Timeline& tl, const std::string& name, std::initializer_list<c
 const std::vector<std::string>& allocator_settings() {
   static const std::vector<std::string> names = {
       "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "TF_FORCE_GPU_ALLOW_GROWTH",
-      "TF_GPU_ALLOCATOR", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING"};
+      "TF_GPU_ALLOCATOR", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING"};
   return names;
 }
 
