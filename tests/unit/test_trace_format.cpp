@@ -50,7 +50,7 @@ TEST(TraceFormat, LayoutMatchesTheDocumentedSizes) {
   EXPECT_EQ(encoded_sample().size(), 24U + kModuleBytes + 2 * (4 + 16) + 3 * (4 + 44));
   const std::string bytes = encoded_sample();
   EXPECT_EQ(bytes.substr(0, 8), std::string("VDTRACE\0", 8));
-  EXPECT_EQ(static_cast<unsigned char>(bytes[8]), 2);  // version, little-endian
+  EXPECT_EQ(static_cast<unsigned char>(bytes[8]), 3);  // version, little-endian
   EXPECT_EQ(static_cast<unsigned char>(bytes[24 + 4 + 24]), 20);  // the build-id's length
   EXPECT_EQ(bytes.substr(24 + 4 + 25, 20), kBuildId);
 }
@@ -101,8 +101,8 @@ TEST(TraceFormat, RejectsMissingOrShortHeader) {
 
 TEST(TraceFormat, RejectsOtherVersions) {
   std::string bytes = encoded_sample();
-  bytes[8] = 3;
-  expect_error(bytes, "version 3, this vramdoc reads versions 1 to 2");
+  bytes[8] = 4;
+  expect_error(bytes, "version 4, this vramdoc reads versions 1 to 3");
   bytes[8] = 0;
   expect_error(bytes, "version 0");
 }
