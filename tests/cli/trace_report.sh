@@ -38,9 +38,9 @@ else
   echo "note: $BUILD/vramdoc has no build-id (readelf found none); build-id checks skipped"
 fi
 
-printf 'VDTRACE\0\x03\0\0\0' >trace/trace.77.vdt; head -c 16 /dev/zero >>trace/trace.77.vdt
+printf 'VDTRACE\0\x04\0\0\0' >trace/trace.77.vdt; head -c 16 /dev/zero >>trace/trace.77.vdt
 check "wrong version" 2 report trace
-contains "wrong version: message" "$err" "version 3, this vramdoc reads versions 1 to 2"
+contains "wrong version: message" "$err" "version 4, this vramdoc reads versions 1 to 3"
 head -c 5000 /dev/urandom >trace/trace.77.vdt
 check "garbage" 2 report trace
 contains "garbage: message" "$err" "trace.77.vdt: not a vramdoc trace"
