@@ -52,7 +52,7 @@ std::string insufficient_summary(const Diagnosis& d) {
   const std::string card = limited ? " allowed to the process (set_per_process_memory_fraction)" : " card";
   if (limited) s = "insufficient: the job is too big for its memory limit, not leaking";
   if (card_bound) {  // it failed before its step was done: only "more than the card" is known
-    s += "; it needs more than the " + bytes(double(*ev.capacity_bytes)) + card + ": it failed before its step was done";
+    s += "; it needs more than the " + bytes(double(*ev.capacity_bytes)) + (limited ? card : " card offers") + ": it failed before its step was done";
     if (ev.oom && ev.oom->in_use_bytes && ev.oom->requested_bytes)
       s += ", holding " + bytes(double(*ev.oom->in_use_bytes)) + " and asking " + bytes(double(*ev.oom->requested_bytes)) + " more";
     if (!d.quantified) s += " (--config estimates the whole step)";
