@@ -2,12 +2,15 @@
 """The tables of docs/estimator.md, "Every model kind": build/vramdoc estimate on every case of
 tests/data/estimator/pytorch-h200-kinds.jsonl (issue 28's H200 measurements), |error| % per family
 (held out marked) and per kind, and --max-batch against the largest batch that ran.
+--data pytorch-h200-kinds-b reads round 2's records instead; its held-out cases (a fresh set, kept
+out while modelling) only with --held-out.
 
-Usage: scripts/eval_estimator_kinds.py [--vramdoc PATH] [--cases]"""
+Usage: scripts/eval_estimator_kinds.py [--vramdoc PATH] [--data NAME] [--held-out] [--cases]"""
 import argparse, collections, json, os, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "tests", "data", "estimator", "pytorch-h200-kinds")
+DATA_DIR = os.path.join(HERE, "..", "tests", "data", "estimator")
+DATA = os.path.join(DATA_DIR, "pytorch-h200-kinds")
 
 
 def q(v, p):
@@ -49,11 +52,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
     ap.add_argument("--cases", action="store_true", help="print every case")
+    ap.add_argument("--data", default="pytorch-h200-kinds", help="the records' name under tests/data/estimator/")
+    ap.add_argument("--held-out", action="store_true", help="include the held-out cases of round 2's records")
     args = ap.parse_args()
+    global DATA
+    DATA = os.path.join(DATA_DIR, args.data)
+    keep_out = args.data != "pytorch-h200-kinds" and not args.held_out  # round 1's held-out families are seen now
     rows, scenarios = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for line in open(DATA + ".jsonl"):
             r = json.loads(line)
+            if keep_out and r.get("held_out"):
+                continue
             if r.get("kind") == "maxbatch" and r["largest_batch"]:
                 out = subprocess.run(command(args.vramdoc, config(tmp, r), r), capture_output=True, text=True)
                 found = json.loads(out.stdout).get("max_batch") if out.stdout else None
