@@ -10,6 +10,7 @@
 
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
+#include "cli/estimate_script.hpp"
 #include "cli/model_input.hpp"
 #include "cli/parallel_args.hpp"
 #include "cli/style.hpp"
@@ -36,6 +37,8 @@ struct Args : EstimatorArgs {
   double lora_alpha = 32;
   bool json = false, list_models = false, list_gpus = false;
   bool max_batch = false, max_seq = false;
+  std::string steps = "3", capture_timeout = "600", from_trace, save_trace;  // estimate -- python train.py
+  bool show_output = false;
 };
 
 Result<est::Options> to_options(const Args& a) {
@@ -198,6 +201,30 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)")->type_name("N");
   app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)")->type_name("N");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
+  app.add_option("--steps", a.steps, "with -- COMMAND: optimizer steps (or forwards under no_grad) to capture")
+      ->capture_default_str()->type_name("N");
+  app.add_option("--capture-timeout", a.capture_timeout, "with -- COMMAND: seconds before the capture is stopped")
+      ->capture_default_str()->type_name("SECONDS");
+  app.add_option("--from-trace", a.from_trace, "replay a trace the capture wrote instead of running a command")->type_name("FILE");
+  app.add_option("--save-trace", a.save_trace, "with -- COMMAND: keep the capture's trace in this file (replay it with --from-trace)")
+      ->type_name("FILE");
+  app.add_flag("--show-output", a.show_output, "with -- COMMAND: show the job's own output");
+}
+
+// `estimate [options] -- COMMAND` and --from-trace: the options the capture uses (--batch / --seq
+// only when given: they are values for {batch} / {seq}).
+Result<ScriptOptions> script_options(const CLI::App& app, const Args& a, std::vector<std::string> command) {
+  ScriptOptions o;
+  auto steps = positive_integer(a.steps, "--steps");
+  auto timeout = positive_integer(a.capture_timeout, "--capture-timeout");
+  if (!steps) return make_error(steps.error());
+  if (!timeout) return make_error(timeout.error());
+  o.command = std::move(command), o.from_trace = a.from_trace, o.save_trace = a.save_trace, o.gpu = a.gpu, o.gpu_memory = a.gpu_memory;
+  o.batch = app.count("--batch") ? a.batch : "", o.seq = app.count("--seq") ? a.seq : "";
+  o.max_batch = a.max_batch, o.max_seq = a.max_seq;
+  o.steps = *steps, o.timeout_s = *timeout, o.json = a.json, o.show_output = a.show_output;
+  o.expandable_segments = a.expandable_segments;
+  return o;
 }
 
 // The card to fit on: --gpu-memory, else --gpu, else the local GPU 0 (none: fit.usable_bytes stays empty).
@@ -236,12 +263,21 @@ Result<bool> search_limits(const Args& a, const est::ModelConfig& model, const e
 
 }  // namespace
 
-int cmd_estimate(const std::vector<std::string>& args) {
-  if (args.empty()) return run_default();
+int cmd_estimate(const std::vector<std::string>& all) {
+  if (all.empty()) return run_default();
+  const auto dash = std::find(all.begin(), all.end(), "--");
+  const std::vector<std::string> args(all.begin(), dash);
+  std::vector<std::string> command(dash == all.end() ? dash : dash + 1, all.end());
   Args a;
-  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
+  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits; or run your own "
+               "training script on the CPU with CUDA faked: estimate [options] -- python train.py ARGS.", "estimate");
   add_options(app, a);
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  if (dash != all.end() || !a.from_trace.empty()) {
+    if (dash != all.end() && command.empty()) return fail("estimate", "nothing after --: give the command, e.g. -- python train.py");
+    auto o = script_options(app, a, std::move(command));
+    return o ? estimate_script(*o) : fail("estimate", o.error());
+  }
   if (a.list_models) return print(list_models(a.json)), kOk;
   if (a.list_gpus) return print(list_gpus(a.json)), kOk;
   if (!a.config.empty() && !a.model.empty()) return fail("estimate", "give one of --config FILE and --model NAME, not both");
