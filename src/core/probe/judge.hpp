@@ -10,6 +10,7 @@
 
 #include "core/estimator/model_source.hpp"
 #include "core/probe/search.hpp"
+#include "core/probe/settle.hpp"
 #include "core/result.hpp"
 #include "core/timeline/timeline.hpp"
 
@@ -22,9 +23,9 @@ struct TrialEnd {
   std::string last_line;       // the last non-empty line of its output (redacted), for a failure
 };
 
-// Fills `trial`'s outcome, exit code, peak, growth and detail from its timeline (an error: the
-// trial wrote none, e.g. it could not start) and how it ended.
-void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const TrialEnd& end);
+// Fills `trial`'s outcome, exit code, peak, growth, steps, settling (`rule`) and detail from its
+// timeline (an error: the trial wrote none, e.g. it could not start) and how it ended.
+void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const TrialEnd& end, const SettleRule& rule = {});
 
 // Every {name} in `command_template` replaced by `value`.
 std::string substitute(const std::string& command_template, const std::string& name, std::uint64_t value);
