@@ -66,17 +66,34 @@ std::unique_ptr<Process> start_trial(const TrialSettings& s, const std::string& 
   return Process::start(argv, options, error_number);
 }
 
+// How often a running trial's timeline is read to see whether its memory has settled.
+constexpr double kSettleLookSeconds = 0.25;
+
+// Has the trial's memory settled, by the timeline `run` has written so far (a last line cut short
+// is skipped by the reader)?
+bool settled_so_far(const std::string& timeline_path, const probe::SettleRule& rule) {
+  auto tl = timeline::read_timeline_file(timeline_path);
+  return tl && probe::settling(*tl, rule).settled_at.has_value();
+}
+
 // Waits for the trial, counting step lines in its log; stops it (SIGTERM, then SIGKILL after a
-// grace period) once it has run enough steps or its time, or when the probe is interrupted.
+// grace period) once its memory has settled after at least `steps` steps, at `max_steps`, at its
+// time, or when the probe is interrupted.
 probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::optional<timeline::StepRegex>& step_re,
-                            WatchedFile* log, Clock::time_point started) {
+                            WatchedFile* log, const std::string& timeline_path, Clock::time_point started) {
   LineSplitter lines;
   long steps_seen = 0;
+  double looked = 0;
+  const long settle_from = std::max<long>(s.steps, s.settle.flat_steps + 1);
   while (true) {
     if (auto status = trial.poll()) return {*status, false, {}};
-    if (s.steps > 0 && step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
+    if (step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    const bool enough_steps = s.steps > 0 && steps_seen >= s.steps;
+    bool enough_steps = s.max_steps > 0 && steps_seen >= s.max_steps;
+    if (!enough_steps && s.stop_when_settled && steps_seen >= settle_from && elapsed - looked >= kSettleLookSeconds) {
+      looked = elapsed;
+      enough_steps = settled_so_far(timeline_path, s.settle);
+    }
     const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
     if (enough_steps || out_of_time || g_interrupted) {
       const bool ours = !g_interrupted;
@@ -92,7 +109,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::Ste
                        std::uint64_t value) {
   probe::Trial trial;
   trial.value = value;
-  const std::string base = s.work_dir + "/trial-" + std::to_string(value);
+  const std::string base = s.work_dir + "/trial-" + std::to_string(value) + (s.stop_when_settled ? "" : "-confirm");
   const std::string timeline_path = base + ".jsonl", log_path = base + ".log";
   const auto started = Clock::now();
   int error_number = 0;
@@ -105,10 +122,10 @@ probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::Ste
   // Read through the descriptor opened now: the job cannot swap the log for a FIFO or /dev/zero.
   auto log = WatchedFile::open(log_path);
   WatchedFile* log_file = log ? log->get() : nullptr;
-  probe::TrialEnd end = watch_trial(*process, s, steps, log_file, started);
+  probe::TrialEnd end = watch_trial(*process, s, steps, log_file, timeline_path, started);
   trial.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   end.last_line = redact_text(last_output_line(log_file));  // the report is shared: no secrets from the job's output
-  probe::judge_trial(trial, timeline::read_timeline_file(timeline_path), end);
+  probe::judge_trial(trial, timeline::read_timeline_file(timeline_path), end, s.settle);
   return trial;
 }
 
@@ -121,8 +138,16 @@ bool run_search(probe::Search& search, const TrialSettings& settings, const std:
   while (auto value = search.next()) {
     const double spent = std::chrono::duration<double>(Clock::now() - started).count();
     if (spent >= budget_seconds || g_interrupted) return true;
-    progress("trying " + parameter + " " + std::to_string(*value) + " ...");
-    auto trial = run_trial(settings, steps, probe::substitute(command_template, parameter, *value), *value);
+    const bool confirming = search.confirming();
+    TrialSettings these = settings;
+    if (confirming) {  // the answer, run for the confirmation's length whether or not it settles
+      these.steps = these.max_steps = search.limits().confirm_steps;
+      these.stop_when_settled = false;
+    }
+    progress((confirming ? "confirming " : "trying ") + parameter + " " + std::to_string(*value) +
+             (confirming ? " for " + std::to_string(these.max_steps) + " steps" : "") + " ...");
+    auto trial = run_trial(these, steps, probe::substitute(command_template, parameter, *value), *value);
+    trial.confirmation = confirming;
     if (g_interrupted) return true;
     progress(probe::progress_line(parameter, trial));
     search.record(trial);
