@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "core/probe/guide.hpp"
 #include "core/probe/report.hpp"
 #include "core/probe/settle.hpp"
 #include "core/units.hpp"
@@ -202,4 +203,17 @@ TEST(ProbeSearch, AnAnswerThatRanLongEnoughIsItsOwnConfirmation) {
   s.record(out_of_memory(28, 16));
   EXPECT_FALSE(s.confirming());
   EXPECT_EQ(*s.confirmed(), 27U);
+}
+
+// A job held to 16 GiB of a 140 GiB card (set_per_process_memory_fraction) prints PyTorch's
+// message with the device's free memory: in use + free is the card's 137 GiB, not the job's 16.
+// Taken as the job's reach, it put the limit 8x too high.
+TEST(ProbeGuide, AnOomMessageOfTheWholeDeviceIsNotTheJobsReach) {
+  Trial t = out_of_memory(29, 1);
+  t.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB "
+             "of which 121.20 GiB is free. Including non-PyTorch memory, this process has 16.50 GiB memory in use. 16.00 GiB allowed; "
+             "Of the allocated memory 15.50 GiB is allocated by PyTorch.";
+  EXPECT_FALSE(reachable_bytes({t}, 16.0 * GiB));
+  ASSERT_TRUE(reachable_bytes({t}, 140.0 * GiB));  // the whole card: the message's figures are the job's
+  EXPECT_NEAR(*reachable_bytes({t}, 140.0 * GiB) / GiB, 137.7, 0.01);
 }

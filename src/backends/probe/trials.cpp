@@ -69,31 +69,37 @@ std::unique_ptr<Process> start_trial(const TrialSettings& s, const std::string& 
 // How often a running trial's timeline is read to see whether its memory has settled.
 constexpr double kSettleLookSeconds = 0.25;
 
-// Has the trial's memory settled, by the timeline `run` has written so far (a last line cut short
-// is skipped by the reader)?
-bool settled_so_far(const std::string& timeline_path, const probe::SettleRule& rule) {
+// The trial's memory by the timeline `run` has written so far (a last line cut short is skipped
+// by the reader); nothing when it cannot be read yet.
+std::optional<probe::Settling> settling_so_far(const std::string& timeline_path, const probe::SettleRule& rule) {
   auto tl = timeline::read_timeline_file(timeline_path);
-  return tl && probe::settling(*tl, rule).settled_at.has_value();
+  if (!tl) return std::nullopt;
+  return probe::settling(*tl, rule);
 }
 
-// Waits for the trial, counting step lines in its log; stops it (SIGTERM, then SIGKILL after a
-// grace period) once its memory has settled after at least `steps` steps, at `max_steps`, at its
-// time, or when the probe is interrupted.
+// Waits for the trial, counting step lines in its log and reading its timeline (the step hook's
+// optimizer steps count too); stops it (SIGTERM, then SIGKILL after a grace period) once its
+// memory has settled after at least `steps` steps, at `max_steps`, at its time, or when the probe
+// is interrupted.
 probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::optional<timeline::StepRegex>& step_re,
                             WatchedFile* log, const std::string& timeline_path, Clock::time_point started) {
   LineSplitter lines;
   long steps_seen = 0;
   double looked = 0;
-  const long settle_from = std::max<long>(s.steps, s.settle.flat_steps + 1);
+  bool settled = false;
   while (true) {
     if (auto status = trial.poll()) return {*status, false, {}};
     if (step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    bool enough_steps = s.max_steps > 0 && steps_seen >= s.max_steps;
-    if (!enough_steps && s.stop_when_settled && steps_seen >= settle_from && elapsed - looked >= kSettleLookSeconds) {
+    if (elapsed - looked >= kSettleLookSeconds) {
       looked = elapsed;
-      enough_steps = settled_so_far(timeline_path, s.settle);
+      if (auto now = settling_so_far(timeline_path, s.settle)) {
+        steps_seen = std::max<long>(steps_seen, now->steps);
+        settled = now->settled_at.has_value();
+      }
     }
+    const bool enough_steps = (s.max_steps > 0 && steps_seen >= s.max_steps) ||
+                              (s.stop_when_settled && settled && steps_seen >= s.steps);
     const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
     if (enough_steps || out_of_time || g_interrupted) {
       const bool ours = !g_interrupted;

@@ -77,14 +77,15 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
 }
 
 std::string verdict_code(const ProbeReport& r) {
+  const bool unconfirmed = r.confirm_steps > 0 && !r.confirmed;
   switch (r.reason) {
     case StopReason::FailsAtStart: return "too_big";
     case StopReason::Leaks: return "leak";
     case StopReason::OtherFailure: return "other_failure";
-    case StopReason::Bracketed: return "fits_up_to";
-    case StopReason::ReachedMax: return "fits_up_to_max";
+    case StopReason::Bracketed: return unconfirmed ? "incomplete" : "fits_up_to";
+    case StopReason::ReachedMax: return unconfirmed ? "incomplete" : "fits_up_to_max";
     case StopReason::Unmeasured: return "unmeasured";
-    case StopReason::TrialsSpent: return r.confirmed || r.confirm_steps == 0 ? "fits_up_to" : "incomplete";
+    case StopReason::TrialsSpent: return unconfirmed ? "incomplete" : "fits_up_to";
     case StopReason::Running: return "incomplete";
   }
   return "incomplete";

@@ -88,7 +88,7 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // The limit in bytes: the OOM message's in use + free when a trial printed one, else just under
   // the card (context, other processes and the driver's own reserve take a little).
   const double cap = static_cast<double>(*limits_.capacity_bytes);
-  const auto reachable = reachable_bytes(trials_);
+  const auto reachable = reachable_bytes(trials_, cap);
   const double target = reachable.value_or(kCardReach * cap);
   const double crossing = predicted_value(model, target, lo, std::max(limits_.max, ceiling));
   const double slope = model.predict(crossing + 1) - model.predict(crossing);
