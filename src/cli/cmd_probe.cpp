@@ -139,7 +139,9 @@ int cmd_probe(const std::vector<std::string>& args) {
   bool temporary = false;
   auto folder = backends::trial_folder(o.keep_dir, temporary);
   if (!folder) return fail("probe", folder.error());
-  backends::TrialSettings settings{self_exe(), *folder, o.interval, o.step_regex, o.steps, o.max_steps};
+  backends::TrialSettings settings;
+  settings.self_exe = self_exe(), settings.work_dir = *folder, settings.interval = o.interval;
+  settings.step_regex = o.step_regex, settings.steps = o.steps, settings.max_steps = o.max_steps;
   settings.settle.flat_steps = o.settle_steps;
   settings.trial_seconds = plan->trial_seconds;
   probe::Search search({o.start, o.max, plan->card_bytes, o.margin_percent / 100.0, plan->estimate, o.max_trials, o.confirm_steps});

@@ -88,7 +88,7 @@ probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::o
   double looked = 0;
   bool settled = false;
   while (true) {
-    if (auto status = trial.poll()) return {*status, false, {}};
+    if (auto status = trial.poll()) return {*status, false, {}, steps_seen};
     if (step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
     if (elapsed - looked >= kSettleLookSeconds) {
@@ -103,7 +103,7 @@ probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::o
     const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
     if (enough_steps || out_of_time || g_interrupted) {
       const bool ours = !g_interrupted;
-      return {trial.stop(kStopGrace), ours, {}};
+      return {trial.stop(kStopGrace), ours, {}, steps_seen};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -17,7 +17,7 @@ void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const
     oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
     if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
     const auto settled = settling(*timeline, rule);
-    trial.steps = settled.steps;
+    trial.steps = std::max<int>(settled.steps, static_cast<int>(std::min<long>(end.steps_seen, 1 << 30)));
     trial.settled_at = settled.settled_at;
     trial.measured = settled.measured;
     // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run

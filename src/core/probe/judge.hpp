@@ -21,6 +21,7 @@ struct TrialEnd {
   int status = 0;              // as a shell reports it
   bool stopped_by_us = false;  // enough steps, or the trial time ran out
   std::string last_line;       // the last non-empty line of its output (redacted), for a failure
+  long steps_seen = 0;         // step lines counted in its output (the timeline's marks may lag the last one)
 };
 
 // Fills `trial`'s outcome, exit code, peak, growth, steps, settling (`rule`) and detail from its
