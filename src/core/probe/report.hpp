@@ -23,6 +23,8 @@ struct ProbeReport {
   Recommendation recommendation;
   std::optional<std::uint64_t> capacity_bytes;
   bool budget_exhausted = false;
+  int confirm_steps = 0;                  // the confirmation's length asked for (0: none)
+  std::optional<std::uint64_t> confirmed;  // the value whose confirmation held
 };
 
 // Builds the report from a finished (or budget-stopped) search.
@@ -31,7 +33,7 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
 
 // One line: "too big even at batch 1", "leaks: ...", "fits up to batch 48", ...
 std::string verdict_line(const ProbeReport& report);
-// Machine-readable verdict: too_big, leak, other_failure, fits_up_to, fits_up_to_max, incomplete.
+// Machine-readable verdict: too_big, leak, other_failure, unmeasured, fits_up_to, fits_up_to_max, incomplete.
 std::string verdict_code(const ProbeReport& report);
 
 // The verdict line, the table of trials, the fit and the recommendation; with colour, the verdict
