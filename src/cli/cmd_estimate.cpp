@@ -170,7 +170,7 @@ void add_options(CLI::App& app, Args& a) {
 Result<bool> choose_target(const Args& a, est::FitReport& fit) {
   if (!a.gpu.empty()) {
     auto card = est::find_gpu(a.gpu);
-    if (!card) return make_error("unknown --gpu '" + a.gpu + "' (see --list-gpus, or give --gpu-memory)");
+    if (!card) return make_error("--gpu: " + card.error());
     fit.target_name = std::string(card->name), fit.usable_bytes = card->usable_bytes;
     note_vendor(*card);
   }
