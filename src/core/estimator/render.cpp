@@ -209,8 +209,9 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   auto search = [](const SearchResult& r) {
     return json{{"value", r.value}, {"process_bytes", r.process_bytes}, {"headroom_bytes", r.headroom_bytes}};
   };
-  if (fit.max_batch) j["max_batch"] = search(*fit.max_batch);
-  if (fit.max_seq) j["max_seq"] = search(*fit.max_seq);
+  // Asked for and nothing fits: null (unknown is never 0 in vramdoc's JSON, docs/cli.md).
+  if (fit.max_batch) j["max_batch"] = fit.max_batch->value ? search(*fit.max_batch) : json(nullptr);
+  if (fit.max_seq) j["max_seq"] = fit.max_seq->value ? search(*fit.max_seq) : json(nullptr);
   j["warnings"] = e.warnings;
   return j.dump() + "\n";
 }
