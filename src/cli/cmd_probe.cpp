@@ -78,12 +78,6 @@ Result<std::function<std::optional<double>(std::uint64_t)>> probe_estimate(Estim
   }};
 }
 
-std::string html_page(const probe::ProbeReport& r) {
-  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vramdoc probe</title></head>\n"
-         "<body style=\"font-family:sans-serif\"><h1>vramdoc probe</h1>\n<p><b>" + xml_escape(probe::verdict_line(r)) +
-         "</b></p>\n" + probe::render_svg(r) + "<pre>" + xml_escape(probe::render_text(r)) + "</pre></body></html>\n";
-}
-
 // The checked options: which placeholder, the estimator's guide, the trial and overall time limits.
 struct ProbePlan {
   std::string parameter;  // "batch" or "seq"
@@ -188,7 +182,7 @@ int cmd_probe(const std::vector<std::string>& args) {
 
   auto report = probe::conclude(search, plan->parameter, card, o.margin_percent / 100.0, stopped_early);
   if (!o.html.empty()) {
-    if (auto w = write_text_file(o.html, html_page(report)); !w) return fail("probe", w.error());
+    if (auto w = write_text_file(o.html, probe::render_html(report)); !w) return fail("probe", w.error());
   }
   print(o.json ? json_document("vramdoc.probe/1", probe::to_json(report).dump(2) + "\n") : probe::render_text(report));
   return report.reason == probe::StopReason::Bracketed || report.reason == probe::StopReason::ReachedMax ? kOk : kFailure;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/chart/svg.hpp"
 #include "core/probe/fit.hpp"
 #include "core/probe/search.hpp"
 
@@ -35,8 +36,12 @@ std::string verdict_code(const ProbeReport& report);
 
 std::string render_text(const ProbeReport& report);
 nlohmann::json to_json(const ProbeReport& report);
-// An SVG chart of peak memory against the value, with the fit and the capacity line.
+// The chart of each trial's peak against its value, the fit, the card's memory, the recommendation.
+chart::Chart probe_chart(const ProbeReport& report);
+// That chart as one SVG drawing (the wide one).
 std::string render_svg(const ProbeReport& report);
+// The page of `probe --html`: the verdict, the chart, the text report.
+std::string render_html(const ProbeReport& report);
 // A one-line progress report of a trial, for stderr while probing.
 std::string progress_line(const std::string& parameter, const Trial& trial);
 
