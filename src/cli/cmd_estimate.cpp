@@ -13,6 +13,7 @@
 #include "cli/style.hpp"
 #include "core/estimator/fit.hpp"
 #include "core/estimator/presets.hpp"
+#include "core/estimator/quick_start.hpp"
 #include "core/estimator/render.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
@@ -112,25 +113,9 @@ void note_vendor(const est::GpuCard& card) {
 
 // The no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card.
 int run_default() {
-  auto model = est::preset_config(kDefaultModel);
-  std::vector<est::Scenario> scenarios;
-  est::Options full;
-  full.precision = est::Precision::AmpBf16;
-  scenarios.push_back({"full fine-tune (amp-bf16, AdamW)", full});
-  full.precision = est::Precision::Bf16;
-  scenarios.push_back({"full fine-tune (bf16, AdamW)", full});
-  est::Options lora = full;
-  lora.mode = est::Mode::Lora;
-  scenarios.push_back({"LoRA r=16 q,v (bf16 base)", lora});
-  est::Options infer = full;
-  infer.mode = est::Mode::Infer;
-  scenarios.push_back({"inference (bf16)", infer});
-  std::vector<est::GpuCard> cards = {*est::find_gpu("RTX 3060 12GB"), *est::find_gpu("RTX 4090"),
-                                     *est::find_gpu("A100 80GB")};
-  print(highlight("vramdoc estimate: will a 7B model fit? (" + model->name + ", batch 1; try --help for your own model)\n\n" +
-                  est::render_comparison(*model, scenarios, cards) + "\n'fits' keeps a safety margin of " +
-                  std::to_string(est::kFitMarginPercent) + " %. Details: vramdoc estimate --model " + kDefaultModel +
-                  " --mode lora --gpu 'RTX 4090'\n", style_for(stdout)));
+  auto text = est::render_quick_start(kDefaultModel);
+  if (!text) return fail("estimate", text.error());
+  print(highlight(*text, style_for(stdout)));
   return kOk;
 }
 

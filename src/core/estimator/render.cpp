@@ -249,20 +249,4 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
   return out;
 }
 
-std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
-                              const std::vector<GpuCard>& cards) {
-  std::vector<std::string> headers = {model.name + ", batch 1", "peak GiB", "nvidia-smi GiB"};
-  for (const auto& c : cards) headers.push_back(std::string(c.name) + " (" + format_gib(c.usable_bytes, 0) + " GiB)");
-  TextTable table(headers);
-  for (const auto& s : scenarios) {
-    auto e = estimate(model, s.options);
-    if (!e) continue;
-    std::vector<std::string> row = {s.label + ", seq " + std::to_string(s.options.seq), format_gib(e->peak_allocated_bytes),
-                                    format_gib(e->process_bytes)};
-    for (const auto& c : cards) row.push_back(fits(*e, c.usable_bytes) ? "fits" : "OOM");
-    table.add_row(row);
-  }
-  return table.render();
-}
-
 }  // namespace vramdoc::estimator

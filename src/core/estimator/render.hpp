@@ -29,12 +29,4 @@ std::string render_json(const ModelConfig& model, const Options& options, const 
 // (the warnings are the caller's to print first, on stderr).
 std::string render_text(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit);
 
-struct Scenario {
-  std::string label;  // "full fine-tune (amp-bf16, AdamW)"
-  Options options;
-};
-// The no-argument demo: one model, several scenarios, against several cards (GiB columns, fit marks).
-std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
-                              const std::vector<GpuCard>& cards);
-
 }  // namespace vramdoc::estimator
