@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake g++ make ninja-build nlohmann-json3-dev libcli11-dev binutils libcrypt-dev libssl-dev)
 optional=()  # tests that need these skip themselves (exit 77) where they cannot be installed
-if [[ ${1:-} == --test ]]; then packages+=(libgtest-dev tmux python3 python3-venv python3-pytest curl procps openssl); optional+=(chromium); fi
+if [[ ${1:-} == --test ]]; then packages+=(libgtest-dev tmux python3 python3-venv python3-pytest python3-torch python3-torchvision curl procps openssl); optional+=(chromium); fi
 sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo
 updated=0
 missing=()

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Per-rank GPU memory of data-parallel, sharded and tensor-parallel training on two GPUs.
+"""Per-rank GPU memory of data-parallel, sharded and tensor-parallel training on several GPUs (one
+process per visible GPU, or MEASURE_NPROC; measured so far on two).
 
 Ground truth for `vramdoc estimate --gpus N --ddp/--fsdp/--zero/--tp`: Hugging Face causal LMs built
 from configs with random weights, three AdamW steps per case, and per rank what PyTorch's caching
@@ -13,7 +14,7 @@ Three ways to run it:
   python3 -m torch.distributed.run --standalone --nproc-per-node 2 measure_multi_gpu.py \
       worker OUTDIR NAME SPEC [SPEC ...]
       one launch by hand (what `plan` runs).
-  python3 measure_multi_gpu.py fresh OUTDIR [--parallel K] [--deadline SEC] [SPEC ...]
+  python3 measure_multi_gpu.py fresh OUTDIR [--parallel K] [--deadline SEC] [--set fresh|new|many] [SPEC ...]
       every SPEC (default: FRESH below) as the only case of its own launch, so every number is a
       fresh process's (what one job sees); K launches at a time (default 3; they share the GPUs,
       which changes no per-process number; DDP's rebuild race is timing-dependent: run ddprace
@@ -30,6 +31,8 @@ A SPEC is STRATEGY/MODEL/PRECISION/BATCHxSEQ[/OPTION,OPTION...] or `nccl`:
             bucket=MB (DDP bucket_cap_mb)  static (DDP static_graph)  reshard=0|1 (FSDP2
             reshard_after_forward, default 1)  offload (FSDP2 CPUOffloadPolicy)
             shard=full|grad_op|hybrid|no (FSDP1 sharding strategy, default full)  foreach=0 (AdamW loop)
+            hsdp=R (FSDP2 hybrid sharding: R replicas, each sharded over WORLD/R ranks)
+            dp=D (tensor parallel in groups of WORLD/D ranks, FSDP2 over the D groups: TP x DP)
             lora (DDP over PEFT LoRA r=16, alpha 32, q/k/v/o_proj, no dropout, as the one-GPU set)
   nccl      no model: the CUDA context, cuBLAS, process-group init and one collective of each kind,
             the driver's number after each stage (the NCCL-only footprint), then a second
@@ -61,6 +64,17 @@ import datetime, gc, json, os, signal, subprocess, sys, time, traceback
 import alloc_trace  # scripts/gpu/alloc_trace.py, beside this file
 
 MiB = 1 << 20
+
+
+def nproc():
+    """Processes per launch: MEASURE_NPROC, else one per visible GPU (nvidia-smi -L), at least 2."""
+    if os.environ.get("MEASURE_NPROC"):
+        return int(os.environ["MEASURE_NPROC"])
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+        return max(2, sum(1 for line in out.splitlines() if line.startswith("GPU ")))
+    except (OSError, subprocess.TimeoutExpired):
+        return 2
 
 MODELS = {  # name: (model_type, config fields); the same shapes as the single-GPU calibration where shared
     "llama-160m": ("llama", dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=12,
@@ -151,6 +165,14 @@ FRESH = [
 ]
 # Chosen 2026-12-01 00:10 UTC, measured after the model changes of that night, held out too: DDP over
 # LoRA (one-GPU replay), a family never measured on two GPUs (Gemma 3), other batch shapes.
+# For 4 or 8 ranks (`fresh OUT --set many`; issue 33): every strategy, hybrid sharding and TP x DP, at
+# shapes whose per-rank terms differ visibly from the two-rank ones. Not measured yet (no such machine lent).
+FRESH_MANY = [
+    f"ddp/{L1}", "ddp/llama-1b/bf16/4x1024/ckpt", f"ddp/{Q}/amp/2x1024",
+    f"fsdp2/{L1}", "fsdp2/llama-1b/bf16/4x1024/hsdp=2", f"fsdp2/{Q}/mp/2x1024", "fsdp2/qwen2.5-1.5b/mp/2x1024/ckpt",
+    f"fsdp1/{L1}", "fsdp1/llama-1b/bf16/4x1024/shard=hybrid", f"fsdp1/{Q}/mp/2x1024/shard=grad_op",
+    f"tp/{L1}", "tp/llama-1b/bf16/4x1024/dp=2", "nccl",
+]
 FRESH_NEW = [
     "ddp/qwen2.5-0.5b/bf16/4x1024/lora", "ddp/llama-1b/bf16/4x1024/lora,ckpt", "ddp/gemma3-1b/bf16/2x1024",
     "fsdp2/gemma3-1b/mp/2x1024", "fsdp1/gemma3-1b/mp/2x1024", "fsdp2/llama-1b/bf16/8x1024",
@@ -205,7 +227,7 @@ def run_fresh(outdir, specs, parallel, deadline_s):
                 i, spec = todo.pop(0)
                 name = f"f{i:02d}"
                 env = dict(os.environ, **BASE_ENV, MEASURE_TRACE="1")
-                cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc()),
                        os.path.abspath(__file__), "worker", outdir, name, spec]
                 out = open(os.path.join(outdir, f"{name}.log"), "w")
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -235,7 +257,7 @@ def run_launch(outdir, name, extra_env, specs, timeout_s):
     env = dict(os.environ, **BASE_ENV, **extra_env)
     if env.get("NCCL_DEBUG"):
         env["NCCL_DEBUG_FILE"] = os.path.join(outdir, f"{name}.nccl.%h.%p.log")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc()),
            os.path.abspath(__file__), "worker", outdir, name] + specs
     t0 = time.time()
     with open(os.path.join(outdir, f"{name}.log"), "w") as out:
@@ -458,7 +480,8 @@ def parse_spec(spec):
     if len(parts) not in (4, 5):
         raise ValueError(f"bad spec {spec!r}: STRATEGY/MODEL/PRECISION/BATCHxSEQ[/OPTIONS]")
     s = dict(strategy=parts[0], model=parts[1], precision=parts[2], ckpt=False, view=False, bucket_mb=None,
-             static=False, reshard=True, offload=False, shard="full", foreach=True, lora=False)
+             static=False, reshard=True, offload=False, shard="full", foreach=True, lora=False,
+             hsdp=None, dp=None)
     s["batch"], s["seq"] = (int(v) for v in parts[3].split("x"))
     for opt in (parts[4].split(",") if len(parts) == 5 else []):
         key, _, value = opt.partition("=")
@@ -468,12 +491,16 @@ def parse_spec(spec):
             s[key] = value != "0"
         elif key == "shard":
             s["shard"] = value
+        elif key in ("hsdp", "dp"):
+            s[key] = int(value)
         elif key in ("ckpt", "view", "static", "offload", "lora"):
             s[key] = True
         else:
             raise ValueError(f"unknown option {opt!r} in {spec!r}")
     if s["strategy"] not in ("ddp", "fsdp2", "fsdp1", "tp") or s["model"] not in MODELS:
         raise ValueError(f"unknown strategy or model in {spec!r}")
+    if (s["hsdp"] and s["strategy"] != "fsdp2") or (s["dp"] and s["strategy"] != "tp"):
+        raise ValueError(f"hsdp=R goes with fsdp2, dp=D with tp, in {spec!r}")
     if s["lora"] and s["strategy"] != "ddp":
         raise ValueError(f"lora goes with ddp only, in {spec!r}")
     if s["precision"] not in ("bf16", "amp", "mp") or (s["precision"] == "mp" and s["strategy"] not in ("fsdp1", "fsdp2")):
@@ -761,6 +788,9 @@ def build_fsdp2(ctx, s, device):
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if s["precision"] == "mp" \
         else MixedPrecisionPolicy()
     kw = dict(reshard_after_forward=s["reshard"], mp_policy=mp)
+    if s["hsdp"]:  # hybrid sharding: R replicas, each sharded over world / R ranks
+        from torch.distributed.device_mesh import init_device_mesh
+        kw["mesh"] = init_device_mesh("cuda", (s["hsdp"], ctx.world // s["hsdp"]), mesh_dim_names=("replicate", "shard"))
     if s["offload"]:
         kw["offload_policy"] = CPUOffloadPolicy()
     for layer in model.model.layers:
@@ -801,12 +831,22 @@ def build_tp(ctx, s, device):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
     cfg, model = make_model(ctx, s, device)
-    mesh = init_device_mesh("cuda", (ctx.world,))
+    dp = s["dp"] or 1  # TP x DP: tensor parallel inside groups of world / dp ranks, FSDP2 across them
+    mesh2 = init_device_mesh("cuda", (dp, ctx.world // dp), mesh_dim_names=("dp", "tp"))
+    mesh = mesh2["tp"]
     plan = {"self_attn.q_proj": ColwiseParallel(), "self_attn.k_proj": ColwiseParallel(),
             "self_attn.v_proj": ColwiseParallel(), "self_attn.o_proj": RowwiseParallel(),
             "mlp.gate_proj": ColwiseParallel(), "mlp.up_proj": ColwiseParallel(), "mlp.down_proj": RowwiseParallel()}
     for layer in model.model.layers:
         parallelize_module(layer, mesh, plan)
+    if dp > 1:
+        try:
+            from torch.distributed.fsdp import fully_shard
+        except ImportError:
+            from torch.distributed._composable.fsdp import fully_shard
+        for layer in model.model.layers:
+            fully_shard(layer, mesh=mesh2["dp"])
+        fully_shard(model, mesh=mesh2["dp"])
     if device == "meta":
         model.to_empty(device=ctx.device)
         fill_random(ctx, model)
@@ -870,7 +910,10 @@ def main(argv):
     if len(argv) >= 3 and argv[1] == "fresh":
         parallel, deadline, specs, rest = 3, 400.0, [], argv[3:]
         while rest:
-            if rest[0] in ("--parallel", "--deadline") and len(rest) > 1:
+            if rest[0] == "--set" and len(rest) > 1:
+                specs += {"many": FRESH_MANY, "new": FRESH_NEW, "fresh": FRESH}[rest[1]]
+                rest = rest[2:]
+            elif rest[0] in ("--parallel", "--deadline") and len(rest) > 1:
                 parallel, deadline = (int(rest[1]), deadline) if rest[0] == "--parallel" else (parallel, float(rest[1]))
                 rest = rest[2:]
             else:

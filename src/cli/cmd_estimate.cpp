@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backends/nvml.hpp"
 #include "cli/command.hpp"
+#include "cli/estimate_script.hpp"
 #include "cli/model_input.hpp"
 #include "cli/parallel_args.hpp"
 #include "cli/style.hpp"
@@ -29,11 +32,14 @@ struct Args : EstimatorArgs {
   std::string lora_rank = "16", lora_targets, kv_dtype, logits = "all";
   std::string gpu, gpu_memory;
   std::string quant = "none", new_tokens = "0";
+  std::string task, image_size, target_seq;  // empty: the model's own task, the config's image size, 128 target tokens
   bool expandable_segments = false;
   ParallelArgs parallel;
   double lora_alpha = 32;
   bool json = false, list_models = false, list_gpus = false;
   bool max_batch = false, max_seq = false;
+  std::string steps = "3", capture_timeout = "600", from_trace, save_trace;  // estimate -- python train.py
+  bool show_output = false;
 };
 
 Result<est::Options> to_options(const Args& a) {
@@ -75,6 +81,18 @@ Result<est::Options> to_options(const Args& a) {
     o.new_tokens = *n;
   }
   o.expandable_segments = a.expandable_segments;
+  if (!a.task.empty()) {
+    auto task = est::parse_task(a.task);
+    if (!task) return make_error(task.error());
+    o.task = *task;
+  }
+  for (auto [text, option, field] : {std::tuple{&a.image_size, "--image-size", &o.image_size},
+                                     std::tuple{&a.target_seq, "--target-seq", &o.target_seq}}) {
+    if (text->empty()) continue;
+    auto v = positive_integer(*text, option);
+    if (!v) return make_error(v.error());
+    *field = *v;
+  }
   return o;
 }
 
@@ -109,6 +127,20 @@ void note_vendor(const est::GpuCard& card) {
   std::fprintf(stderr, "vramdoc estimate: note: %.*s is an AMD GPU: this estimate holds for PyTorch on ROCm, but "
                "vramdoc's CUDA tools (info, bench, watch, run, probe) do not run there\n",
                static_cast<int>(card.name.size()), card.name.data());
+}
+
+// True when a python3 (or python) executable is on PATH: the script capture can run here.
+bool python_on_path() {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::stringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    for (const char* name : {"python3", "python"}) {
+      std::error_code ec;
+      if (!dir.empty() && std::filesystem::is_regular_file(std::filesystem::path(dir) / name, ec)) return true;
+    }
+  }
+  return false;
 }
 
 // The no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card.
@@ -148,7 +180,36 @@ void add_options(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
   app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  app.add_option("--task", a.task, "causal-lm | seq-cls | token-cls | mlm | seq2seq | image-cls | speech-seq2seq "
+                 "(default: the model's own: causal-lm for decoders, mlm for encoders, seq2seq, image-cls, speech-seq2seq)")
+      ->type_name("NAME");
+  app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)")->type_name("N");
+  app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)")->type_name("N");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
+  app.add_option("--steps", a.steps, "with -- COMMAND: optimizer steps (or forwards under no_grad) to capture")
+      ->capture_default_str()->type_name("N");
+  app.add_option("--capture-timeout", a.capture_timeout, "with -- COMMAND: seconds before the capture is stopped")
+      ->capture_default_str()->type_name("SECONDS");
+  app.add_option("--from-trace", a.from_trace, "replay a trace the capture wrote instead of running a command")->type_name("FILE");
+  app.add_option("--save-trace", a.save_trace, "with -- COMMAND: keep the capture's trace in this file (replay it with --from-trace)")
+      ->type_name("FILE");
+  app.add_flag("--show-output", a.show_output, "with -- COMMAND: show the job's own output");
+}
+
+// `estimate [options] -- COMMAND` and --from-trace: the options the capture uses (--batch / --seq
+// only when given: they are values for {batch} / {seq}).
+Result<ScriptOptions> script_options(const CLI::App& app, const Args& a, std::vector<std::string> command) {
+  ScriptOptions o;
+  auto steps = positive_integer(a.steps, "--steps");
+  auto timeout = positive_integer(a.capture_timeout, "--capture-timeout");
+  if (!steps) return make_error(steps.error());
+  if (!timeout) return make_error(timeout.error());
+  o.command = std::move(command), o.from_trace = a.from_trace, o.save_trace = a.save_trace, o.gpu = a.gpu, o.gpu_memory = a.gpu_memory;
+  o.batch = app.count("--batch") ? a.batch : "", o.seq = app.count("--seq") ? a.seq : "";
+  o.max_batch = a.max_batch, o.max_seq = a.max_seq;
+  o.steps = *steps, o.timeout_s = *timeout, o.json = a.json, o.show_output = a.show_output;
+  o.expandable_segments = a.expandable_segments;
+  return o;
 }
 
 // The card to fit on: --gpu-memory, else --gpu, else the local GPU 0 (none: fit.usable_bytes stays empty).
@@ -187,12 +248,21 @@ Result<bool> search_limits(const Args& a, const est::ModelConfig& model, const e
 
 }  // namespace
 
-int cmd_estimate(const std::vector<std::string>& args) {
-  if (args.empty()) return run_default();
+int cmd_estimate(const std::vector<std::string>& all) {
+  if (all.empty()) return run_default();
+  const auto dash = std::find(all.begin(), all.end(), "--");
+  const std::vector<std::string> args(all.begin(), dash);
+  std::vector<std::string> command(dash == all.end() ? dash : dash + 1, all.end());
   Args a;
-  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits.", "estimate");
+  CLI::App app("Predict a model's GPU memory for training, LoRA or inference, and whether it fits; or run your own "
+               "training script on the CPU with CUDA faked: estimate [options] -- python train.py ARGS.", "estimate");
   add_options(app, a);
   if (int rc = parse_args(app, args); rc >= 0) return rc;
+  if (dash != all.end() || !a.from_trace.empty()) {
+    if (dash != all.end() && command.empty()) return fail("estimate", "nothing after --: give the command, e.g. -- python train.py");
+    auto o = script_options(app, a, std::move(command));
+    return o ? estimate_script(*o) : fail("estimate", o.error());
+  }
   if (a.list_models) return print(list_models(a.json)), kOk;
   if (a.list_gpus) return print(list_gpus(a.json)), kOk;
   if (!a.config.empty() && !a.model.empty()) return fail("estimate", "give one of --config FILE and --model NAME, not both");
@@ -212,6 +282,10 @@ int cmd_estimate(const std::vector<std::string>& args) {
   if (auto s = search_limits(a, *model, *options, fit); !s) return fail("estimate", s.error());
   if (!a.json) {
     for (const auto& w : e->warnings) std::fprintf(stderr, "vramdoc estimate: warning: %s\n", w.c_str());
+    if (model->family == est::Family::Generic && python_on_path()) {
+      std::fprintf(stderr, "vramdoc estimate: note: Python is here: measure the job itself on the CPU with "
+                           "vramdoc estimate -- python train.py ...\n");
+    }
   }
   if (a.json) print(json_document("vramdoc.estimate/1", est::render_json(*model, *options, *e, fit)));
   else print(highlight(est::render_text(*model, *options, *e, fit), style_for(stdout)));

@@ -49,8 +49,11 @@ contains "rank range named" $err "from 0 to --gpus - 1 (1)"
 check "negative rank" 2 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --rank -1
 check "rank of a two-GPU FSDP1 job" 0 "$VRAMDOC" estimate --config "$cfg" --gpus 2 --fsdp --fsdp-version 1 --rank 1
 echo '{"model_type":"bert","hidden_size":768,"num_hidden_layers":12,"num_attention_heads":12,"vocab_size":30522,"intermediate_size":3072}' > "$tmp/bert.json"
-check "encoder-only model" 2 "$VRAMDOC" estimate --config "$tmp/bert.json"
-contains "encoder named" $err "has an encoder"
+check "encoder-only model (issue 28: estimated, was refused)" 0 "$VRAMDOC" estimate --config "$tmp/bert.json" --task seq-cls
+check "a task the model cannot run" 2 "$VRAMDOC" estimate --config "$tmp/bert.json" --task image-cls
+contains "tasks named" $err "it can run: seq-cls, token-cls, mlm"
+check "unknown task" 2 "$VRAMDOC" estimate --config "$tmp/bert.json" --task summarise
+check "zero image size" 2 "$VRAMDOC" estimate --config "$tmp/bert.json" --image-size 0
 check "quant in training" 2 "$VRAMDOC" estimate --config "$cfg" --quant int4
 contains "quant is for inference" $err "is for inference"
 check "unknown quant" 2 "$VRAMDOC" estimate --config "$cfg" --mode infer --quant int3

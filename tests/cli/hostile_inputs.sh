@@ -89,15 +89,16 @@ check "--gpu MI300X" 0 "$VRAMDOC" estimate --model gpt2 --gpu MI300X
 contains "AMD said" $err "MI300X is an AMD GPU: this estimate holds for PyTorch on ROCm, but vramdoc's CUDA tools"
 
 # An unknown model_type: the warning first, on stderr (it came after the table, on stdout); an
-# encoder-only config is an error (it was estimated as a llama-style decoder).
+# encoder-only config is estimated as an encoder (issue 28; it was refused, and before that
+# estimated as a llama-style decoder).
 sed 's/"model_type": *"llama"/"model_type": "frobnet"/' "$cfg" > "$tmp/frobnet.json"
 check "unknown model_type: the warning first" 0 sh -c "'$VRAMDOC' estimate --config '$tmp/frobnet.json' 2>&1"
 [[ $(head -1 $out) == "vramdoc estimate: warning: unknown model_type 'frobnet'"* ]] || { echo "FAIL: the warning is not first"; head -3 $out; fails=$((fails + 1)); }
 check "unknown model_type: stdout has no warning" 0 "$VRAMDOC" estimate --config "$tmp/frobnet.json"
 if grep -q "frobnet'" $out; then echo "FAIL: the warning is on stdout"; fails=$((fails + 1)); fi
 sed 's/"model_type": *"llama"/"model_type": "bert"/' "$cfg" > "$tmp/bert.json"
-check "encoder-only config" 2 "$VRAMDOC" estimate --config "$tmp/bert.json"
-contains "encoder named" $err "model_type 'bert' has an encoder"
+check "encoder-only config" 0 "$VRAMDOC" estimate --config "$tmp/bert.json" --json
+contains "estimated as BERT" $out '"family":"bert"'
 
 # NaN / Infinity in a timeline: the line and the reason (it was "line N is not JSON").
 printf '{"vramdoc_timeline": 1, "columns": ["t", "process_used"]}\n[0, 1]\n[0.1, NaN]\n[0.2, 3]\n' > "$tmp/nan.jsonl"

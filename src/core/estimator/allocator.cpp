@@ -167,6 +167,24 @@ void CachingAllocator::merge_into(std::size_t b, std::int64_t other, bool small)
   spare_.push_back(o);
 }
 
+void CachingAllocator::empty_cache() {
+  for (bool small : {true, false}) {
+    auto& free = pool(small);
+    for (auto it = free.begin(); it != free.end();) {
+      const std::size_t b = std::get<3>(*it);
+      Segment& s = segments_[blocks_[b].segment];
+      if (s.expandable || blocks_[b].prev >= 0 || blocks_[b].next >= 0) {
+        ++it;
+        continue;
+      }
+      reserved_ -= s.mapped;
+      s.mapped = 0, s.last = -1;
+      spare_.push_back(b);
+      it = free.erase(it);
+    }
+  }
+}
+
 void CachingAllocator::release(Handle handle) {
   if (handle >= blocks_.size() || !blocks_[handle].allocated) return;
   const std::size_t b = static_cast<std::size_t>(handle);

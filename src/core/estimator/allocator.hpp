@@ -33,6 +33,9 @@ class CachingAllocator {
   // Frees a live allocation: its block returns to the cache, merged with free neighbours.
   // Unknown or already freed handles are ignored.
   void release(Handle handle);
+  // torch.cuda.empty_cache(): every segment with no block in use is returned (release_cached_blocks);
+  // expandable segments keep their mapping (not modelled).
+  void empty_cache();
 
   std::uint64_t allocated_bytes() const { return allocated_; }  // memory_allocated(): block sizes
   std::uint64_t reserved_bytes() const { return reserved_; }    // memory_reserved(): segments

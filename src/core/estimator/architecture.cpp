@@ -2,6 +2,7 @@
 // them, shapes from the config. Saved activations per layer: layer_activations.cpp.
 #include "core/estimator/architecture.hpp"
 
+#include "core/estimator/encoders.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
@@ -61,16 +62,21 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     linear(w, "k_proj", h, kv, L, m.attention_bias);
     linear(w, "v_proj", h, kv, L, m.attention_bias);
   }
-  const bool dense = m.family == Family::Phi || m.family == Family::Falcon || m.family == Family::GptNeox;
-  linear(w, dense ? "dense" : "o_proj", q, h, L, m.output_bias);
-  if (m.qk_norm == QkNorm::PerHead) w.push_back({"q_norm, k_norm", 1, 2 * m.head_dim, L, false, false, false});
+  linear(w, std::string(attention_output_name(m.family)), q, h, L, m.output_bias);
+  if (m.qk_norm == QkNorm::PerHead && m.family == Family::Cohere) {  // CohereLayerNorm((heads, head_dim))
+    w.push_back({"q_norm, k_norm", 1, q + kv, L, false, false, false});
+  } else if (m.qk_norm == QkNorm::PerHead) {
+    w.push_back({"q_norm, k_norm", 1, 2 * m.head_dim, L, false, false, false});
+  }
   if (m.qk_norm == QkNorm::Full) w.push_back({"q_norm, k_norm", 1, q + kv, L, false, false, false});
 }
 
 // The first and second Linear of a plain (non-gated) MLP, as each family names them.
 std::pair<const char*, const char*> plain_mlp_names(Family f) {
-  if (f == Family::Phi) return {"fc1", "fc2"};
+  if (f == Family::Phi || f == Family::Opt) return {"fc1", "fc2"};
   if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
+  if (f == Family::Gptj) return {"fc_in", "fc_out"};
+  if (f == Family::Nemotron) return {"up_proj", "down_proj"};
   return {"dense_h_to_4h", "dense_4h_to_h"};
 }
 
@@ -80,7 +86,7 @@ void add_mlp_weights(const ModelConfig& m, u64 layers, u64 inter, const std::str
     auto [first, second] = plain_mlp_names(m.family);
     linear(w, first, h, inter, layers, m.mlp_bias);
     linear(w, second, inter, h, layers, m.mlp_bias);
-  } else if (m.family == Family::Phi3) {
+  } else if (m.family == Family::Phi3 || m.fused_gate_up) {
     linear(w, prefix + "gate_up_proj", h, 2 * inter, layers, m.mlp_bias);
     linear(w, prefix + "down_proj", inter, h, layers, m.mlp_bias);
   } else {
@@ -111,9 +117,22 @@ u64 norms_per_layer(const ModelConfig& m) {
   return m.parallel_residual && m.shared_norm ? 1 : 2;
 }
 
+// The embeddings and what is built with them (OPT's positions and projections, BLOOM's norm).
+void add_embedding_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size, e = m.embed_proj_dim > 0 ? m.embed_proj_dim : h;
+  w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
+  if (m.position_offset > 0) w.push_back({"embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
+  if (m.embed_proj_dim > 0) {  // OPTDecoder: project_out (hidden -> word_embed_proj_dim), project_in
+    w.push_back({"project_out", h, e, 1, true, false, false});
+    w.push_back({"project_in", e, h, 1, true, false, false});
+  }
+  if (m.embed_norm) w.push_back({"word_embeddings_layernorm", 1, 2 * h, 1, false, false, false});
+}
+
 void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
-  const u64 h = m.hidden_size, L = m.num_layers, norm_width = m.norm == NormKind::LayerNorm ? 2 : 1;
-  w.push_back({"embed_tokens", m.vocab_size, h, 1, false, false, false});
+  const u64 h = m.hidden_size, L = m.num_layers;
+  const u64 norm_width = m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P ? 2 : 1;
+  add_embedding_weights(m, w);
   add_attention_weights(m, w);
   w.push_back({"layer norms", 1, mul(norms_per_layer(m) * norm_width, h), L, false, false, false});
   const u64 dense_layers = m.num_experts > 0 ? m.dense_layers : L;
@@ -123,8 +142,8 @@ void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   first = w.size();
   if (m.num_experts > 0) add_moe_weights(m, L - dense_layers, w);
   for (std::size_t i = first; i < w.size(); ++i) w[i].layers = LayerSet::Moe;
-  w.push_back({"norm", 1, norm_width * h, 1, false, false, false});
-  w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+  if (!m.post_norm) w.push_back({"norm", 1, norm_width * h, 1, false, false, false});  // OPT-350m has none
+  w.push_back({"lm_head", m.embed_proj_dim > 0 ? m.embed_proj_dim : h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
   if (m.lm_head_bias) w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
 }
 
@@ -152,9 +171,32 @@ void add_header_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 
 }  // namespace
 
+std::array<std::string_view, 3> projection_names(Family f) {
+  switch (f) {
+    case Family::Bert:
+    case Family::Roberta: return {"query", "key", "value"};
+    case Family::DistilBert: return {"q_lin", "k_lin", "v_lin"};
+    case Family::DebertaV2: return {"query_proj", "key_proj", "value_proj"};
+    case Family::T5: return {"q", "k", "v"};
+    default: return {"q_proj", "k_proj", "v_proj"};
+  }
+}
+
+std::string_view attention_output_name(Family f) {
+  if (f == Family::Bert || f == Family::Roberta || f == Family::DebertaV2) return "attention.output.dense";
+  if (f == Family::DistilBert) return "out_lin";
+  if (f == Family::T5) return "o";
+  if (f == Family::Bart || f == Family::Whisper) return "out_proj";
+  if (f == Family::Phi || f == Family::Falcon || f == Family::GptNeox || f == Family::Bloom) return "dense";
+  if (f == Family::Gptj || f == Family::Opt) return "out_proj";
+  return "o_proj";
+}
+
 std::vector<WeightTensor> describe_weights(const ModelConfig& model) {
   std::vector<WeightTensor> w;
-  if (model.family == Family::Gpt2) {
+  if (model.kind != ModelKind::Decoder) {
+    add_encoder_weights(model, w);
+  } else if (model.family == Family::Gpt2) {
     add_gpt2_weights(model, w);
   } else if (model.family == Family::FromHeaders) {
     add_header_weights(model, w);
@@ -179,11 +221,18 @@ std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& 
 }
 
 std::vector<std::string> default_lora_targets(const ModelConfig& model) {
-  switch (model.family) {
+  switch (model.family) {  // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (PEFT 0.21)
     case Family::Gpt2: return {"c_attn"};
     case Family::Phi3: return {"qkv_proj"};
+    case Family::Phi: return {"q_proj", "v_proj", "fc1", "fc2"};
     case Family::Falcon:
+    case Family::Bloom:
     case Family::GptNeox: return {"query_key_value"};
+    case Family::Bert:
+    case Family::Roberta: return {"query", "value"};
+    case Family::DistilBert: return {"q_lin", "v_lin"};
+    case Family::DebertaV2: return {"query_proj", "value_proj"};
+    case Family::T5: return {"q", "v"};
     case Family::DeepseekV2:
     case Family::DeepseekV3: return {model.mla.q_lora_rank > 0 ? "q_b_proj" : "q_proj", "kv_b_proj"};
     default: return {"q_proj", "v_proj"};

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <utility>
 #include <string>
+#include <string_view>
+#include <array>
 #include <vector>
 
 #include "core/estimator/model_config.hpp"
@@ -40,9 +42,15 @@ std::vector<WeightTensor> describe_weights(const ModelConfig& model);
 struct LayerKind {
   bool moe = false;
   bool sliding = false;
+  bool nope = false;   // no RoPE in this layer (SmolLM3's no_rope_layers)
+  bool cross = false;  // a decoder layer of an encoder-decoder: self-attention, cross-attention, MLP
 };
 // The layer kinds of the model with how many layers of each (sums to num_layers).
 std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& model);
+// The names of the query, key and value projections as the family's modules have them (PEFT's names).
+std::array<std::string_view, 3> projection_names(Family family);
+// The attention's output projection as the family names it (o_proj, dense, out_proj).
+std::string_view attention_output_name(Family family);
 // The default LoRA target modules PEFT uses for this family.
 std::vector<std::string> default_lora_targets(const ModelConfig& model);
 // True when the Linear `name` is one of `targets` (exact or as PEFT's dotted suffix).

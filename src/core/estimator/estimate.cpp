@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/estimator/calibration.hpp"
+#include "core/estimator/encoders.hpp"
 #include "core/estimator/estimate_parts.hpp"
 #include "core/estimator/nccl.hpp"
 #include "core/estimator/parallel.hpp"
@@ -90,7 +91,7 @@ void replayed_peak(const detail::Run& r, const ReplayResult& replayed, Estimate&
   e.peak_allocated_bytes = replayed.peak_allocated_bytes;
 }
 
-u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
+u64 reserved_bytes(const detail::Run& r, Estimate& e) {
   // DDP over LoRA / QLoRA adapters: each rank runs the one-GPU step; DDP adds one flat bucket
   // tensor of the adapters' gradients (its own segment, allocated at construction).
   const bool ddp_adapters = detail::adapters(r.o) && wrapper(r.o) == DataParallel::Ddp && r.o.tensor_parallel == 1 &&
@@ -99,6 +100,9 @@ u64 reserved_bytes(const detail::Run& r, const Estimate& e) {
     return reserved_for(e.peak_allocated_bytes, 0);
   }
   const ReplayResult replayed = replay(detail::step_events(r), AllocatorSettings{r.o.expandable_segments, kSaturated});
+  // Encoders, encoder-decoders and vision models: their phases' terms are the decoder's formulas; the
+  // op-by-op replay holds what their heads and embeddings really keep (BERT-style: within 3 % of the traces).
+  if (r.m.kind != ModelKind::Decoder) replayed_peak(r, replayed, e);
   u64 buckets = 0;
   for (const Term& t : e.phases[e.peak_phase].terms) buckets += t.key == "ddp_buckets_bytes" ? segment_bytes(t.bytes) : 0;
   return std::max(saturating_add(replayed.peak_reserved_bytes, buckets), e.peak_allocated_bytes);
@@ -119,7 +123,21 @@ bool meta_init_unties(const ModelConfig& m, const Options& o) {
 
 }  // namespace
 
-Result<Estimate> estimate(const ModelConfig& tied_model, const Options& o) {
+// The options as the model runs them: the task (the model's own unless --task says otherwise), and
+// for a model with an encoder the encoder's tokens as the sequence (patches, mel frames' positions).
+Options effective_options(const ModelConfig& m, const Options& given) {
+  Options o = given;
+  if (m.kind != ModelKind::Decoder && o.task == Task::CausalLm) o.task = default_task(m);
+  if (m.kind != ModelKind::Decoder) o.seq = encoder_tokens(m, o.seq, o.image_size);
+  if (m.kind == ModelKind::EncoderDecoder && o.target_seq == 0) o.target_seq = o.mode == Mode::Infer && o.new_tokens > 0 ? 1 : 128;
+  return o;
+}
+
+Result<Estimate> estimate(const ModelConfig& given_model, const Options& given) {
+  const Options o = effective_options(given_model, given);
+  if (auto ok = check_task(given_model, o.task); !ok) return make_error(ok.error());
+  ModelConfig tied_model = given_model;
+  tied_model.task = o.task;
   ModelConfig model = tied_model;
   if (meta_init_unties(model, o)) model.tie_word_embeddings = false;
   if (auto ok = check_options(model, o); !ok) return make_error(ok.error());
@@ -131,6 +149,11 @@ Result<Estimate> estimate(const ModelConfig& tied_model, const Options& o) {
   }
   Estimate e;
   e.warnings = model.warnings;
+  e.uncertainty_percent = family_uncertainty_percent(model);
+  if (e.uncertainty_percent > 0 && model.family != Family::Generic) {
+    e.warnings.push_back(std::string(family_name(model.family)) + ": measured less closely than the other families (+-" +
+                         std::to_string(e.uncertainty_percent) + " %); 'fits' and --max-batch keep that much more margin");
+  }
   add_warnings(model, o, e);
   if (meta_init_unties(tied_model, o)) {
     e.warnings.push_back(std::string(o.tensor_parallel > 1 ? "tensor parallelism" : "FSDP1") +

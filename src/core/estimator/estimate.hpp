@@ -20,8 +20,12 @@ enum class Precision { Fp32, AmpBf16, AmpFp16, Bf16, Fp16 };
 enum class Optimizer { AdamW, Adam, Sgd, SgdMomentum, AdamW8bit, Adafactor };
 enum class Attention { Sdpa, Eager, Flash };
 
+
 struct Options {
   Mode mode = Mode::Train;
+  Task task = Task::CausalLm;     // --task; a model's own default when not given (see default_task)
+  std::uint64_t image_size = 0;   // --image-size: pixels per side (0: the config's image_size)
+  std::uint64_t target_seq = 0;   // --target-seq: decoder tokens of an encoder-decoder (0: 128)
   Precision precision = Precision::Bf16;
   Optimizer optimizer = Optimizer::AdamW;
   Attention attention = Attention::Sdpa;
@@ -72,6 +76,7 @@ struct Estimate {
   // DDP: what a rank may need beyond the peak when its old gradient buckets outlive the rebuild
   // (a race with NCCL's watchdog; 0 without DDP).
   std::uint64_t ddp_rebuild_risk_bytes = 0;
+  std::uint64_t uncertainty_percent = 0;  // the family's measured error beyond the fit margin (family_uncertainty_percent)
   std::vector<std::string> warnings;
 };
 
@@ -89,6 +94,13 @@ Result<Optimizer> parse_optimizer(std::string_view text);
 Result<Attention> parse_attention(std::string_view text);
 Result<std::uint64_t> parse_kv_dtype(std::string_view text);  // bytes per element: fp32, bf16, fp16, fp8, int8
 Result<Quant> parse_quant(std::string_view text);              // none, int8, int4, fp8
+Result<Task> parse_task(std::string_view text);                // causal-lm, seq-cls, token-cls, mlm, ...
+std::string_view to_string(Task task);
+// The task a model runs unless --task says otherwise: causal-lm for decoders, seq2seq for T5 / BART,
+// speech-seq2seq for Whisper, image-cls for vision models, mlm for encoders.
+Task default_task(const ModelConfig& model);
+// Whether the model can run `task` (an error names the tasks it can).
+Result<bool> check_task(const ModelConfig& model, Task task);
 std::string_view to_string(Mode mode);
 std::string_view to_string(Precision precision);
 std::string_view to_string(Optimizer optimizer);

@@ -29,7 +29,8 @@ Result<SearchResult> largest(const ModelConfig& model, Options options, std::uin
 }  // namespace
 
 bool fits(const Estimate& e, std::uint64_t usable_bytes) {
-  const std::uint64_t with_margin = saturating_add(e.process_bytes, e.process_bytes / 100 * kFitMarginPercent);
+  const std::uint64_t margin = kFitMarginPercent + e.uncertainty_percent;  // wider where the family is less certain
+  const std::uint64_t with_margin = saturating_add(e.process_bytes, e.process_bytes / 100 * margin);
   return with_margin <= usable_bytes;
 }
 

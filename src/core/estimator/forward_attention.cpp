@@ -161,11 +161,16 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   Qkv t;
   if (!m.fused_qkv && m.family != Family::Gpt2) {
     const bool norm_each = m.qk_norm != QkNorm::None && m.family != Family::Gemma3;
-    t.q = linear(f, x, d.h, d.q, input_wide, "q_proj");
+    const auto names = projection_names(m.family);
+    t.q = linear(f, x, d.h, d.q, input_wide, std::string(names[0]));
+    if (m.scaled_query) {  // OPT: q_proj(hidden_states) * self.scaling
+      const u64 scaled = f.s.alloc(f.bytes(d.q, f.act));
+      f.drop(t.q), t.q = scaled;
+    }
     if (norm_each) t.q = qk_normed(f, t.q, d.q);
-    t.k = linear(f, x, d.h, d.kv, input_wide, "k_proj");
+    t.k = linear(f, x, d.h, d.kv, input_wide, std::string(names[1]));
     if (norm_each) t.k = qk_normed(f, t.k, d.kv);
-    t.v = linear(f, x, d.h, d.kv, input_wide, "v_proj");
+    t.v = linear(f, x, d.h, d.kv, input_wide, std::string(names[2]));
     if (m.qk_norm != QkNorm::None && !norm_each) t.q = qk_normed(f, t.q, d.q), t.k = qk_normed(f, t.k, d.kv);
     return t;
   }
@@ -195,6 +200,13 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   const ModelConfig& m = f.r.m;
   const u64 cos_width = m.family == Family::Olmo2 ? 4 : f.wide, pw = std::max(f.act, cos_width);
   Rotated out;
+  if (m.rope_fp32 && f.act != 4) {  // Cohere: q.float(), k.float(), rotated in fp32, cast back at the return
+    const u64 qf = f.s.alloc(f.bytes(d.q, 4)), kf = f.s.alloc(f.bytes(d.kv, 4));
+    const u64 qr = rope(f, mul(d.heads, d.rotary), 4, 4), kr = rope(f, mul(d.kv_heads, d.rotary), 4, 4);
+    out.q = f.s.alloc(f.bytes(d.q, f.act)), out.k = f.s.alloc(f.bytes(d.kv, f.act));
+    for (u64 id : {qf, kf, qr, kr, t.q, t.k}) f.drop(id);
+    return out;
+  }
   if (!rope_with_cat(m, d)) {
     out.q = rope(f, mul(d.heads, d.rotary), f.act, pw), out.k = rope(f, mul(d.kv_heads, d.rotary), f.act, pw);
     f.drop(t.q), f.drop(t.k);
@@ -260,10 +272,11 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const LayerDims d = layer_dims(f.r);
   Qkv t = projections(f, d, input, input_wide);
   Rotated rot{t.q, t.k, false};
-  if (d.rotary > 0) rot = apply_rope(f, d, t);
+  if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
   if (f.use_cache) {  // DynamicCache's first update concatenates onto an empty tensor: copies
-    const u64 kw = f.r.o.kv_bytes_per_element.value_or(f.amp ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
+    const bool fp32_keys = f.amp && d.rotary > 0 && !kind.nope && !m.rope_fp32;  // RoPE under autocast: fp32 keys
+    const u64 kw = f.r.o.kv_bytes_per_element.value_or(fp32_keys ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
     cache[0] = f.s.alloc(f.bytes(d.kv, kw), Use::Cache), cache[1] = f.s.alloc(f.bytes(d.kv, vw), Use::Cache);
     if (rot.k != t.k) f.drop(rot.k);
     f.drop(t.k), f.drop(t.v);
@@ -271,9 +284,20 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   }
   const u64 q = rot.q != 0 ? rot.q : t.fused;
   u64 out = 0;
+  if (m.family == Family::DebertaV2) {  // disentangled attention: c2p and p2c (gathered), added to the scores
+    for (int i = 0; i < 2; ++i) {  // kept for backward (read off the deberta-s traces: two score matrices a layer)
+      const u64 rel = f.s.alloc(f.scores(d.heads, f.act));
+      f.keep(rel);
+      f.drop(rel);
+    }
+  }
   const AttentionPath path = attention_path(m, f.r.o, kind);
   if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, k, v);
+  } else if (m.alibi) {
+    out = bloom_attention(f, d, k, v, f.use_cache, held);
+  } else if (m.fp32_attention) {
+    out = fp32_attention(f, d, q, k, v, held);
   } else if (path == AttentionPath::Eager) {
     const u64 qkw = d.rotary > 0 && m.family != Family::Olmo2 ? std::max(f.act, f.wide) : f.act;  // fp32 RoPE under autocast
     out = eager(f, d, q, k, v, qkw, rot.heads_major, held);
@@ -286,8 +310,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
       f.drop(raw);
     }
   }
-  const bool dense = m.family == Family::Phi || m.family == Family::Falcon || m.family == Family::GptNeox;
-  const u64 o = linear(f, out, d.q, d.h, false, m.family == Family::Gpt2 ? "attn.c_proj" : dense ? "dense" : "o_proj");
+  const u64 o = linear(f, out, d.q, d.h, false, m.family == Family::Gpt2 ? "attn.c_proj" : std::string(attention_output_name(m.family)));
   f.drop(out);
   if (rot.q != t.q) f.drop(rot.q);
   if (!f.use_cache) f.drop(rot.k), f.drop(t.k), f.drop(t.v);

@@ -115,6 +115,26 @@ u64 residual_branch(Forward& f, u64 x, Block&& block) {
   return y;
 }
 
+// OPT (positions: an embedding lookup of cumsum's ids, project_in, their sum) and BLOOM (the
+// embeddings' LayerNorm): the embeddings stay referenced to the model's end (OPTDecoder's
+// inputs_embeds and pos_embeds, BloomModel's inputs_embeds), the layers read the sum or the norm.
+void embeddings_of_families(Forward& f, Prelude& p) {
+  const ModelConfig& m = f.r.m;
+  const u64 width = f.r.w.weight, h = m.hidden_size;
+  p.held.push_back(p.hidden);
+  if (m.embed_norm) {
+    p.hidden = norm(f, p.hidden, h, width);
+    return;
+  }
+  const u64 ids = f.s.alloc(mul(mul(f.batch, f.q_len), 8));  // cumsum(attention_mask) as positions
+  const u64 positions = f.s.alloc(f.bytes(h, width));
+  f.s.free(ids);
+  p.held.push_back(positions);
+  u64 embeds = p.hidden;
+  if (m.embed_proj_dim > 0) embeds = linear(f, p.hidden, m.embed_proj_dim, h, false, "project_in"), p.held.push_back(embeds);
+  p.hidden = f.s.alloc(f.bytes(h, width));
+}
+
 }  // namespace
 
 Forward::Forward(Tape& tape, const Run& run) : s(tape), r(run) {
@@ -127,11 +147,21 @@ Forward::Forward(Tape& tape, const Run& run) : s(tape), r(run) {
 
 std::vector<LayerKind> layer_order(const ModelConfig& m) {
   std::vector<LayerKind> kinds;
+  if (m.kind == ModelKind::EncoderDecoder) {  // the encoder's layers, then the decoder's
+    kinds.assign(m.enc.encoder_layers, LayerKind{});
+    kinds.insert(kinds.end(), m.num_layers, LayerKind{false, false, false, true});
+    return kinds;
+  }
+  if (m.family == Family::Swin) {  // stage s: tokens / 4^s, width x 2^s: as sum(depth_s / 2^s) layers of stage 0
+    u64 halves = 0;
+    for (std::size_t s = 0; s < m.enc.stage_depths.size(); ++s) halves += (m.enc.stage_depths[s] << 8) >> s;
+    return std::vector<LayerKind>((halves + 255) >> 8, LayerKind{});
+  }
   const u64 dense = m.num_experts > 0 ? m.dense_layers : m.num_layers;
   const bool listed = m.layer_sliding.size() == m.num_layers;
   for (u64 i = 0; i < m.num_layers; ++i) {
     const bool sliding = m.sliding_window > 0 && (listed ? m.layer_sliding[i] : m.sliding_layers >= m.num_layers);
-    kinds.push_back({i >= dense, sliding});
+    kinds.push_back({i >= dense, sliding, i < m.layer_nope.size() && m.layer_nope[i]});
   }
   return kinds;
 }
@@ -140,8 +170,10 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
   const ModelConfig& m = f.r.m;
   Prelude p;
   const u64 width = f.r.w.weight;  // the embedding's dtype (fp32 weights under autocast)
-  p.hidden = f.s.alloc(f.bytes(m.hidden_size, width));
-  if (m.family == Family::Gemma || m.family == Family::Gemma2 || m.family == Family::Gemma3) {
+  p.hidden = f.s.alloc(f.bytes(m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size, width));
+  if (m.position_offset > 0 || m.embed_norm) {
+    embeddings_of_families(f, p);
+  } else if (m.family == Family::Gemma || m.family == Family::Gemma2 || m.family == Family::Gemma3 || m.scaled_embeddings) {
     const u64 scaled = f.s.alloc(f.bytes(m.hidden_size, width));  // embeddings * sqrt(hidden_size)
     f.s.free(p.hidden), p.hidden = scaled;
   } else if (m.family == Family::Gpt2) {  // + position embeddings, then the embeddings' dropout
@@ -160,14 +192,21 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
 u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
+  if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   const u64 h = m.hidden_size, wide = f.wide;
   u64 held = 0;
   u64 a = residual_branch(f, x, [&](u64 in) { return attention(f, kind, in, f.amp, cache, held); });
-  const u64 x2 = f.s.alloc(f.bytes(h, wide));
+  const u64 x2 = residual_sum(f, f.bytes(h, wide));
   f.drop(a);
-  u64 mo = residual_branch(f, x2, [&](u64 in) { return mlp(f, kind, in, f.amp); });
-  const u64 out = f.s.alloc(f.bytes(h, wide));
-  f.drop(mo), f.drop(x2), f.drop(held);
+  u64 x3 = x2;
+  if (kind.cross) {  // an encoder-decoder's decoder layer: cross-attention to the encoder's output
+    const u64 c = residual_branch(f, x2, [&](u64 in) { return cross_attention(f, in, f.memory, f.memory_tokens); });
+    x3 = f.s.alloc(f.bytes(h, wide));
+    f.drop(c), f.drop(x2);
+  }
+  u64 mo = residual_branch(f, x3, [&](u64 in) { return mlp(f, kind, in, f.amp); });
+  const u64 out = residual_sum(f, f.bytes(h, wide));
+  f.drop(mo), f.drop(x3), f.drop(held);
   return out;
 }
 
@@ -201,12 +240,23 @@ u64 checkpointed_layer(Forward& f, const std::vector<u64>& layer_casts, LayerKin
 // lm_head's autocast copy; frees the last layer's output unless saved. Returns the saved tensors.
 std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast) {
   f.train = true;
-  const u64 normed = norm(f, x, f.r.m.hidden_size, f.wide);
-  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(f.bytes(f.r.m.hidden_size, 2)) : normed);  // lm_head's input
+  const ModelConfig& m = f.r.m;
+  const u64 normed = m.post_norm ? x : norm(f, x, m.hidden_size, f.wide);  // OPT-350m, BERT: no final norm
+  u64 in = head_input(f, normed);
+  if (m.kind != ModelKind::Decoder) task_head(f, normed, in);
+  const u64 width = m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size;
+  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(f.bytes(width, 2)) : in);  // lm_head's input
   f.keep(f.s.alloc(lm_head_cast, Use::Cast));
-  f.drop(normed);
+  if (in != normed) f.drop(in);
+  if (normed != x) f.drop(normed);
   if (!f.kept(x)) f.s.free(x);
   return f.take_saved();
+}
+
+u64 head_input(Forward& f, u64 normed) {
+  const ModelConfig& m = f.r.m;
+  if (m.embed_proj_dim == 0) return normed;
+  return linear(f, normed, m.hidden_size, m.embed_proj_dim, f.amp, "project_out");  // OPT: hidden -> word_embed_proj_dim
 }
 
 }  // namespace vramdoc::estimator::detail

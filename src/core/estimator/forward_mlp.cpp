@@ -49,8 +49,9 @@ u64 new_gelu(Forward& f, u64 x, u64 inter) {
 u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const ModelConfig& m = f.r.m;
   const bool gpt2 = m.family == Family::Gpt2;
-  if (m.mlp == MlpKind::Gated && m.family != Family::Phi3 && !gpt2) return gated(f, x, h, inter, input_wide, "");
-  if (m.family == Family::Phi3) {  // gate_up_proj, chunked (both halves saved): act(gate), up * act(gate)
+  if (m.mlp == MlpKind::Gated && m.family != Family::Phi3 && !m.fused_gate_up && !gpt2) return gated(f, x, h, inter, input_wide, "");
+  if (const u64 out = family_mlp(f, x, h, inter, input_wide); out != 0) return out;
+  if (m.family == Family::Phi3 || m.fused_gate_up) {  // gate_up_proj, chunked (both halves saved): act(gate), up * act(gate)
     const u64 gate_up = linear(f, x, h, 2 * inter, input_wide, "gate_up_proj"), act = f.s.alloc(f.bytes(inter, f.act));
     f.keep(gate_up), f.keep(act);
     const u64 prod = f.s.alloc(f.bytes(inter, f.act));
@@ -59,16 +60,20 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
     f.drop(prod), f.drop(gate_up);
     return down;
   }
-  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2;
-  const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : "dense_h_to_4h");
+  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2, gptj = m.family == Family::Gptj;
+  const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : gptj ? "fc_in" : "dense_h_to_4h");
   f.keep(first);  // gelu saves its input (gelu_new's pow and product too)
   const bool python_gelu = m.mlp == MlpKind::NewGelu || gpt2;  // its output is fp32 under autocast
   const u64 act = python_gelu ? new_gelu(f, first, inter) : f.s.alloc(f.bytes(inter, f.act));
   f.drop(first);
-  const u64 down = linear(f, act, inter, h, f.amp && python_gelu, phi ? "fc2" : gpt2 ? "mlp.c_proj" : coder ? "c_proj" : "dense_4h_to_h");
+  const u64 down = linear(f, act, inter, h, f.amp && python_gelu,
+                          phi ? "fc2" : gpt2 ? "mlp.c_proj" : coder ? "c_proj" : gptj ? "fc_out" : "dense_4h_to_h");
   f.drop(act);
   return down;
 }
+
+// Qwen-MoE and OLMoE cast the top-k routing weights back to the router logits' dtype.
+bool routing_in_activation_dtype(Family f) { return f == Family::Qwen2Moe || f == Family::Qwen3Moe || f == Family::Olmoe; }
 
 // Router: logits, softmax in fp32 (saved; DeepSeek runs the gate in fp32), top-k weights and ids;
 // Qwen-MoE casts the weights back to the activation dtype. Returns the tensors held to the end.
@@ -88,7 +93,7 @@ std::vector<u64> router(Forward& f, u64 h, u64 experts, u64 k) {
   f.drop(up);
   const u64 biased = m.family == Family::DeepseekV3 ? f.s.alloc(f.bytes(experts, 4)) : 0;  // + e_score_correction_bias
   held.push_back(f.s.alloc(f.bytes(k, 4))), held.push_back(f.s.alloc(f.bytes(k, 8)));
-  if (m.family == Family::Qwen2Moe || m.family == Family::Qwen3Moe) held.push_back(f.s.alloc(f.bytes(k, f.act)));
+  if (routing_in_activation_dtype(m.family)) held.push_back(f.s.alloc(f.bytes(k, f.act)));
   f.drop(biased), f.drop(probs);
   return held;
 }
@@ -103,7 +108,7 @@ std::vector<u64> router(Forward& f, u64 h, u64 experts, u64 k) {
 u64 routed_experts(Forward& f, u64 h, u64 inter, u64 experts, u64 k) {
   const ModelConfig& m = f.r.m;
   std::vector<u64> held = router(f, h, experts, k);
-  const u64 rw = m.family == Family::Qwen2Moe || m.family == Family::Qwen3Moe ? f.act : 4;
+  const u64 rw = routing_in_activation_dtype(m.family) ? f.act : 4;
   const u64 idx = f.s.alloc(f.bytes(k, 8)), perm = f.s.alloc(f.bytes(k, 8)), inv = f.s.alloc(f.bytes(k, 8));
   const u64 gathered = f.s.alloc(f.bytes(mul(k, h), f.act));
   if (f.weights_train()) f.keep(gathered);  // for the experts' weight gradients

@@ -33,6 +33,8 @@ struct Forward {
   std::vector<u64> autocast_cache;       // copies autocast holds until it exits (a checkpointed forward's)
   u64 sliding_bool_mask = 0;             // SDPA with a window shorter than the prompt: the explicit bool mask
   std::vector<u64> saved;                // the current layer's saved tensors, in the order they were saved
+  u64 memory = 0, memory_tokens = 0;     // encoder-decoders: the encoder's output, its tokens per sequence
+  std::vector<u64> cross_cache;          // encoder-decoders: the cross-attention's cached keys and values (to the forward's end)
 
   u64 tokens() const { return saturating_mul(batch, q_len); }
   // Bytes of a tensor of `elements` per token at `width` bytes each.
@@ -84,6 +86,12 @@ struct LayerDims {
 };
 LayerDims layer_dims(const Run& r);
 
+// What the model holds from its start to its end: the embeddings' output, rotary tables, masks.
+struct Prelude {
+  std::vector<u64> held;
+  u64 hidden = 0;  // the first layer's input
+};
+
 // The layer's KV cache entries (keys, values; DeepSeek: the latent and the rotary key).
 using CacheIds = std::array<u64, 2>;
 
@@ -103,16 +111,47 @@ u64 latent_attention(Forward& f, u64 input, CacheIds& cache);
 u64 mlp(Forward& f, LayerKind kind, u64 input, bool input_wide);
 // Dropout in training (p > 0): a bool mask (saved) and the dropped copy, which replaces `x`.
 u64 dropout(Forward& f, u64 x, u64 elements, u64 width, double p);
+// The decoder families beyond the Llama template (forward_families.cpp):
+// OPT's, Nemotron's and BLOOM's MLPs (0 for any other MlpKind).
+u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide);
+// BLOOM's ALiBi attention on the fused projection's keys and values `k`, `v` (the cache's copies when
+// `cached`): the merged heads; `held` the probabilities kept to the layer's end.
+u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held);
+// GPT-J's attention in fp32 on the rotated query `q`, keys `k` and values `v`: the merged heads.
+u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
+// Cohere's fp32 LayerNorm and Nemotron's LayerNorm1P (as norm()).
+u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
+// A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
+u64 residual_sum(Forward& f, u64 bytes);
+// OPT's post-norm layer (do_layer_norm_before=false).
+u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
+// Models with an encoder (forward_encoders.cpp): the embeddings of the encoder's input (text,
+// patches, mel frames) or, `decoder_side`, of an encoder-decoder's target tokens; the cuBLAS workspace
+// `workspace` first (0: none).
+Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side);
+// A decoder layer's cross-attention from `x` to the encoder's output `memory` of `memory_tokens`
+// tokens per sequence: the output projection's output.
+u64 cross_attention(Forward& f, u64 x, u64 memory, u64 memory_tokens);
+// The task's head before its last Linear on the final hidden states `x`: the Linear's input in
+// `logits_input` (MLM's transform, token classification's dropout, vision's final norm, or x), and
+// the elements of its output (the logits).
+u64 task_head(Forward& f, u64 x, u64& logits_input);
+// An encoder-decoder after its encoder's last layer (output `x`): the encoder's final norm (pre-norm
+// families), kept as f.memory (in p.held), the forward switched to the target tokens, the decoder's
+// embeddings; returns the first decoder layer's input.
+u64 to_decoder(Forward& f, Prelude& p, u64 x);
+// The logits' elements of the run's task (the whole vocabulary under --tp) and whether its loss upcasts them to fp32 (transformers'
+// loss_function does; BERT-style heads, T5, BART and Whisper call CrossEntropyLoss on them as they are).
+struct LossShape {
+  u64 elements = 0;
+  bool fp32 = true;
+};
+LossShape loss_shape(const Run& r);
 // One decoder layer reading `x` (the caller frees `x` unless saved): its output.
 u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // Each layer's kind in model order: dense layers first, sliding layers as layer_types lists them.
 std::vector<LayerKind> layer_order(const ModelConfig& m);
 
-// What the model holds from its start to its end: the embeddings' output, rotary tables, masks.
-struct Prelude {
-  std::vector<u64> held;
-  u64 hidden = 0;  // the first layer's input
-};
 // Embeddings, masks, rotary tables; the cuBLAS workspace appears at the first matmul (`workspace`
 // is its size, 0 when an earlier step made it).
 Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace);
@@ -174,6 +213,9 @@ u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head
 // the last residual gradient `dx` freed.
 void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
                          std::vector<u64>& made);
+// lm_head's input from the final norm's output `normed`: OPT's project_out when word_embed_proj_dim
+// differs from the hidden size, else `normed` itself.
+u64 head_input(Forward& f, u64 normed);
 // Training: the final norm and lm_head's input (and its autocast copy), freeing the last layer's
 // output unless saved; returns the saved tensors.
 std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);

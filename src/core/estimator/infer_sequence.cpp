@@ -20,13 +20,26 @@ constexpr u64 kInferenceWorkspace = 32 * MiB;  // one cuBLAS workspace: every fr
 // the next-token logits. Returns that copy (held into the decoding steps).
 u64 head(Forward& f, u64 x, Prelude& p) {
   const ModelConfig& m = f.r.m;
-  const u64 normed = norm(f, x, m.hidden_size, f.wide);
-  f.s.free(x), f.s.free(p.held);
+  const u64 normed = m.post_norm ? x : norm(f, x, m.hidden_size, f.wide);
+  if (normed != x) f.s.free(x);
+  f.s.free(p.held), f.s.free(f.cross_cache);
+  u64 in = head_input(f, normed);
   const bool generate = f.r.o.new_tokens > 0;
-  const u64 rows = generate || f.r.o.logits_last_only ? f.batch : f.tokens();
-  const u64 cast = f.amp ? f.s.alloc(mul(rows, mul(m.hidden_size, 2))) : 0;
-  u64 logits = f.s.alloc(mul(rows, mul(m.vocab_size, f.act)));
+  u64 rows = generate || f.r.o.logits_last_only ? f.batch : f.tokens();
+  if (m.kind != ModelKind::Decoder) {  // the task's head: rows x its outputs (MLM, seq2seq: the vocabulary)
+    const u64 elements = task_head(f, normed, in);
+    rows = elements / std::max<u64>(m.task == Task::Mlm || m.kind == ModelKind::EncoderDecoder ? m.vocab_size : m.enc.labels, 1);
+  }
+  const u64 outputs = m.kind == ModelKind::Decoder || m.task == Task::Mlm || m.kind == ModelKind::EncoderDecoder ? m.vocab_size : m.enc.labels;
+  const u64 cast = f.amp ? f.s.alloc(mul(rows, mul(m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size, 2))) : 0;
+  u64 logits = f.s.alloc(mul(rows, mul(outputs, f.act)));
   f.s.free(cast);
+  if (in != normed) f.s.free(in);
+  if (m.scaled_logits) {  // Granite: logits / logits_scaling; Cohere: logits * logit_scale
+    const u64 scaled = f.s.alloc(mul(rows, mul(m.vocab_size, f.act)));
+    f.s.free(logits);
+    logits = scaled;
+  }
   for (int i = 0; i < (m.final_logit_softcap > 0 ? 3 : 0); ++i) {
     const u64 next = f.s.alloc(mul(rows, mul(m.vocab_size, f.act)));
     f.s.free(logits);
@@ -46,11 +59,14 @@ void inference_events(Sequence& s, const Run& r) {
   allocate_weights(s, r);
   s.stage(Stage::Layers);
   const std::vector<LayerKind> kinds = layer_order(m);
-  Prelude p = prelude(f, kinds, kInferenceWorkspace);
+  const bool decoder = m.kind == ModelKind::Decoder;
+  Prelude p = decoder ? prelude(f, kinds, kInferenceWorkspace) : encoder_prelude(f, kInferenceWorkspace, false);
   const WeightTensors weights = weight_tensors(r, r.w.weight);
   std::vector<CacheIds> cache(kinds.size(), CacheIds{0, 0});
   u64 x = p.hidden;
+  f.use_cache = decoder;
   for (std::size_t l = 0; l < kinds.size(); ++l) {
+    if (kinds[l].cross && f.memory == 0) x = to_decoder(f, p, x), f.use_cache = true;
     if (f.amp) {
       for (u64 b : weights.layer(kinds[l]).casts) s.alloc(b / std::max<u64>(r.o.tensor_parallel, 1), Use::Cast);
     }
@@ -61,6 +77,7 @@ void inference_events(Sequence& s, const Run& r) {
   s.stage(Stage::Head);
   u64 scores = head(f, x, p);
   s.stage(Stage::Decoding);
+  if (!decoder) return;  // an encoder-decoder's generate(): the steps of one token after one encoder pass (small)
   f.q_len = 1;
   for (u64 t = 1; t <= r.o.new_tokens; ++t) {
     f.kv_len = saturating_add(r.o.seq, t);

@@ -2,11 +2,11 @@
 // family's own fields and traits come from families.cpp, quantization_config from quant_config.cpp.
 #include "core/estimator/model_config.hpp"
 
-#include <array>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "core/estimator/config_fields.hpp"
+#include "core/estimator/encoders.hpp"
 #include "core/estimator/families.hpp"
 
 namespace vramdoc::estimator {
@@ -14,13 +14,6 @@ namespace vramdoc::estimator {
 namespace {
 
 using nlohmann::json;
-
-// Encoder-only and encoder-decoder model types (transformers' names): refused until supported.
-constexpr std::array<std::string_view, 30> kEncoderTypes = {
-    "bert", "roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2", "xlm-roberta", "camembert",
-    "mpnet", "modernbert", "t5", "mt5", "umt5", "longt5", "bart", "mbart", "pegasus", "marian", "whisper", "led",
-    "blenderbot", "m2m_100", "nllb-moe", "switch_transformers", "encoder-decoder", "fsmt", "prophetnet",
-    "xlm-roberta-xl", "ernie"};
 
 Result<std::uint64_t> require_size(const json& cfg, std::initializer_list<const char*> names, const std::string& source) {
   auto v = fields::size(cfg, names, source);
@@ -61,13 +54,6 @@ Result<bool> read_common(ModelConfig& m, const json& cfg, const std::string& sou
 
 }  // namespace
 
-bool is_encoder_model_type(std::string_view model_type) {
-  for (auto t : kEncoderTypes) {
-    if (t == model_type) return true;
-  }
-  return false;
-}
-
 Result<ModelConfig> parse_config_json(std::string_view text, const std::string& source) {
   json cfg = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (cfg.is_discarded()) return make_error(source + " is not valid JSON");
@@ -83,10 +69,9 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   ModelConfig m;
   m.name = source;
   if (auto it = cfg.find("model_type"); it != cfg.end() && it->is_string()) m.model_type = it->get<std::string>();
-  if (is_encoder_model_type(m.model_type) || fields::flag(cfg, "is_encoder_decoder", false)) {
-    return make_error(source + ": model_type '" + m.model_type +
-                      "' has an encoder (encoder-only or encoder-decoder); vramdoc estimate supports decoder-only "
-                      "language models so far");
+  if (has_encoder(m.model_type, cfg)) {
+    if (auto ok = read_encoder_config(m, cfg, source); !ok) return make_error(ok.error());
+    return m;
   }
   m.family = family_of(m.model_type);
   if (auto ok = read_common(m, cfg, source); !ok) return make_error(ok.error());
@@ -94,8 +79,8 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   if (auto ok = read_quantization(m, cfg, source); !ok) return make_error(ok.error());
   if (m.family == Family::Generic) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
-                         ": estimated as a llama-style decoder (give the model directory with its *.safetensors "
-                         "to size its tensors from the checkpoint)");
+                         ": generic decoder: expect +-30 % (estimated as a llama-style decoder; give the model "
+                         "directory with its *.safetensors to size its tensors from the checkpoint)");
   }
   return m;
 }

@@ -15,11 +15,16 @@ namespace vramdoc::estimator {
 // an unknown model_type whose tensors come from its safetensors headers.
 enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
-  DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Generic, FromHeaders
+  DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
+  Nemotron, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart, Whisper, Generic, FromHeaders
 };
 
-enum class NormKind { Rms, RmsFp32Weight, LayerNorm };  // RmsFp32Weight: weight applied in fp32 (Gemma, OLMo 2)
-enum class MlpKind { Gated, Gelu, NewGelu };            // act(gate)*up; fc1 -> C++ gelu -> fc2; Python gelu_new
+// RmsFp32Weight: weight applied in fp32 (Gemma, OLMo 2); LayerNormFp32: Cohere's LayerNorm written out in
+// fp32 (mean, variance, each step a tensor); LayerNorm1P: Nemotron's (1 + weight), run in the autocast dtype.
+enum class NormKind { Rms, RmsFp32Weight, LayerNorm, LayerNormFp32, LayerNorm1P };
+// act(gate)*up; fc1 -> C++ gelu -> fc2; Python gelu_new; fc1 -> relu -> fc2 (OPT); up -> relu^2 -> down
+// (Nemotron); BLOOM's tanh gelu (an autograd Function that saves only its input in training).
+enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu };
 enum class QkNorm { None, PerHead, Full };              // q/k RMSNorm over head_dim (Qwen3, Gemma 3) or whole (OLMo 2)
 
 // Multi-head latent attention (DeepSeek V2/V3): the low-rank projections' widths.
@@ -27,6 +32,31 @@ struct LatentAttention {
   std::uint64_t q_lora_rank = 0;  // 0: a plain q_proj
   std::uint64_t kv_lora_rank = 0;
   std::uint64_t qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+};
+
+// What the model is: a decoder-only language model, an encoder (BERT, RoBERTa, DistilBERT, DeBERTa-v2),
+// an encoder-decoder (T5, BART, Whisper) or a vision transformer (ViT, Swin).
+enum class ModelKind { Decoder, Encoder, EncoderDecoder, Vision };
+
+// What the model is trained or run for (the head on top and its loss): --task.
+enum class Task { CausalLm, SeqCls, TokenCls, Mlm, Seq2Seq, ImageCls, SpeechSeq2Seq };
+
+// The sizes an encoder, an encoder-decoder or a vision model adds to the decoder's fields.
+struct EncoderParts {
+  std::uint64_t type_vocab = 0;        // token type embeddings' rows (BERT 2, RoBERTa 1, DistilBERT none)
+  std::uint64_t labels = 2;            // a classification head's outputs (num_labels or id2label)
+  std::uint64_t image_size = 0, patch_size = 0, channels = 3;  // vision: the config's input and patches
+  std::uint64_t encoder_layers = 0;    // encoder-decoder: the encoder's layers (num_layers: the decoder's)
+  std::uint64_t encoder_ffn = 0;       // encoder-decoder: the encoder's MLP width (intermediate_size: the decoder's)
+  std::uint64_t source_positions = 0;  // Whisper: the encoder's positions (2 x as many mel frames go in)
+  std::uint64_t mel_bins = 0;          // Whisper: the input features' channels
+  std::uint64_t relative_buckets = 0;  // DeBERTa (2 x position_buckets rows), T5 (per head) relative positions
+  std::vector<std::uint64_t> stage_depths;  // Swin: layers per stage (width doubles, tokens / 4 per stage)
+  std::vector<std::uint64_t> stage_heads;   // Swin: heads per stage
+  std::uint64_t window = 0;            // Swin: window size
+  bool pooler = false;                 // seq-cls: a dense + tanh pooler on the first token (BERT, DeBERTa)
+  bool classifier_dense = false;       // seq-cls: RoBERTa's / DistilBERT's dense before the classifier
+  bool gated_ffn = false;              // T5 v1.1 / Flan: gated-gelu feed-forward
 };
 
 // A weight tensor read from a safetensors header (model directories).
@@ -52,6 +82,9 @@ struct ModelConfig {
   std::string name;                // a preset name, or the file it was read from
   std::string model_type;          // as config.json says (e.g. "qwen2")
   Family family = Family::Generic;
+  ModelKind kind = ModelKind::Decoder;
+  Task task = Task::CausalLm;           // the head the weights include (estimate() sets it from Options::task)
+  EncoderParts enc;                     // encoders, encoder-decoders, vision models
   std::uint64_t hidden_size = 0;
   std::uint64_t num_layers = 0;
   std::uint64_t num_heads = 0;
@@ -89,6 +122,20 @@ struct ModelConfig {
   double final_logit_softcap = 0.0;     // Gemma 2: of the logits
   double attention_dropout = 0.0;       // > 0 in training keeps dropout masks alive (gpt2)
   double residual_dropout = 0.0;
+  // Decoder families beyond the Llama template (transformers 5.17 modeling_*.py; docs/estimator.md):
+  std::uint64_t position_offset = 0;    // OPT: learned positions (max_positions + 2 rows); 0 with max_positions: GPT-2's
+  std::uint64_t embed_proj_dim = 0;     // OPT word_embed_proj_dim != hidden: project_in / project_out (0: none)
+  bool embed_norm = false;              // BLOOM: word_embeddings_layernorm after the embeddings
+  bool alibi = false;                   // BLOOM: ALiBi bias added to the scores (eager attention only)
+  bool post_norm = false;               // OPT do_layer_norm_before=false: the norms after each residual sum
+  bool scaled_query = false;            // OPT: q_proj(x) * scaling, a tensor of its own
+  bool fp32_attention = false;          // GPT-J's _attn: query and key upcast, fp32 scores and softmax
+  bool rope_fp32 = false;               // Cohere: apply_rotary_pos_emb on q.float(), k.float(), cast back
+  bool scaled_embeddings = false;       // Granite: embeddings * embedding_multiplier
+  bool scaled_residual = false;         // Granite: residual + branch * residual_multiplier
+  bool scaled_logits = false;           // Granite (/ logits_scaling), Cohere (* logit_scale): a logits-sized tensor
+  bool fused_gate_up = false;           // GLM-4 (like Phi-3): one gate_up_proj Linear
+  std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
   Quantization quant;                   // quantization_config of the checkpoint
   std::vector<HeaderTensor> header_tensors;  // FromHeaders: the checkpoint's tensors
   std::vector<std::string> warnings;    // e.g. "unknown model_type 'foo': generic decoder"
@@ -103,7 +150,8 @@ std::string_view family_name(Family family);
 // Takes the checkpoint's tensors (m.header_tensors, already filled) into account: an unknown
 // model_type becomes Family::FromHeaders (weights sized tensor by tensor, its warning says so).
 void attach_header_tensors(ModelConfig& m);
-// True for model_types with an encoder (BERT, T5, ...): the estimator refuses them with a clear error.
-bool is_encoder_model_type(std::string_view model_type);
+// How well the estimator knows the family: its measured error (docs/estimator.md), as a share of
+// the estimate in per cent, that --max-batch / --max-seq add to the safety margin. Generic 30.
+std::uint64_t family_uncertainty_percent(const ModelConfig& m);
 
 }  // namespace vramdoc::estimator

@@ -2,6 +2,7 @@
 #include <array>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/estimator/estimate.hpp"
 
@@ -41,6 +42,9 @@ constexpr std::array<std::pair<std::string_view, Optimizer>, 6> kOptimizers = {{
     {"adafactor", Optimizer::Adafactor}}};
 constexpr std::array<std::pair<std::string_view, Attention>, 3> kAttentions = {{
     {"sdpa", Attention::Sdpa}, {"eager", Attention::Eager}, {"flash", Attention::Flash}}};
+constexpr std::array<std::pair<std::string_view, Task>, 7> kTasks = {{
+    {"causal-lm", Task::CausalLm}, {"seq-cls", Task::SeqCls}, {"token-cls", Task::TokenCls}, {"mlm", Task::Mlm},
+    {"seq2seq", Task::Seq2Seq}, {"image-cls", Task::ImageCls}, {"speech-seq2seq", Task::SpeechSeq2Seq}}};
 constexpr std::array<std::pair<std::string_view, std::uint64_t>, 7> kKvDtypes = {{
     {"fp32", 4}, {"bf16", 2}, {"fp16", 2}, {"fp8", 1}, {"int8", 1}, {"float32", 4}, {"float16", 2}}};
 
@@ -64,5 +68,34 @@ std::string_view to_string(Optimizer optimizer) { return name_of(kOptimizers, op
 std::string_view to_string(Attention attention) { return name_of(kAttentions, attention); }
 Result<Quant> parse_quant(std::string_view text) { return lookup(kQuants, text, "--quant"); }
 std::string_view to_string(Quant quant) { return name_of(kQuants, quant); }
+Result<Task> parse_task(std::string_view text) { return lookup(kTasks, text, "--task"); }
+std::string_view to_string(Task task) { return name_of(kTasks, task); }
+
+Task default_task(const ModelConfig& m) {
+  switch (m.kind) {
+    case ModelKind::Decoder: return Task::CausalLm;
+    case ModelKind::Encoder: return Task::Mlm;
+    case ModelKind::Vision: return Task::ImageCls;
+    case ModelKind::EncoderDecoder: return m.family == Family::Whisper ? Task::SpeechSeq2Seq : Task::Seq2Seq;
+  }
+  return Task::CausalLm;
+}
+
+Result<bool> check_task(const ModelConfig& m, Task task) {
+  std::vector<Task> can;
+  switch (m.kind) {
+    case ModelKind::Decoder: can = {Task::CausalLm}; break;
+    case ModelKind::Encoder: can = {Task::SeqCls, Task::TokenCls, Task::Mlm}; break;
+    case ModelKind::Vision: can = {Task::ImageCls}; break;
+    case ModelKind::EncoderDecoder: can = {default_task(m)}; break;
+  }
+  std::string names;
+  for (Task t : can) {
+    if (t == task) return true;
+    names += (names.empty() ? "" : ", ") + std::string(to_string(t));
+  }
+  return make_error("--task " + std::string(to_string(task)) + " does not fit this " + std::string(family_name(m.family)) +
+                    " model (it can run: " + names + ")");
+}
 
 }  // namespace vramdoc::estimator

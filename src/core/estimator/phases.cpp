@@ -92,7 +92,9 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   // Cross-entropy in fp32: log_softmax output (saved), nll_loss's gradient, log_softmax's gradient;
   // Gemma 2's logit soft-capping also keeps tanh's output in the activation dtype. lm_head stays
   // whole under --tp: every rank computes all logits.
-  const u64 logits = mul(12 + (m.final_logit_softcap > 0 ? w.act : 0), logit_tokens, m.vocab_size);
+  const LossShape loss = loss_shape(r);  // causal LM: fp32; BERT-style, T5, BART, Whisper: the logits' dtype
+  const u64 logits = mul(loss.fp32 ? 12 + (m.final_logit_softcap > 0 ? w.act : 0) : 3 * w.act, loss.elements);
+  (void)logit_tokens;
   const u64 kept = checkpointing ? add(mul(checkpoint_bytes, m.num_layers), head_bytes) : add(saved.all_layers, head_bytes);
   const u64 head_grads = lora ? 0 : mul(s.lm_head_params, rs.weight_width);
   const Term cast{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", checkpointing ? cast_lm_head : cast_all};

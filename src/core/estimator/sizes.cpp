@@ -14,7 +14,8 @@ u64 add(u64 a, u64 b) { return saturating_add(a, b); }
 u64 ceil_div(u64 a, u64 b) { return b == 0 ? 0 : a / b + (a % b != 0); }
 
 bool is_embedding(const std::string& name) {
-  return name == "wte" || name == "wpe" || name == "embed_tokens" || name.rfind("embed_tokens:", 0) == 0;
+  return name == "wte" || name == "wpe" || name == "embed_tokens" || name == "embed_positions" ||
+         name.rfind("embed_tokens:", 0) == 0;
 }
 
 }  // namespace
@@ -121,7 +122,7 @@ Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std
 }
 
 AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind kind) {
-  if (o.attention == Attention::Eager) return AttentionPath::Eager;
+  if (o.attention == Attention::Eager || m.alibi || m.fp32_attention) return AttentionPath::Eager;  // BLOOM, GPT-J: their own
   // Falcon 7B passes its one key/value head to SDPA as a broadcast, which only the math kernel takes.
   if (m.family == Family::Falcon && m.num_kv_heads == 1 && m.num_heads > 1) return AttentionPath::Math;
   // SDPA in fp32 with grouped KV heads runs the math kernel (the fused ones take no GQA in fp32),

@@ -32,8 +32,7 @@ struct TrainPlan {
 
 TrainPlan train_plan(const Run& r) {
   TrainPlan p;
-  const u64 tokens = mul(r.o.batch, r.o.seq), tp = r.o.tensor_parallel;
-  const u64 logit_tokens = r.o.logits_last_only ? r.o.batch : tokens, V = r.m.vocab_size / tp;
+  const u64 tokens = mul(r.o.batch, r.o.seq);
   p.checkpointing = r.o.grad_checkpointing;
   p.weights = weight_tensors(r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
   if (adapters(r.o)) {  // the adapters' A and B, fp32, as one layer's share
@@ -46,8 +45,10 @@ TrainPlan train_plan(const Run& r) {
   }
   p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
-  p.logits_act = mul(mul(logit_tokens, V), r.w.act);
-  p.logits_fp32 = mul(mul(logit_tokens, V), 4);
+  LossShape loss = loss_shape(r);
+  if (r.o.task == Task::CausalLm) loss.elements /= std::max<u64>(r.o.tensor_parallel, 1);  // a rank's share of the vocabulary
+  p.logits_act = mul(loss.elements, r.w.act);
+  p.logits_fp32 = mul(loss.elements, loss.fp32 ? 4 : r.w.act);
   p.softcap = r.m.final_logit_softcap > 0 ? p.logits_act : 0;
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
@@ -70,11 +71,20 @@ struct Recorded {
 Recorded forward(Forward& f, const TrainPlan& p, bool first) {
   Recorded rec;
   f.train = true;
-  Prelude pre = prelude(f, p.kinds, first ? kCublasWorkspace : 0);
+  const bool decoder = f.r.m.kind == ModelKind::Decoder;
+  Prelude pre = decoder ? prelude(f, p.kinds, first ? kCublasWorkspace : 0) : encoder_prelude(f, first ? kCublasWorkspace : 0, false);
   rec.embeddings = f.take_saved();
   std::vector<u64> cache;
   u64 x = pre.hidden;
+  const bool cache_on = f.use_cache;
+  f.use_cache = cache_on && decoder;
   for (std::size_t l = 0; l < p.kinds.size(); ++l) {
+    if (p.kinds[l].cross && f.memory == 0) {  // the encoder's output becomes the decoder's memory
+      x = to_decoder(f, pre, x);
+      f.use_cache = cache_on;
+      std::vector<u64> embed = f.take_saved();
+      rec.embeddings.insert(rec.embeddings.end(), embed.begin(), embed.end());
+    }
     std::vector<u64> saved;
     const std::vector<u64>& casts = p.weights.layer(p.kinds[l]).unlinked_casts;
     const u64 out = p.checkpointing ? checkpointed_layer(f, casts, p.kinds[l], x) : recorded_layer(f, casts, p.kinds[l], x, saved, cache);
@@ -86,7 +96,8 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     x = out;
   }
   rec.head = record_head(f, x, p.weights.lm_head_cast);
-  f.s.free(pre.held), f.s.free(cache);
+  f.s.free(pre.held), f.s.free(cache), f.s.free(f.cross_cache);
+  f.memory = 0, f.q_len = f.kv_len = f.r.o.seq;
   return rec;
 }
 

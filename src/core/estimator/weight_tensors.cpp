@@ -27,6 +27,8 @@ u64 layers_in(const ModelConfig& m, LayerSet set) {
 }
 
 u64 holding_layers(const ModelConfig& m, const WeightTensor& t) {
+  // Encoder-decoders' and Swin's layers differ (encoder / decoder, stages): their tensors are the model's.
+  if (m.kind == ModelKind::EncoderDecoder || m.family == Family::Swin) return 0;
   const u64 L = layers_in(m, t.layers);
   return L > 0 && t.count >= L && t.count % L == 0 ? L : 0;
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The tables of docs/estimator.md, "Every model kind": build/vramdoc estimate on every case of
+tests/data/estimator/pytorch-h200-kinds.jsonl (issue 28's H200 measurements), |error| % per family
+(held out marked) and per kind, and --max-batch against the largest batch that ran.
+
+Usage: scripts/eval_estimator_kinds.py [--vramdoc PATH] [--cases]"""
+import argparse, collections, json, os, statistics, subprocess, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "tests", "data", "estimator", "pytorch-h200-kinds")
+
+
+def q(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(p * (len(v) - 1))))]
+
+
+def config(tmp, r):
+    path = os.path.join(tmp, f"{r['model']}.{r['task']}.json")
+    if not os.path.exists(path):
+        json.dump(json.load(open(os.path.join(DATA + ".models", f"{r['model']}.{r['task']}.json")))["config"], open(path, "w"))
+    return path
+
+
+def command(vramdoc, cfg, r):
+    cmd = [vramdoc, "estimate", "--config", cfg, "--mode", r["mode"], "--precision", r["precision"].replace("_", "-"),
+           "--seq", str(r["seq"]), "--task", r["task"], "--json"]
+    if r.get("generate"):
+        cmd += ["--new-tokens", str(r["generate"])]
+    if r.get("target_seq"):
+        cmd += ["--target-seq", str(r["target_seq"])]
+    if r.get("image_size"):
+        cmd += ["--image-size", str(r["image_size"])]
+    if r.get("kind") == "maxbatch":
+        return cmd + ["--gpu-memory", f"{r['card_mib']}MiB", "--max-batch"]
+    cmd += ["--batch", str(r["batch"])]
+    if r["grad_checkpointing"]:
+        cmd.append("--grad-checkpointing")
+    if r.get("optimizer"):
+        cmd += ["--optimizer", r["optimizer"]]
+    if r.get("attn_implementation") == "eager" or r.get("attention"):
+        cmd += ["--attention", "eager"]
+    if r.get("lora"):
+        cmd += ["--lora-targets", ",".join(r["lora"]["targets"])]
+    return cmd
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
+    ap.add_argument("--cases", action="store_true", help="print every case")
+    args = ap.parse_args()
+    rows, scenarios = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for line in open(DATA + ".jsonl"):
+            r = json.loads(line)
+            if r.get("kind") == "maxbatch" and r["largest_batch"]:
+                out = subprocess.run(command(args.vramdoc, config(tmp, r), r), capture_output=True, text=True)
+                found = json.loads(out.stdout).get("max_batch") if out.stdout else None
+                scenarios.append((r, (found or {}).get("value")))
+            if "case_id" not in r or "error" in r or r.get("kind") in ("maxbatch", "maxbatch-trial", "env"):
+                continue
+            out = subprocess.run(command(args.vramdoc, config(tmp, r), r), capture_output=True, text=True)
+            if out.returncode not in (0, 1):
+                print(f"{r['case_id']}: vramdoc exit {out.returncode}: {out.stderr.strip()[:200]}", file=sys.stderr)
+                continue
+            e = json.loads(out.stdout)
+            a = (e["peak_allocated_bytes"] - r["peak_allocated"]) / r["peak_allocated"] * 100
+            p = (e["process_bytes"] - r["driver_process_used"]) / r["driver_process_used"] * 100
+            rows.append((r, a, p))
+            if args.cases:
+                print(f"{r['case_id']:58} allocated {a:+6.1f} %  process {p:+6.1f} %{'  (held out)' if r['held_out'] else ''}")
+    print("\n| family | held out | cases | allocated median % | allocated p95 % | process median % | process p95 % |")
+    print("|---|---|---|---|---|---|---|")
+    groups = collections.defaultdict(list)
+    for r, a, p in rows:
+        groups[(r["arch"], r["held_out"])].append((abs(a), abs(p)))
+    for (fam, held), v in sorted(groups.items()):
+        a, p = [x[0] for x in v], [x[1] for x in v]
+        print(f"| {fam} | {'yes' if held else ''} | {len(v)} | {statistics.median(a):.2f} | {q(a, .95):.2f} | "
+              f"{statistics.median(p):.2f} | {q(p, .95):.2f} |")
+    print("\n| kind | held out | cases | allocated median / p95 % | process median / p95 % | bar met |")
+    print("|---|---|---|---|---|---|")
+    for kind in ("decoder", "encoder / enc-dec / vision"):
+        for held in (False, True):
+            v = [(abs(a), abs(p)) for r, a, p in rows if (r["task"] == "causal-lm") == (kind == "decoder") and r["held_out"] == held]
+            if not v:
+                continue
+            a, p = [x[0] for x in v], [x[1] for x in v]
+            met = statistics.median(a) <= 1 and q(a, .95) <= 4 and statistics.median(p) <= 2 and q(p, .95) <= 6
+            print(f"| {kind} | {'yes' if held else ''} | {len(v)} | {statistics.median(a):.2f} / {q(a, .95):.2f} | "
+                  f"{statistics.median(p):.2f} / {q(p, .95):.2f} | {'yes' if met else 'no'} |")
+    print("\n| model | task | mode | card | largest batch that ran | --max-batch | false fits |")
+    print("|---|---|---|---|---|---|---|")
+    for r, predicted in scenarios:
+        print(f"| {r['model']}{' (held out)' if r['held_out'] else ''} | {r['task']} | {r['mode']} {r['precision']} seq {r['seq']} | "
+              f"{r['card_mib']} MiB | {r['largest_batch']} | {predicted} | {'YES' if predicted and predicted > r['largest_batch'] else 'no'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

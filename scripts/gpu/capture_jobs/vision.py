@@ -1,0 +1,23 @@
+"""A torchvision classifier (ResNet, VGG, ConvNeXt, EfficientNet, ViT, Swin) trained on random images."""
+import torch
+import torch.nn.functional as F
+import torchvision
+
+import jobcommon
+
+p = jobcommon.parser(__doc__)
+p.add_argument("--model", default="resnet50")
+p.add_argument("--image", type=int, default=224)
+a = p.parse_args()
+model = getattr(torchvision.models, a.model)(num_classes=1000)
+
+
+def inputs():
+    return (torch.randn(a.batch, 3, a.image, a.image, device="cuda", dtype=jobcommon.dtype_of(a)),
+            torch.randint(0, 1000, (a.batch,), device="cuda"))
+
+
+if a.infer:
+    jobcommon.run(a, model, lambda: inputs()[:1], None)
+else:
+    jobcommon.run(a, model, inputs, lambda m, x: F.cross_entropy(m(x[0]), x[1]))

@@ -1,0 +1,34 @@
+#!/bin/bash
+# The measurement of issue 28 on the GPU machine: bash run.sh OUT
+cd "$(dirname "$0")"
+OUT=$1
+W=/tmp/kinds
+PYTHONUNBUFFERED=1 KINDS_BUDGET_S=${KINDS_BUDGET_S:-110} KINDS_HARD_STOP_S=${KINDS_HARD_STOP_S:-155} \
+  timeout 200 python3 measure_estimator_kinds.py "$W" > "$OUT/run.log" 2>&1
+echo "exit $?" >> "$OUT/run.log"
+nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
+tar czf "$OUT/traces.tar.gz" -C "$W" traces
+tar czf "$OUT/records.tar.gz" -C "$W" kinds-measure.jsonl models logs
+python3 - "$OUT" <<'PY'
+import os, sys, tarfile, torch, transformers, peft
+open(os.path.join(sys.argv[1], "versions.txt"), "w").write(
+    f"torch {torch.__version__} transformers {transformers.__version__} peft {peft.__version__}\n")
+t, p = os.path.dirname(transformers.__file__), os.path.dirname(peft.__file__)
+fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4", "nemotron", "bert", "roberta",
+        "distilbert", "deberta_v2", "t5", "bart", "whisper", "vit", "swin", "llama", "qwen3", "gemma2"]
+with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
+    for f in fams:
+        d = os.path.join(t, "models", f)
+        for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if n.startswith(("modeling_", "configuration_")) and n.endswith(".py"):
+                tar.add(os.path.join(d, n), arcname=f"transformers/models/{f}/{n}")
+    for n in ["masking_utils.py", "activations.py", "pytorch_utils.py", "cache_utils.py", "modeling_layers.py",
+              "integrations/sdpa_attention.py", "integrations/moe.py", "loss/loss_utils.py", "modeling_rope_utils.py"]:
+        if os.path.exists(os.path.join(t, n)):
+            tar.add(os.path.join(t, n), arcname=f"transformers/{n}")
+    for n in ["tuners/lora/layer.py", "tuners/lora/model.py", "utils/constants.py", "utils/other.py", "peft_model.py"]:
+        if os.path.exists(os.path.join(p, n)):
+            tar.add(os.path.join(p, n), arcname=f"peft/{n}")
+PY
+ls -la "$OUT"
+grep -c ': alloc' "$OUT/run.log"; grep -v ': alloc' "$OUT/run.log" | tail -25

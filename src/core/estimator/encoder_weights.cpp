@@ -1,0 +1,154 @@
+// The weight tensors of encoders, encoder-decoders and vision transformers, as transformers (5.17)
+// builds them for the task (AutoModelFor...: the task's head), names as PEFT matches them.
+#include <algorithm>
+
+#include "core/estimator/encoders.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::estimator {
+
+namespace {
+
+using u64 = std::uint64_t;
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+void linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u64 out, u64 count, bool bias) {
+  if (count == 0) return;
+  w.push_back({name, in, out, count, true, false, true});
+  if (bias) w.push_back({name + ".bias", 1, out, count, false, false, false});
+}
+void vector(std::vector<WeightTensor>& w, const std::string& name, u64 n, u64 count = 1) {
+  if (count > 0 && n > 0) w.push_back({name, 1, n, count, false, false, false});
+}
+
+// The names of q, k, v and the attention's output projection per family.
+struct AttentionNames {
+  const char *q, *k, *v, *o;
+};
+AttentionNames attention_names(Family f) {
+  switch (f) {
+    case Family::DistilBert: return {"q_lin", "k_lin", "v_lin", "out_lin"};
+    case Family::DebertaV2: return {"query_proj", "key_proj", "value_proj", "attention.output.dense"};
+    case Family::Vit:
+    case Family::Swin: return {"q_proj", "k_proj", "v_proj", "o_proj"};  // transformers 5 names (modeling_swin.py:411)
+    case Family::T5: return {"q", "k", "v", "o"};
+    case Family::Bart:
+    case Family::Whisper: return {"q_proj", "k_proj", "v_proj", "out_proj"};
+    default: return {"query", "key", "value", "attention.output.dense"};
+  }
+}
+
+// One self-attention (and in a decoder layer of an encoder-decoder, one cross-attention) with its
+// norm, and the MLP with its norm, over `count` layers of width h and MLP width inter.
+void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h, u64 inter, bool cross, u64 heads) {
+  const AttentionNames n = attention_names(m.family);
+  const bool bias = m.attention_bias, whisper = m.family == Family::Whisper;
+  for (int a = 0; a < (cross ? 2 : 1); ++a) {
+    const std::string prefix = a == 0 ? "" : "encoder_attn.";
+    linear(w, prefix + n.q, h, h, count, bias);
+    linear(w, prefix + n.k, h, h, count, bias && !whisper);  // Whisper's k_proj has no bias
+    linear(w, prefix + n.v, h, h, count, bias);
+    linear(w, prefix + n.o, h, h, count, m.output_bias);
+    vector(w, prefix + "attention norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count);
+  }
+  if (m.family == Family::Swin) vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count);
+  if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, count, false), linear(w, "wi_1", h, inter, count, false);
+  else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, count, m.mlp_bias);
+  linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, count, m.mlp_bias);
+  vector(w, "mlp norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count);
+}
+
+// Text encoders (BERT, RoBERTa, DistilBERT, DeBERTa-v2): embeddings, layers, the task's head.
+void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size, L = m.num_layers;
+  w.push_back({"embed_tokens", m.vocab_size, h, 1, false, false, false});
+  if (m.family != Family::DebertaV2) w.push_back({"embed_positions", m.max_positions, h, 1, false, false, false});
+  if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, h, 1, false, false, false});
+  vector(w, "embeddings.LayerNorm", 2 * h);
+  layer(m, w, L, h, m.intermediate_size, false, m.num_heads);
+  if (m.family == Family::DebertaV2) {
+    w.push_back({"rel_embeddings", m.enc.relative_buckets, h, 1, false, false, false});
+    vector(w, "encoder.LayerNorm", 2 * h);
+  }
+  if (m.task == Task::Mlm) {  // transform (dense, act, LayerNorm), the decoder tied to the embeddings, its bias
+    linear(w, "transform.dense", h, h, 1, true);
+    vector(w, "transform.LayerNorm", 2 * h);
+    w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+    w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
+    return;
+  }
+  if (m.task == Task::SeqCls && (m.enc.pooler || m.enc.classifier_dense)) linear(w, "pooler.dense", h, h, 1, true);
+  w.push_back({"lm_head", h, m.enc.labels, 1, true, false, false});  // the classifier
+  w.push_back({"lm_head.bias", 1, m.enc.labels, 1, false, false, false});
+}
+
+// ViT: the patch projection (a Conv2d), the class token, positions, pre-norm layers, the final
+// norm, the classifier. Swin: stages of layers, each stage's width twice the last, patch merging.
+void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size, p = m.enc.patch_size, c = m.enc.channels;
+  w.push_back({"patch_embeddings", mul(mul(c, p), p), h, 1, true, false, false});
+  vector(w, "patch_embeddings.bias", h);
+  u64 width = h;
+  if (m.family == Family::Vit) {
+    const u64 patches = mul(m.enc.image_size / std::max<u64>(p, 1), m.enc.image_size / std::max<u64>(p, 1));
+    vector(w, "cls_token", h);
+    w.push_back({"embed_positions", patches + 1, h, 1, false, false, false});
+    layer(m, w, m.num_layers, h, m.intermediate_size, false, m.num_heads);
+  } else {
+    vector(w, "embeddings.norm", 2 * h);
+    for (std::size_t s = 0; s < m.enc.stage_depths.size(); ++s) {
+      layer(m, w, m.enc.stage_depths[s], width, 4 * width, false, m.enc.stage_heads[s]);
+      if (s + 1 < m.enc.stage_depths.size()) {  // SwinPatchMerging: norm over 4 x width, reduction to 2 x width
+        vector(w, "downsample.norm", 8 * width);
+        linear(w, "downsample.reduction", 4 * width, 2 * width, 1, false);
+        width *= 2;
+      }
+    }
+  }
+  vector(w, "norm", 2 * width);
+  w.push_back({"lm_head", width, m.enc.labels, 1, true, false, false});
+  w.push_back({"lm_head.bias", 1, m.enc.labels, 1, false, false, false});
+}
+
+// T5, BART, Whisper: the shared embeddings (Whisper's conv stem and sinusoid-initialised positions),
+// the encoder's and the decoder's layers (cross-attention in the decoder's), lm_head.
+void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size, norm = m.norm == NormKind::LayerNorm ? 2 * h : h;
+  w.push_back({"embed_tokens", m.vocab_size, h, 1, false, false, false});
+  if (m.family == Family::Whisper) {
+    w.push_back({"conv1", mul(m.enc.mel_bins, 3), h, 1, true, false, false});
+    w.push_back({"conv2", mul(h, 3), h, 1, true, false, false});
+    vector(w, "conv biases", 2 * h);
+    w.push_back({"encoder.embed_positions", m.enc.source_positions, h, 1, false, false, false});
+    w.push_back({"embed_positions", m.max_positions, h, 1, false, false, false});
+  } else if (m.family == Family::Bart) {
+    w.push_back({"encoder.embed_positions", m.max_positions + 2, h, 1, false, false, false});
+    w.push_back({"embed_positions", m.max_positions + 2, h, 1, false, false, false});
+    vector(w, "layernorm_embedding", 2 * norm);
+  } else {
+    w.push_back({"relative_attention_bias", m.enc.relative_buckets, 2 * m.num_heads, 1, false, false, false});
+  }
+  layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads);
+  layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads);
+  if (m.family != Family::Bart) vector(w, "final norms", 2 * norm);  // BART (post-norm) has none; final_logits_bias is a buffer
+  w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+}
+
+}  // namespace
+
+void add_encoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  if (m.kind == ModelKind::Vision) return vision(m, w);
+  if (m.kind == ModelKind::EncoderDecoder) return encoder_decoder(m, w);
+  text_encoder(m, w);
+}
+
+std::uint64_t encoder_tokens(const ModelConfig& m, std::uint64_t seq, std::uint64_t image_size) {
+  if (m.kind == ModelKind::Vision) {
+    const u64 side = (image_size > 0 ? image_size : m.enc.image_size) / std::max<u64>(m.enc.patch_size, 1);
+    return mul(side, side) + (m.family == Family::Vit ? 1 : 0);
+  }
+  if (m.family == Family::Whisper) return m.enc.source_positions;
+  return seq;
+}
+
+}  // namespace vramdoc::estimator

@@ -1,0 +1,27 @@
+// Models with an encoder (BERT-style encoders, encoder-decoders, vision transformers): reading their
+// config.json (encoder_config.cpp) and their weight tensors with the task's head (encoder_weights.cpp).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/estimator/architecture.hpp"
+#include "core/estimator/model_config.hpp"
+#include "core/result.hpp"
+
+namespace vramdoc::estimator {
+
+// True for the model types read by read_encoder_config (and any config with is_encoder_decoder).
+bool has_encoder(std::string_view model_type, const nlohmann::json& cfg);
+// Sets m's kind, family, widths and traits from an encoder's, encoder-decoder's or vision model's
+// config.json. An unknown model type with an encoder is read as BERT or BART (with a warning).
+Result<bool> read_encoder_config(ModelConfig& m, const nlohmann::json& cfg, const std::string& source);
+// Every weight tensor of an encoder, encoder-decoder or vision model with the head of m.task.
+// Encoder-decoders' and Swin's layers differ from one another: their tensors are not per layer.
+void add_encoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w);
+// Tokens one sequence has in the encoder: the text's `seq`, a vision model's patches (+ the class
+// token for ViT), Whisper's max_source_positions.
+std::uint64_t encoder_tokens(const ModelConfig& m, std::uint64_t seq, std::uint64_t image_size);
+
+}  // namespace vramdoc::estimator

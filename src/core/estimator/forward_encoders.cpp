@@ -1,0 +1,154 @@
+// A forward op by op (see forward_ops.hpp) for the models with an encoder: their embeddings (text,
+// patches, Whisper's conv stem), a decoder layer's cross-attention, and the heads of the tasks
+// (--task). Their layers are the decoder's ops with the family's traits (encoder_config.cpp): BERT's
+// post-norm, ViT's pre-norm, no RoPE, no cache in the encoder, no causal mask.
+#include <algorithm>
+
+#include "core/estimator/encoders.hpp"
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+// ViT: the pixels (the caller's input, alive throughout; under autocast cast to 16 bit for the conv),
+// the patch projection, the class token concatenated, the positions added. Whisper: two convs with
+// gelu (each saved), the positions added. `tokens` of hidden_size go to the layers.
+void vision_or_audio(Forward& f, Prelude& p) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size, in_w = f.r.w.weight;
+  const bool whisper = m.family == Family::Whisper;
+  const u64 pixels = whisper ? mul(mul(f.batch, m.enc.mel_bins), 2 * m.enc.source_positions)
+                             : mul(mul(f.batch, m.enc.channels), mul(f.r.o.image_size ? f.r.o.image_size : m.enc.image_size,
+                                                                      f.r.o.image_size ? f.r.o.image_size : m.enc.image_size));
+  p.held.push_back(f.s.alloc(mul(pixels, in_w)));
+  const u64 cast = f.amp ? f.s.alloc(mul(pixels, 2)) : 0;
+  f.keep(cast);
+  if (whisper) {  // conv1 over 2 x positions frames, gelu, conv2 (stride 2), gelu
+    const u64 c1 = f.s.alloc(f.bytes(2 * h, f.act)), g1 = f.s.alloc(f.bytes(2 * h, f.act));
+    f.keep(c1), f.keep(g1);
+    f.drop(c1);
+    const u64 c2 = f.s.alloc(f.bytes(h, f.act)), g2 = f.s.alloc(f.bytes(h, f.act));
+    f.keep(c2);
+    f.drop(g1), f.drop(c2);
+    p.hidden = f.s.alloc(f.bytes(h, std::max(f.act, in_w)));  // + embed_positions
+    f.drop(g2);
+  } else {
+    const u64 conv = f.s.alloc(f.bytes(h, f.act)), cat = f.s.alloc(f.bytes(h, f.act));
+    f.drop(conv);
+    p.hidden = f.s.alloc(f.bytes(h, std::max(f.act, in_w)));  // + position_embeddings
+    f.drop(cat);
+  }
+  f.drop(cast);
+}
+
+}  // namespace
+
+Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
+  const ModelConfig& m = f.r.m;
+  Prelude p;
+  if (workspace != 0) f.s.alloc(workspace, Use::Workspace);
+  if (!decoder_side && (m.kind == ModelKind::Vision || m.family == Family::Whisper)) {
+    vision_or_audio(f, p);
+    return p;
+  }
+  const u64 h = m.hidden_size, width = f.r.w.weight;
+  // word embeddings, then each added table (positions, token types), the embeddings' norm, dropout
+  u64 x = f.s.alloc(f.bytes(h, width));
+  const int tables = (m.position_offset > 0 || m.kind == ModelKind::Encoder || m.family == Family::Whisper ? 1 : 0) +
+                     (m.enc.type_vocab > 0 && !decoder_side ? 1 : 0) - (m.family == Family::DebertaV2 ? 1 : 0);
+  for (int i = 0; i < tables; ++i) {
+    const u64 table = f.s.alloc(f.bytes(h, width)), sum = f.s.alloc(f.bytes(h, width));
+    f.s.free(table), f.drop(x);
+    x = sum;
+  }
+  if (m.kind == ModelKind::Encoder || m.embed_norm) {
+    const u64 n = norm(f, x, h, width);
+    f.drop(x);
+    x = n;
+  }
+  p.hidden = dropout(f, x, h, width, m.residual_dropout);
+  return p;
+}
+
+u64 cross_attention(Forward& f, u64 x, u64 memory, u64 memory_tokens) {
+  const ModelConfig& m = f.r.m;
+  const LayerDims d = layer_dims(f.r);
+  const char* q_name = m.family == Family::T5 ? "q" : "q_proj";
+  const u64 q = linear(f, x, d.h, d.q, false, std::string("encoder_attn.") + q_name);
+  const u64 q_len = f.q_len;
+  f.q_len = memory_tokens;  // keys and values over the encoder's tokens
+  const u64 k = linear(f, memory, d.h, d.kv, false, m.family == Family::T5 ? "encoder_attn.k" : "encoder_attn.k_proj");
+  const u64 v = linear(f, memory, d.h, d.kv, false, m.family == Family::T5 ? "encoder_attn.v" : "encoder_attn.v_proj");
+  f.q_len = q_len;
+  u64 kc = k, vc = v;
+  if (f.use_cache) {  // EncoderDecoderCache's cross-attention update: torch.cat onto an empty tensor, copies
+    kc = f.s.alloc(saturating_mul(saturating_mul(f.batch, memory_tokens), mul(d.kv, f.act)), Use::Cache);
+    vc = f.s.alloc(saturating_mul(saturating_mul(f.batch, memory_tokens), mul(d.kv, f.act)), Use::Cache);
+    f.cross_cache.push_back(kc), f.cross_cache.push_back(vc);
+    f.drop(k), f.drop(v);
+  }
+  f.keep(q), f.keep(kc), f.keep(vc);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act));
+  f.keep(out);
+  const u64 contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(out);
+  const u64 o = linear(f, contiguous, d.q, d.h, false, m.family == Family::T5 ? "encoder_attn.o" : "encoder_attn.out_proj");
+  f.drop(contiguous), f.drop(q);
+  if (!f.use_cache) f.drop(k), f.drop(v);
+  return o;
+}
+
+u64 to_decoder(Forward& f, Prelude& p, u64 x) {
+  const ModelConfig& m = f.r.m;
+  u64 memory = x;
+  if (!m.post_norm) {  // T5's final_layer_norm, Whisper's layer_norm
+    memory = norm(f, x, m.hidden_size, f.wide);
+    if (!f.kept(x)) f.s.free(x);
+  }
+  p.held.push_back(memory);
+  f.memory = memory, f.memory_tokens = f.q_len;
+  f.q_len = f.kv_len = f.r.o.target_seq > 0 ? f.r.o.target_seq : 128;
+  Prelude dec = encoder_prelude(f, 0, true);
+  p.held.insert(p.held.end(), dec.held.begin(), dec.held.end());
+  return dec.hidden;
+}
+
+LossShape loss_shape(const Run& r) {
+  const ModelConfig& m = r.m;
+  const u64 b = r.o.batch, tokens = mul(b, r.o.seq), target = r.o.target_seq > 0 ? r.o.target_seq : 128;
+  switch (r.o.task) {
+    case Task::CausalLm: return {mul(r.o.logits_last_only ? b : tokens, m.vocab_size), true};
+    case Task::Mlm: return {mul(tokens, m.vocab_size), false};
+    case Task::TokenCls: return {mul(tokens, m.enc.labels), true};
+    case Task::SeqCls:
+    case Task::ImageCls: return {mul(b, m.enc.labels), true};
+    case Task::Seq2Seq:
+    case Task::SpeechSeq2Seq: return {mul(mul(b, target), m.vocab_size), false};
+  }
+  return {tokens, true};
+}
+
+u64 task_head(Forward& f, u64 x, u64& logits_input) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size;
+  logits_input = x;
+  switch (m.task) {
+    case Task::Mlm: {  // transform: dense, gelu (saves its input), LayerNorm; then the decoder on every token
+      const u64 dense = linear(f, x, h, h, false, "transform.dense"), act = f.s.alloc(f.bytes(h, f.act));
+      f.keep(dense);
+      const u64 n = norm(f, act, h, f.act);
+      f.drop(dense), f.drop(act);
+      logits_input = n;
+      return mul(f.tokens(), m.vocab_size);
+    }
+    case Task::TokenCls: logits_input = dropout(f, x, h, f.act, m.residual_dropout); return mul(f.tokens(), m.enc.labels);
+    case Task::ImageCls:  // the classifier reads the first token of the final norm's output: its view keeps it
+    case Task::SeqCls: f.keep(x); return mul(f.batch, m.enc.labels);  // the pooler's view of the first token keeps x
+    default: return mul(f.tokens(), m.vocab_size);  // seq2seq: lm_head on the decoder's tokens
+  }
+}
+
+}  // namespace vramdoc::estimator::detail

@@ -1,0 +1,180 @@
+// A forward op by op (see forward_ops.hpp): the pieces of the decoder families of issue 28 that the
+// Llama template lacks, each as its modeling_*.py (transformers 5.17) and PyTorch 2.11's kernels run
+// it: BLOOM's ALiBi attention and gelu, GPT-J's fp32 attention, OPT's ReLU MLP and post-norm layers,
+// Nemotron's relu^2, Cohere's and Nemotron's norms. docs/estimator.md has each term's source line.
+#include <algorithm>
+
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+// BLOOM's gelu (bloom_gelu_forward: x * 0.5 * (1.0 + tanh(0.79788456 * x * (1 + 0.044715 * x * x))),
+// left to right; in training run inside GeLUFunction, which saves only its input): the output.
+u64 bloom_gelu(Forward& f, u64 x, u64 inter) {
+  f.keep(x);
+  const u64 e = f.bytes(inter, f.act);
+  const u64 half = f.s.alloc(e), scaled = f.s.alloc(e), c = f.s.alloc(e), cx = f.s.alloc(e);  // x*0.5, 0.797*x, 0.0447*x, *x
+  f.s.free(c);
+  const u64 one = f.s.alloc(e);  // 1 + ...
+  f.s.free(cx);
+  const u64 inner = f.s.alloc(e);  // 0.797*x * (...)
+  f.s.free(scaled), f.s.free(one);
+  const u64 t = f.s.alloc(e);  // tanh
+  f.s.free(inner);
+  const u64 one_t = f.s.alloc(e);  // 1.0 + tanh
+  f.s.free(t);
+  const u64 out = f.s.alloc(e);
+  f.s.free(half), f.s.free(one_t);
+  return out;
+}
+
+}  // namespace
+
+u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
+  const ModelConfig& m = f.r.m;
+  if (m.mlp == MlpKind::Relu) {  // OPT: fc1, relu (saves its output: fc2's input), fc2
+    const u64 fc1 = linear(f, x, h, inter, input_wide, "fc1"), r = f.s.alloc(f.bytes(inter, f.act));
+    f.keep(r);
+    f.drop(fc1);
+    const u64 down = linear(f, r, inter, h, false, "fc2");
+    f.drop(r);
+    return down;
+  }
+  if (m.mlp == MlpKind::Relu2) {  // Nemotron: up_proj, relu (saved by square), square (down's input), down_proj
+    const u64 up = linear(f, x, h, inter, input_wide, "up_proj"), r = f.s.alloc(f.bytes(inter, f.act));
+    f.keep(r);
+    f.drop(up);
+    const u64 sq = f.s.alloc(f.bytes(inter, f.act));
+    f.drop(r);
+    const u64 down = linear(f, sq, inter, h, false, "down_proj");
+    f.drop(sq);
+    return down;
+  }
+  if (m.mlp == MlpKind::BloomGelu) {
+    const u64 fc = linear(f, x, h, inter, input_wide, "dense_h_to_4h"), act = bloom_gelu(f, fc, inter);
+    f.drop(fc);
+    const u64 down = linear(f, act, inter, h, false, "dense_4h_to_h");
+    f.drop(act);
+    return down;
+  }
+  return 0;
+}
+
+// BLOOM's attention (BloomAttention.forward): the query reshaped to (batch x heads, seq, dim) from a
+// view of the fused projection (a copy, saved by baddbmm with the keys), alibi.baddbmm's scores, the
+// mask added, softmax in fp32 (saved) cast back (saved by bmm; returned as attn_weights, held to the
+// layer's end), bmm, the heads merged (a copy). Keys and values are the cache's copies (contiguous)
+// or, without a cache, copies of the fused buffer's views.
+u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held) {
+  const u64 q = f.s.alloc(f.bytes(d.q, f.act));
+  const u64 kc = cached ? k : f.s.alloc(f.bytes(d.kv, f.act)), vc = cached ? v : f.s.alloc(f.bytes(d.kv, f.act));
+  f.keep(q), f.keep(kc);
+  // attention_scores stays referenced to the function's end; softmax(dtype=float32) upcasts first
+  const u64 scores = f.s.alloc(f.scores(d.heads, f.act)), masked = f.s.alloc(f.scores(d.heads, f.act));
+  const u64 up = f.act != 4 ? f.s.alloc(f.scores(d.heads, 4)) : 0, sm = f.s.alloc(f.scores(d.heads, 4));
+  f.keep(sm);
+  f.drop(up), f.drop(masked);
+  held = f.s.alloc(f.scores(d.heads, f.act));
+  f.keep(held), f.keep(vc);
+  f.drop(sm), f.s.free(scores);
+  const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(ctx), f.drop(q);
+  if (!cached) f.drop(kc), f.drop(vc);
+  return merged;
+}
+
+// GPT-J's _attn: query and key upcast to fp32 (saved by the matmul), fp32 scores, / scale_attn, the
+// mask added, softmax (saved), cast to the values' dtype (saved; attn_weights, held to the layer's
+// end), the output, its heads merged (permute().contiguous()).
+u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held) {
+  const bool up = f.act != 4;
+  const u64 qf = up ? f.s.alloc(f.bytes(d.q, 4)) : q, kf = up ? f.s.alloc(f.bytes(d.kv, 4)) : k;
+  f.keep(qf), f.keep(kf);
+  u64 x = f.s.alloc(f.scores(d.heads, 4));
+  for (int i = 0; i < 2; ++i) {  // / scale_attn, + attention_mask
+    const u64 next = f.s.alloc(f.scores(d.heads, 4));
+    f.s.free(x);
+    x = next;
+  }
+  const u64 sm = f.s.alloc(f.scores(d.heads, 4));  // the masked scores live until the cast (trace 013-gptj-s)
+  f.keep(sm);
+  held = up ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
+  f.s.free(x);
+  f.keep(held), f.keep(v);
+  if (held != sm) f.drop(sm);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(out);
+  if (up) f.drop(qf), f.drop(kf);
+  return merged;
+}
+
+u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width) {
+  const ModelConfig& m = f.r.m;
+  if (m.norm == NormKind::LayerNorm1P) {  // weight + 1 (small); under autocast the input cast to 16 bit first
+    const u64 in = f.amp && in_width == 4 ? f.s.alloc(f.bytes(elements, 2)) : x;
+    f.keep(in);
+    const u64 out = f.s.alloc(f.bytes(elements, f.amp ? 2 : in_width));
+    if (in != x) f.drop(in);
+    return out;
+  }
+  // CohereLayerNorm: to(float32); (h - mean) (saved by pow); pow(2); (h - mean) again (saved by the
+  // product with rsqrt); the normalised tensor (saved by the weight's product when it trains);
+  // weight * h in fp32; to(input dtype).
+  const u64 up = in_width == 4 ? x : f.s.alloc(f.bytes(elements, 4));
+  const u64 centred = f.s.alloc(f.bytes(elements, 4));
+  f.keep(centred);
+  const u64 pow = f.s.alloc(f.bytes(elements, 4));
+  f.drop(pow), f.drop(centred);
+  const u64 centred2 = f.s.alloc(f.bytes(elements, 4));
+  f.keep(centred2);
+  const u64 normed = f.s.alloc(f.bytes(elements, 4));
+  f.drop(centred2);
+  if (up != x) f.drop(up);
+  if (f.weights_train()) f.keep(normed);
+  const u64 weighted = f.s.alloc(f.bytes(elements, 4));
+  f.drop(normed);
+  if (in_width == 4) return weighted;
+  const u64 out = f.s.alloc(f.bytes(elements, in_width));
+  f.drop(weighted);
+  return out;
+}
+
+u64 residual_sum(Forward& f, u64 bytes) {
+  if (!f.r.m.scaled_residual) return f.s.alloc(bytes);
+  const u64 scaled = f.s.alloc(bytes), sum = f.s.alloc(bytes);  // Granite: residual + branch * residual_multiplier
+  f.s.free(scaled);
+  return sum;
+}
+
+// OPT with do_layer_norm_before=false (opt-350m): attention, dropout, the residual sum, its norm;
+// fc1 -> relu -> fc2, dropout, the sum, its norm.
+u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size;
+  u64 held = 0;
+  u64 a = attention(f, kind, x, f.amp, cache, held);
+  a = dropout(f, a, h, f.act, m.residual_dropout);
+  const u64 sum = f.s.alloc(f.bytes(h, f.wide));
+  f.drop(a);
+  u64 n1 = norm(f, sum, h, f.wide);
+  f.drop(sum);
+  if (kind.cross) {  // BART's decoder layer: cross-attention, dropout, the sum, its norm
+    u64 c = cross_attention(f, n1, f.memory, f.memory_tokens);
+    c = dropout(f, c, h, f.act, m.residual_dropout);
+    const u64 sum_c = f.s.alloc(f.bytes(h, f.wide));
+    f.drop(c), f.drop(n1);
+    n1 = norm(f, sum_c, h, f.wide);
+    f.drop(sum_c);
+  }
+  u64 mo = mlp(f, kind, n1, f.amp);
+  mo = dropout(f, mo, h, f.act, m.residual_dropout);
+  const u64 sum2 = f.s.alloc(f.bytes(h, f.wide));
+  f.drop(mo), f.drop(n1), f.drop(held);
+  const u64 out = norm(f, sum2, h, f.wide);
+  f.drop(sum2);
+  return out;
+}
+
+}  // namespace vramdoc::estimator::detail
