@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/chart/svg.hpp"
 #include "core/probe/fit.hpp"
 #include "core/probe/search.hpp"
 #include "core/style.hpp"
@@ -42,7 +43,9 @@ std::string render_text(const ProbeReport& report, const Style& style = {});
 // The report's members as JSON, and the whole JSON document vramdoc.probe/1.
 nlohmann::json to_json(const ProbeReport& report);
 std::string render_json(const ProbeReport& report);
-// An SVG chart of peak memory against the value, with the fit and the capacity line.
+// The chart of each trial's peak against its value, the fit, the card's memory, the recommendation.
+chart::Chart probe_chart(const ProbeReport& report);
+// That chart as one SVG drawing (the wide one).
 std::string render_svg(const ProbeReport& report);
 // `probe --html`: a self-contained page with the verdict, the chart and the text report.
 std::string render_html(const ProbeReport& report);

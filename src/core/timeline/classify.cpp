@@ -92,6 +92,7 @@ Diagnosis classify(const Timeline& given, const std::optional<TraceEvidence>& tr
     decide(f, d);
     if (d.verdict == Verdict::Leak) project_oom(d);
   }
+  add_readings(given, d.picture);
   if (d.verdict != Verdict::Insufficient) d.evidence.need.reset();
   d.summary = summary_for(d);
   d.remedies = remedies_for(d);
