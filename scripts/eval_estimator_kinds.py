@@ -2,12 +2,15 @@
 """The tables of docs/estimator.md, "Every model kind": build/vramdoc estimate on every case of
 tests/data/estimator/pytorch-h200-kinds.jsonl (issue 28's H200 measurements), |error| % per family
 (held out marked) and per kind, and --max-batch against the largest batch that ran.
+--data NAME (repeatable) picks the record sets; with --data pytorch-h200-kinds-b (round 2) every
+other set's cases count as dev (round 1's held-out families are seen now) and round 2's held-out
+cases (a fresh set, kept out while modelling) are evaluated only with --held-out.
 
-Usage: scripts/eval_estimator_kinds.py [--vramdoc PATH] [--cases]"""
+Usage: scripts/eval_estimator_kinds.py [--vramdoc PATH] [--data NAME]... [--held-out] [--cases]"""
 import argparse, collections, json, os, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "tests", "data", "estimator", "pytorch-h200-kinds")
+DATA_DIR = os.path.join(HERE, "..", "tests", "data", "estimator")
 
 
 def q(v, p):
@@ -15,10 +18,10 @@ def q(v, p):
     return v[min(len(v) - 1, int(round(p * (len(v) - 1))))]
 
 
-def config(tmp, r):
-    path = os.path.join(tmp, f"{r['model']}.{r['task']}.json")
+def config(tmp, r, data):
+    path = os.path.join(tmp, f"{os.path.basename(data)}.{r['model']}.{r['task']}.json")
     if not os.path.exists(path):
-        json.dump(json.load(open(os.path.join(DATA + ".models", f"{r['model']}.{r['task']}.json")))["config"], open(path, "w"))
+        json.dump(json.load(open(os.path.join(data + ".models", f"{r['model']}.{r['task']}.json")))["config"], open(path, "w"))
     return path
 
 
@@ -49,18 +52,27 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vramdoc", default=os.path.join(HERE, "..", "build", "vramdoc"))
     ap.add_argument("--cases", action="store_true", help="print every case")
+    ap.add_argument("--data", action="append", help="a record set under tests/data/estimator/ (default: pytorch-h200-kinds)")
+    ap.add_argument("--held-out", action="store_true", help="include the held-out cases of round 2's records")
     args = ap.parse_args()
+    sets = args.data or ["pytorch-h200-kinds"]
+    round2 = "pytorch-h200-kinds-b" in sets
     rows, scenarios = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for line in open(DATA + ".jsonl"):
+        for name, line in [(n, l) for n in sets for l in open(os.path.join(DATA_DIR, n) + ".jsonl")]:
+            data = os.path.join(DATA_DIR, name)
             r = json.loads(line)
+            if round2 and name != "pytorch-h200-kinds-b":
+                r["held_out"] = False  # seen now
+            elif round2 and r.get("held_out") and not args.held_out:
+                continue
             if r.get("kind") == "maxbatch" and r["largest_batch"]:
-                out = subprocess.run(command(args.vramdoc, config(tmp, r), r), capture_output=True, text=True)
+                out = subprocess.run(command(args.vramdoc, config(tmp, r, data), r), capture_output=True, text=True)
                 found = json.loads(out.stdout).get("max_batch") if out.stdout else None
                 scenarios.append((r, (found or {}).get("value")))
             if "case_id" not in r or "error" in r or r.get("kind") in ("maxbatch", "maxbatch-trial", "env"):
                 continue
-            out = subprocess.run(command(args.vramdoc, config(tmp, r), r), capture_output=True, text=True)
+            out = subprocess.run(command(args.vramdoc, config(tmp, r, data), r), capture_output=True, text=True)
             if out.returncode not in (0, 1):
                 print(f"{r['case_id']}: vramdoc exit {out.returncode}: {out.stderr.strip()[:200]}", file=sys.stderr)
                 continue

@@ -1,9 +1,11 @@
 """vramdoc's PEP 517 build backend: standard library only (docs/python.md).
 
-`pip install .` calls build_wheel(): it builds the vramdoc binary with CMake (Release, no tests)
-unless VRAMDOC_PREBUILT_DIR names a folder that already holds a built `vramdoc` (and, optionally,
-`libvramdoc-tracer.so`), then writes a wheel of the Python package with the binary inside it
-(vramdoc/_bin/). Nothing is downloaded: the backend needs no setuptools, no wheel package and no
+`pip install .` calls prepare_metadata_for_build_wheel() (a moment: the metadata needs no build),
+then build_wheel(): it builds the vramdoc binary with CMake (Release, no tests; CUDA AUTO, or as
+`--config-settings cuda=OFF` / $VRAMDOC_CUDA says), its progress written to the terminal (pip
+hides the backend's output), unless VRAMDOC_PREBUILT_DIR names a folder that already holds a
+built `vramdoc` (and, optionally, `libvramdoc-tracer.so`), then writes a wheel of the Python
+package with the binary inside it (vramdoc/_bin/). Nothing is downloaded: the backend needs no setuptools, no wheel package and no
 index, so `pip install --no-build-isolation --no-index .` works in a fresh virtual environment.
 """
 from __future__ import annotations
@@ -19,8 +21,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "python" / "vramdoc"
@@ -49,7 +53,63 @@ def _log(message: str) -> None:
     print("vramdoc build: " + message, file=sys.stderr, flush=True)
 
 
-def _build_binary() -> Path:
+def _progress_stream():
+    """Where build progress goes: the terminal itself when there is one (pip captures the backend's
+    stdout and stderr and shows them only with -v or on failure), else nothing."""
+    if os.environ.get("VRAMDOC_BUILD_PROGRESS", "1") == "0":
+        return None
+    try:
+        return open("/dev/tty", "w", encoding="utf-8")
+    except OSError:
+        return None
+
+
+_NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\] (.*)$")
+
+
+def progress_line(line: str, seconds: float) -> Optional[str]:
+    """A ninja or make status line ("[37/150] Building CXX object .../estimate.cpp.o") as one line
+    of progress ("vramdoc build: 37/150 (25 %), 2 min 5 s: estimate.cpp"); None for other lines."""
+    m = _NINJA_STEP.match(line.strip())
+    if not m:
+        return None
+    done, total, what = int(m.group(1)), int(m.group(2)), m.group(3)
+    name = what.split("/")[-1].split(" ")[0]
+    for suffix in (".o", ".obj"):
+        name = name[: -len(suffix)] if name.endswith(suffix) else name
+    elapsed = f"{int(seconds) // 60} min {int(seconds) % 60} s" if seconds >= 60 else f"{int(seconds)} s"
+    percent = 100 * done // max(total, 1)
+    return f"vramdoc build: {done}/{total} ({percent} %), {elapsed}: {name}"
+
+
+def _run_build_step(command: list, tty) -> None:
+    """Runs one CMake step, its output to stderr (pip's log) and its progress to the terminal."""
+    started = time.monotonic()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stderr.write(line)
+            shown = progress_line(line, time.monotonic() - started)
+            if tty is not None and shown:
+                tty.write("\r\033[K" + shown[:150])
+                tty.flush()
+    if tty is not None:
+        tty.write("\n")
+        tty.flush()
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, command)
+
+
+def _cuda_setting(config_settings: Optional[dict]) -> str:
+    """AUTO (the CUDA kernels and the tracer when nvcc is found), ON or OFF: from pip's
+    --config-settings cuda=OFF, else $VRAMDOC_CUDA, else AUTO."""
+    value = str((config_settings or {}).get("cuda") or os.environ.get("VRAMDOC_CUDA") or "AUTO").upper()
+    if value not in ("AUTO", "ON", "OFF"):
+        raise RuntimeError(f"vramdoc build: cuda must be AUTO, ON or OFF, got '{value}'")
+    return value
+
+
+def _build_binary(config_settings: Optional[dict] = None) -> Path:
     """The folder with the built vramdoc: VRAMDOC_PREBUILT_DIR, or a fresh CMake Release build."""
     prebuilt = os.environ.get("VRAMDOC_PREBUILT_DIR")
     if prebuilt:
@@ -63,11 +123,19 @@ def _build_binary() -> Path:
         raise RuntimeError("vramdoc build: cmake is missing; run scripts/deps.sh (Debian/Ubuntu) first")
     build = ROOT / "build-pip"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    _log(f"building the binary with CMake in {build} (a few minutes)")
-    subprocess.run([cmake, "-S", str(ROOT), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
-                    "-DVRAMDOC_TESTS=OFF"], check=True, stdout=sys.stderr)
-    subprocess.run([cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 2)], check=True,
-                   stdout=sys.stderr)
+    cuda = _cuda_setting(config_settings)
+    tty = _progress_stream()
+    if tty is not None:
+        tty.write(f"vramdoc build: compiling the binary in {build} (CUDA {cuda}; a few minutes on 2 cores, "
+                  "more with the CUDA kernels: --config-settings cuda=OFF skips them)\n")
+    _log(f"building the binary with CMake in {build} (CUDA {cuda})")
+    try:
+        _run_build_step([cmake, "-S", str(ROOT), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release",
+                         "-DVRAMDOC_TESTS=OFF", f"-DVRAMDOC_CUDA={cuda}"], None)
+        _run_build_step([cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 2)], tty)
+    finally:
+        if tty is not None:
+            tty.close()
     return build
 
 
@@ -132,10 +200,25 @@ def _strip_copy(source: Path) -> bytes:
         return (target if result.returncode == 0 else source).read_bytes()
 
 
+def _write_dist_info(folder: Path, version: str, tag: str) -> str:
+    """The wheel's .dist-info folder (without RECORD) written into `folder`; its name."""
+    dist_info = f"{NAME}-{version}.dist-info"
+    (folder / dist_info).mkdir(parents=True, exist_ok=True)
+    for filename, text in _dist_info_files(version, tag).items():
+        (folder / dist_info / filename).write_text(text, encoding="utf-8")
+    return dist_info
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    """PEP 517: the wheel's metadata without building it, so that pip's "Preparing metadata" step
+    takes a moment instead of a whole CMake build."""
+    return _write_dist_info(Path(metadata_directory), _version(), "py3-none-" + _platform_tag())
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     """PEP 517: builds vramdoc-VERSION-py3-none-PLATFORM.whl into wheel_directory."""
     version, tag = _version(), "py3-none-" + _platform_tag()
-    binaries = _build_binary()
+    binaries = _build_binary(config_settings)
     name = f"{NAME}-{version}-{tag}.whl"
     dist_info = f"{NAME}-{version}.dist-info"
     wheel = _Wheel(Path(wheel_directory) / name)

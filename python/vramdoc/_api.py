@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -16,13 +18,52 @@ _ANSWERED = (0, 1)
 
 
 class VramdocError(RuntimeError):
-    """A vramdoc command failed: `message` is what it said on stderr, `exit_code` its status."""
+    """A vramdoc command failed: `message` says what went wrong in Python's words (keyword arguments,
+    not command-line options), `cli_message` is what the binary said on stderr, `exit_code` its status."""
 
-    def __init__(self, message: str, exit_code: Optional[int] = None, argv: Sequence[str] = ()):
+    def __init__(self, message: str, exit_code: Optional[int] = None, argv: Sequence[str] = (),
+                 cli_message: Optional[str] = None):
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
         self.argv = list(argv)
+        self.cli_message = message if cli_message is None else cli_message
+
+
+class VramdocArgumentError(VramdocError, TypeError):
+    """A keyword argument the command does not take (a TypeError, as Python raises for any call)."""
+
+
+class VramdocValueError(VramdocError, ValueError):
+    """A keyword argument with a value the command refuses, or an input it cannot read."""
+
+
+# --batch-size -> batch_size, the way the keyword is spelt in Python.
+_OPTION = re.compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
+_UNKNOWN = re.compile(r"unknown option '--([^']+)'(?:; did you mean '--([^']+)'\?)?")
+
+
+def _keyword(option: str) -> str:
+    return option.replace("-", "_")
+
+
+def _python_error(function: str, stderr: str, exit_code: int, argv: Sequence[str]) -> VramdocError:
+    """The binary's error (its first line, "vramdoc estimate: unknown option '--bach'; did you mean
+    '--batch'?") said as Python says it: "vramdoc.estimate() got an unexpected keyword argument
+    'bach'; did you mean 'batch'?"."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    first = lines[0] if lines else f"vramdoc exited with status {exit_code}"
+    text = re.sub(r"^vramdoc(?: [a-z-]+)?: ", "", first)
+    unknown = _UNKNOWN.search(text)
+    if unknown:
+        message = f"vramdoc.{function}() got an unexpected keyword argument '{_keyword(unknown.group(1))}'"
+        if unknown.group(2):
+            message += f"; did you mean '{_keyword(unknown.group(2))}'?"
+        return VramdocArgumentError(message, exit_code, argv, stderr.strip())
+    message = f"vramdoc.{function}(): " + _OPTION.sub(lambda m: _keyword(m.group(1)), text)
+    if exit_code == 2:
+        return VramdocValueError(message, exit_code, argv, stderr.strip())
+    return VramdocError(message, exit_code, argv, stderr.strip())
 
 
 def _is_elf(path: Path) -> bool:
@@ -69,11 +110,12 @@ def options_to_argv(options: Mapping[str, Any]) -> List[str]:
     return argv
 
 
-def run_json(argv: Sequence[str], timeout: Optional[float] = None) -> Dict[str, Any]:
+def run_json(argv: Sequence[str], timeout: Optional[float] = None, function: Optional[str] = None) -> Dict[str, Any]:
     """Runs `vramdoc ARGV` (which must print JSON) and returns the parsed document.
 
-    Raises VramdocError with vramdoc's own message on a usage or input error (exit 2), or when the
-    output is not JSON."""
+    Raises VramdocError on a usage or input error (exit 2), or when the output is not JSON: with
+    `function` (the Python function that ran it), in that function's words (VramdocArgumentError for
+    an unknown keyword, VramdocValueError for a refused value), else with vramdoc's own message."""
     command = [binary_path(), *argv]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
     if result.returncode in _ANSWERED:
@@ -81,6 +123,8 @@ def run_json(argv: Sequence[str], timeout: Optional[float] = None) -> Dict[str, 
             return json.loads(result.stdout)
         except json.JSONDecodeError:
             pass
+    if function:
+        raise _python_error(function, result.stderr, result.returncode, command)
     message = result.stderr.strip() or f"vramdoc exited with status {result.returncode}"
     raise VramdocError(message, result.returncode, command)
 
@@ -122,17 +166,43 @@ def estimate(config: Any = None, *, model: Optional[str] = None, mode: Optional[
         elif config is not None:
             argv += ["--config", os.fspath(config)]
         argv += options_to_argv({**named, **options})
-        return run_json(argv)
+        return run_json(argv, function="estimate")
 
 
-def analyze(path: Union[PathLike, Iterable[PathLike]], **job_options: Any) -> Dict[str, Any]:
+def _snapshot_file(snapshot: Mapping[str, Any], folder: str, index: int) -> str:
+    """A PyTorch memory snapshot dict (torch.cuda.memory._snapshot()) pickled into `folder`, as
+    torch.cuda.memory._dump_snapshot() would write it."""
+    if "segments" not in snapshot:
+        raise VramdocValueError("vramdoc.analyze(): a dict must be a PyTorch memory snapshot "
+                                "(torch.cuda.memory._snapshot()), and this one has no 'segments'")
+    path = os.path.join(folder, f"snapshot-{index}.pickle")
+    with open(path, "wb") as f:
+        pickle.dump(dict(snapshot), f)
+    return path
+
+
+def analyze(path: Union[PathLike, Mapping[str, Any], Iterable[Union[PathLike, Mapping[str, Any]]]],
+            **job_options: Any) -> Dict[str, Any]:
     """What `vramdoc analyze --json PATH...` returns: the verdict ("leak", "insufficient", ...),
-    the evidence and the remedies. path: a timeline (or several, one per node), or a PyTorch
-    memory snapshot. job_options: config=..., batch=..., seq=... as analyze takes them."""
-    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    if not paths:
-        raise VramdocError("analyze: give at least one file")
-    return run_json(["analyze", "--json", *[os.fspath(p) for p in paths], *options_to_argv(job_options)])
+    the evidence and the remedies. path: a timeline (or several, one per node), a PyTorch memory
+    snapshot file, or the snapshot itself as torch gives it (`torch.cuda.memory._snapshot()`, a
+    dict); a list may mix them. job_options: config=..., batch=..., seq=... as analyze takes them."""
+    given = [path] if isinstance(path, (str, os.PathLike, Mapping)) else list(path)
+    if not given:
+        raise VramdocValueError("vramdoc.analyze() needs at least one file or snapshot")
+    with tempfile.TemporaryDirectory(prefix="vramdoc-snapshot-") as tmp:
+        files = [_snapshot_file(p, tmp, i) if isinstance(p, Mapping) else os.fspath(p) for i, p in enumerate(given)]
+        report = run_json(["analyze", "--json", *files, *options_to_argv(job_options)], function="analyze")
+    # A dict has no file: the report names it as it was given, not by a temporary file now deleted.
+    given_names = {f: _DICT_NAME for f, p in zip(files, given) if isinstance(p, Mapping)}
+    if report.get("name") in given_names:
+        report["name"] = given_names[report["name"]]
+    if isinstance(report.get("snapshot"), dict) and report["snapshot"].get("source") in given_names:
+        report["snapshot"]["source"] = given_names[report["snapshot"]["source"]]
+    return report
+
+
+_DICT_NAME = "the snapshot dict (torch.cuda.memory._snapshot())"
 
 
 def version() -> str:

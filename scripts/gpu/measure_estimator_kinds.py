@@ -18,8 +18,8 @@ the driver's per-process number (NVML). Changes, each for a reason:
   name, dtype and shape) before the run, so that the parent builds nothing;
 - the parent schedules by each case's rough memory need (a formula from the config, only for
   packing the card) instead of a fixed free-memory threshold;
-- max-batch scenarios: for a model, task and card, the largest batch that runs, found by doubling
-  then bisection, one fresh process per trial, the allocator capped with
+- max-batch scenarios: for a model, task and card, the largest batch that runs, found in rounds of
+  trials run at once (Scenario), one fresh process per trial, the allocator capped with
   torch.cuda.set_per_process_memory_fraction at the card's memory less 768 MiB (the CUDA context
   and libraries of a fresh process: 678-760 MiB measured, docs/estimator.md) - an emulated card.
 
@@ -34,7 +34,7 @@ kind=maxbatch-trial and scenario), OUTDIR/models/<model>.<task>.json, OUTDIR/tra
 """
 import json, os, signal, sys, time, traceback
 
-import alloc_trace  # noqa: F401  (measure_estimator_families imports it; fails early if missing)
+import alloc_trace  # the trace format (write_trace below)
 import measure_estimator_families as base
 
 import torch
@@ -45,6 +45,7 @@ HARD_STOP_S = float(os.environ.get("KINDS_HARD_STOP_S", "170"))  # kill whatever
 CASE_TIMEOUT_S = float(os.environ.get("KINDS_CASE_TIMEOUT_S", "45"))
 SLOTS = int(os.environ.get("KINDS_SLOTS", "13"))
 CARD_NEED_GIB = float(os.environ.get("KINDS_CARD_GIB", "124"))   # the sum of running cases' needs
+STAGGER_S = float(os.environ.get("KINDS_STAGGER_S", "0.3"))  # between two launches (CUDA contexts start staggered)
 CONTEXT_RESERVE = 768 * 2**20  # an emulated card's share for the CUDA context and libraries
 
 GPT_J = dict(activation_function="gelu_new", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
@@ -176,6 +177,8 @@ AUTO_CLASS = {"causal-lm": "AutoModelForCausalLM", "seq-cls": "AutoModelForSeque
               "token-cls": "AutoModelForTokenClassification", "mlm": "AutoModelForMaskedLM",
               "seq2seq": "AutoModelForSeq2SeqLM", "image-cls": "AutoModelForImageClassification",
               "speech-seq2seq": "AutoModelForSpeechSeq2Seq"}
+# Either name of the attention's query and value (transformers 5 renamed several families' query/value to q_proj/v_proj).
+QUERY_VALUE = r".*\.(query|value|q_proj|v_proj|q|v)$"
 PEFT_TASK = {"causal-lm": "CAUSAL_LM", "seq-cls": "SEQ_CLS", "token-cls": "TOKEN_CLS", "seq2seq": "SEQ_2_SEQ_LM"}
 TOKEN_LABELS = 9  # token classification: CoNLL's nine tags
 
@@ -257,27 +260,43 @@ SCENARIOS = [
 
 
 class Scenario:
-    """Doubling from batch 1 until a trial fails (or 1024), then bisection: the answer ran, the
-    batch one above it failed. A trial that fails with anything but an out-of-memory error ends
-    the scenario (`broken`)."""
+    """The largest batch that runs, searched in rounds of WIDTH trials at once (each its own process):
+    1, 4, 16, then x4 steps until one fails (or 4096), then WIDTH points spread over the interval
+    between the largest that ran and the smallest that failed, until they are one apart. A trial that
+    fails with anything but an out-of-memory error ends the scenario (`broken`)."""
+
+    WIDTH = int(os.environ.get("KINDS_SCENARIO_WIDTH", "3"))
+    LIMIT = 4096
 
     def __init__(self, index, spec):
         self.index = index
         self.model, self.task, self.mode, self.precision, self.seq, self.card_mib, self.extra = spec
         self.ok, self.fail = 0, None
         self.results = {}
-        self.pending = None
+        self.pending = set()  # batches of running trials
+        self.queue = []       # the current round's batches not started yet
         self.broken = None
 
-    def next_batch(self):
+    def _plan(self):
         if self.broken:
-            return None
+            return []
         if self.fail is None:
-            b = max(1, self.ok * 2)
-            return b if b <= 1024 else None
-        if self.fail - self.ok > 1:
-            return (self.ok + self.fail) // 2
-        return None
+            start = [1, 4, 16] if not self.results else [self.ok * 4 ** i for i in range(1, self.WIDTH + 1)]
+            return [b for b in start[:self.WIDTH] if b <= self.LIMIT and b not in self.results]
+        gap = self.fail - self.ok
+        return sorted({self.ok + max(1, gap * i // (self.WIDTH + 1)) for i in range(1, self.WIDTH + 1)} - {self.fail}) if gap > 1 else []
+
+    def has_next(self):
+        """True when a trial can start now (the next round is planned once the last one finished)."""
+        if not self.queue and not self.pending:
+            self.queue = self._plan()
+        return bool(self.queue)
+
+    def next_batch(self):
+        return self.queue.pop(0) if self.has_next() else None
+
+    def done(self, late):
+        return not self.pending and (late or not self.has_next())
 
     def record(self, batch, ok):
         self.results[batch] = ok
@@ -360,6 +379,9 @@ def inputs(c, cfg, dtype, train):
 
 
 def wrap_lora(c, model, rec):
+    """PEFT's default target modules where PEFT has them (LORA_TARGETS otherwise); where neither
+    matches a module (a family PEFT does not know, or transformers 5's renamed attention), the
+    attention's query and value by either name. The targets recorded are the Linears PEFT wrapped."""
     from peft import LoraConfig, get_peft_model
     kind = MODELS[c["model"]][0]
     kw = dict(r=16, lora_alpha=32, lora_dropout=0.0, target_modules=LORA_TARGETS.get(kind))
@@ -367,11 +389,16 @@ def wrap_lora(c, model, rec):
         kw["task_type"] = PEFT_TASK[c["task"]]
     if c["task"] == "image-cls":
         kw["modules_to_save"] = ["classifier"]
-    model = get_peft_model(model, LoraConfig(**kw))
+    fallback = False
+    try:
+        model = get_peft_model(model, LoraConfig(**kw))
+    except ValueError:  # "Please specify target_modules" / "Target modules ... not found"
+        kw["target_modules"], fallback = QUERY_VALUE, True
+        model = get_peft_model(model, LoraConfig(**kw))
     pc = model.peft_config["default"]
-    rec["lora"] = dict(r=16, targets=sorted(pc.target_modules) if not isinstance(pc.target_modules, str) else pc.target_modules,
-                       peft_default=kw["target_modules"] is None, task_type=str(kw.get("task_type")),
-                       modules_to_save=sorted(pc.modules_to_save or []))
+    wrapped = sorted({n.rsplit(".", 1)[-1] for n, mod in model.named_modules() if hasattr(mod, "lora_A")})
+    rec["lora"] = dict(r=16, targets=wrapped, peft_default=kw["target_modules"] is None, fallback=fallback,
+                       task_type=str(kw.get("task_type")), modules_to_save=sorted(pc.modules_to_save or []))
     return model
 
 
@@ -420,8 +447,10 @@ def run_infer(c, cfg, model, dtype, rec, marks):
         if c["generate"]:
             x.pop("decoder_input_ids", None)  # generate() starts the decoder itself
             model.generation_config.eos_token_id = None
-            out = model.generate(**x, attention_mask=torch.ones_like(x["input_ids"]), max_new_tokens=c["generate"],
-                                 min_new_tokens=c["generate"], do_sample=False, pad_token_id=0)
+            if "input_ids" in x:
+                x["attention_mask"] = torch.ones_like(x["input_ids"])
+            out = model.generate(**x, max_new_tokens=c["generate"], min_new_tokens=c["generate"], do_sample=False,
+                                 pad_token_id=0)
             rec["generated"] = int(out.shape[1] - (c["seq"] if c["task"] == "causal-lm" else 1))
         else:
             out = model(**x, use_cache=True) if c["task"] in ("causal-lm", "seq2seq", "speech-seq2seq") else model(**x)
@@ -465,10 +494,25 @@ def measure(c, out_dir, tag):
                                                                        "segment.")) or k.endswith(".all.peak")}
     if not trial:
         try:
-            rec["trace"] = base.write_trace(os.path.join(out_dir, "traces", tag + ".txt.gz"), marks)
+            rec["trace"] = write_trace(os.path.join(out_dir, "traces", tag + ".txt.gz"), marks)
         except Exception as e:
             rec["trace"] = dict(error=f"{type(e).__name__}: {e}")
     return rec
+
+
+TRACE_FRAMES = int(os.environ.get("KINDS_TRACE_FRAMES", "0"))  # Python frames per block of 1 MiB and more
+
+
+def write_trace(path, marks):
+    """The caching allocator's history as alloc_trace.py's text (with TRACE_FRAMES Python frames per large block)."""
+    snap = torch.cuda.memory._snapshot()
+    traces = snap.get("device_traces", [[]])
+    events = traces[torch.cuda.current_device()] if traces else []
+    cuts = {}
+    for p in marks.phases:
+        cuts.setdefault(p["allocs"], []).append(p["name"])
+    alloc_trace.write(path, events, cuts, frames=TRACE_FRAMES)
+    return dict(events=len(events), segments_at_end=len(snap.get("segments", [])), frames=TRACE_FRAMES)
 
 
 def child(c, out_dir, tag, visible):
@@ -507,7 +551,7 @@ def need_bytes(c):
     """A rough upper bound of a case's peak (for packing the card only): weights, gradients and
     state per parameter, activations per token and layer, the logits' fp32 tensors."""
     if c.get("kind") == "maxbatch-trial":
-        return c["card_mib"] * 2**20 + 2**30
+        return c["card_mib"] * 2**20 + 3 * 2**28  # the fraction capped at the card, and the context
     kw = MODELS[c["model"]][1]
     h, layers = width_and_layers(kw)
     inter = kw.get("intermediate_size") or kw.get("ffn_dim") or kw.get("d_ff") or 4 * h
@@ -555,15 +599,18 @@ def tag_of(i, c):
     return t + (f"-b{c['batch']}" if c.get("kind") == "maxbatch-trial" else "")
 
 
-def main():
+def main(all_cases=None, all_scenarios=None):
+    """Runs `all_cases` (build_cases()) and the max-batch `all_scenarios` (SCENARIOS): see the usage above."""
+    all_cases = build_cases() if all_cases is None else all_cases
+    all_scenarios = SCENARIOS if all_scenarios is None else all_scenarios
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     dry = "--dry-run" in sys.argv
     if not args:
         print(__doc__)
         return 2
     out_dir, filt = args[0], (args[1] if len(args) > 1 else "")
-    cases = [c for c in build_cases() if filt in c["model"]]
-    scenarios = [Scenario(i, s) for i, s in enumerate(SCENARIOS) if filt in s[0]]
+    cases = [c for c in all_cases if filt in c["model"]]
+    scenarios = [Scenario(i, s) for i, s in enumerate(all_scenarios) if filt in s[0]]
     if dry:
         for i, c in enumerate(cases):
             print(f"{tag_of(i, c):60} need {need_bytes(c) / 2**30:6.1f} GiB{'  held out' if c['held_out'] else ''}")
@@ -612,7 +659,7 @@ def main():
                     sc.record(batch, ok)
                 else:
                     sc.broken = f"batch {batch}: {r.get('error')}: {r.get('message', '')[:200]}"
-                sc.pending = None
+                sc.pending.discard(batch)
         late = time.time() - start > BUDGET_S
         if late:
             skipped += [tag_of(i, c) for i, c in queue]
@@ -621,18 +668,20 @@ def main():
         launched = True
         while launched and len(running) < SLOTS:
             launched = False
-            for sc in scenarios:  # a scenario's next trial first: each waits for the one before
-                if sc.pending is None and not late and len(running) < SLOTS:
+            for sc in scenarios:  # a scenario's trials first: each round waits for the one before
+                if not late and len(running) < SLOTS:
                     b = sc.next_batch()
                     if b is not None:
                         c = sc.case(b)
                         if used + need_bytes(c) <= CARD_NEED_GIB * 2**30:
                             tag = tag_of(trial_no, c)
                             trial_no += 1
-                            sc.pending = b
+                            sc.pending.add(b)
                             launch(tag, c, sc, b)
                             used += need_bytes(c)
                             launched = True
+                        else:
+                            sc.queue.insert(0, b)
             for k, (i, c) in enumerate(queue):
                 n = need_bytes(c)
                 if used + n <= CARD_NEED_GIB * 2**30 or not running:
@@ -642,8 +691,8 @@ def main():
                     launched = True
                     break
             if launched:
-                time.sleep(0.3)
-        if not running and not queue and all(s.pending is None and (late or s.next_batch() is None) for s in scenarios):
+                time.sleep(STAGGER_S)
+        if not running and not queue and all(s.done(late) for s in scenarios):
             break
         time.sleep(0.2)
     with open(os.path.join(out_dir, "kinds-measure.jsonl"), "w") as f:

@@ -1,13 +1,18 @@
 #!/bin/bash
-# The measurement of issue 28 on the GPU machine: bash run.sh OUT
+# The measurements of issue 28 on the GPU machine: bash measure_estimator_kinds.sh OUT [SCRIPT]
+# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second)
 cd "$(dirname "$0")"
 OUT=$1
+SCRIPT=${2:-measure_estimator_kinds.py}
 W=/tmp/kinds
 PYTHONUNBUFFERED=1 KINDS_BUDGET_S=${KINDS_BUDGET_S:-110} KINDS_HARD_STOP_S=${KINDS_HARD_STOP_S:-155} \
-  timeout 200 python3 measure_estimator_kinds.py "$W" > "$OUT/run.log" 2>&1
+  timeout ${KINDS_TIMEOUT_S:-200} python3 "$SCRIPT" "$W" > "$OUT/run.log" 2>&1
 echo "exit $?" >> "$OUT/run.log"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 tar czf "$OUT/traces.tar.gz" -C "$W" traces
+if [ "$(stat -c %s "$OUT/traces.tar.gz")" -gt 15728640 ]; then  # the run tool returns files of up to 16 MiB
+  split -b 15m "$OUT/traces.tar.gz" "$OUT/traces.tar.gz.part-" && rm "$OUT/traces.tar.gz"
+fi
 tar czf "$OUT/records.tar.gz" -C "$W" kinds-measure.jsonl models logs
 python3 - "$OUT" <<'PY'
 import os, sys, tarfile, torch, transformers, peft
@@ -15,7 +20,8 @@ open(os.path.join(sys.argv[1], "versions.txt"), "w").write(
     f"torch {torch.__version__} transformers {transformers.__version__} peft {peft.__version__}\n")
 t, p = os.path.dirname(transformers.__file__), os.path.dirname(peft.__file__)
 fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4", "nemotron", "bert", "roberta",
-        "distilbert", "deberta_v2", "t5", "bart", "whisper", "vit", "swin", "llama", "qwen3", "gemma2"]
+        "distilbert", "deberta_v2", "t5", "bart", "whisper", "vit", "swin", "llama", "qwen3", "gemma2",
+        "electra", "xlm_roberta", "mpnet", "mt5", "mbart", "pegasus", "marian", "deit", "phi3", "stablelm", "persimmon"]
 with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
     for f in fams:
         d = os.path.join(t, "models", f)

@@ -14,6 +14,7 @@
 #include "cli/parallel_args.hpp"
 #include "cli/style.hpp"
 #include "core/estimator/answer.hpp"
+#include "core/estimator/quick_start.hpp"
 #include "core/estimator/presets.hpp"
 #include "core/units.hpp"
 
@@ -166,9 +167,9 @@ int print_script(const backends::ScriptAnswer& answer, bool json) {
 
 int cmd_estimate(const std::vector<std::string>& all) {
   if (all.empty()) {  // the no-argument demo: the articles' 7B example on a 12 GB, a 24 GB and an 80 GB card
-    auto model = est::preset_config(kDefaultModel);
-    if (!model) return fail("estimate", model.error());
-    return print(est::render_demo(*model, kDefaultModel, style_for(stdout))), kOk;
+    auto text = est::render_quick_start(kDefaultModel, style_for(stdout));
+    if (!text) return fail("estimate", text.error());
+    return print(*text), kOk;
   }
   const auto dash = std::find(all.begin(), all.end(), "--");
   const std::vector<std::string> args(all.begin(), dash);

@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/estimator_options.hpp"
 #include "cli/style.hpp"
+#include "core/line_match.hpp"
 #include "core/probe/judge.hpp"
 #include "core/probe/report.hpp"
 #include "core/line_match.hpp"
@@ -23,6 +24,10 @@ struct ProbeOptions {
   std::uint64_t start = 1;
   std::uint64_t max = 4096;
   long steps = 0;
+  long max_steps = 100;
+  int settle_steps = probe::SettleRule{}.flat_steps;
+  int confirm_steps = 50;
+  int max_trials = 8;
   std::string trial_time;
   std::string budget = "30m";
   std::string interval = "20ms";
@@ -55,7 +60,16 @@ void add_probe_options(CLI::App& app, ProbeOptions& o) {
   app.add_option("--cmd", o.command, "the job, with {batch} or {seq} where the value goes")->required();
   app.add_option("--start", o.start, "first value (default 1)")->check(CLI::Range(1ULL, 1ULL << 40));
   app.add_option("--max", o.max, "never try above this value (default 4096)")->check(CLI::Range(1ULL, 1ULL << 40));
-  app.add_option("--steps", o.steps, "stop each trial after this many step lines (--step-regex)")->check(CLI::Range(0L, 1L << 30));
+  app.add_option("--steps", o.steps, "run each trial at least this many steps (--step-regex lines or optimizer steps) before it may stop")
+      ->check(CLI::Range(0L, 1L << 30));
+  app.add_option("--max-steps", o.max_steps, "stop a trial whose memory has not settled after this many steps (default 100; 0: no cap)")
+      ->check(CLI::Range(0L, 1L << 30));
+  app.add_option("--settle-steps", o.settle_steps, "memory counts as settled when flat for this many steps (default 5)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--confirm-steps", o.confirm_steps, "run the answer again for this many steps before reporting it (default 50; 0: no confirmation)")
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--max-trials", o.max_trials, "at most this many trials, the confirmation included (default 8; 0: no cap)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("--trial-time", o.trial_time, "stop each trial after this long (e.g. 60s); a trial still running then counts as ok");
   app.add_option("--budget", o.budget, "stop probing after this long overall (default 30m)");
   app.add_option("--interval", o.interval, "memory sampling interval (default 20ms)");
@@ -84,7 +98,6 @@ Result<ProbePlan> check_options(const ProbeOptions& o) {
   if (!input) return make_error(input.error());
   if (*input) plan.estimate = probe::estimator_guide(std::move(**input), plan.parameter);
   if (o.start > o.max) return make_error("--start is above --max");
-  if (auto step = LineMatcher::compile(o.step_regex, "--step-regex"); !step) return make_error(step.error());
   auto trial_seconds = o.trial_time.empty() ? Result<double>(0.0) : parse_duration(o.trial_time);
   auto budget_seconds = parse_duration(o.budget);
   auto interval = parse_duration(o.interval);
@@ -126,8 +139,12 @@ int cmd_probe(const std::vector<std::string>& args) {
   bool temporary = false;
   auto folder = backends::trial_folder(o.keep_dir, temporary);
   if (!folder) return fail("probe", folder.error());
-  const backends::TrialSettings settings{self_exe(), *folder, o.interval, o.step_regex, o.steps, plan->trial_seconds};
-  probe::Search search({o.start, o.max, plan->card_bytes, o.margin_percent / 100.0, plan->estimate});
+  backends::TrialSettings settings;
+  settings.self_exe = self_exe(), settings.work_dir = *folder, settings.interval = o.interval;
+  settings.step_regex = o.step_regex, settings.steps = o.steps, settings.max_steps = o.max_steps;
+  settings.settle.flat_steps = o.settle_steps;
+  settings.trial_seconds = plan->trial_seconds;
+  probe::Search search({o.start, o.max, plan->card_bytes, o.margin_percent / 100.0, plan->estimate, o.max_trials, o.confirm_steps});
   const bool stopped_early = backends::run_search(search, settings, plan->steps, o.command, plan->parameter, plan->budget_seconds,
                                                   [](const std::string& line) { fail("probe", line, 0); });
   if (temporary) {
@@ -140,7 +157,7 @@ int cmd_probe(const std::vector<std::string>& args) {
     if (auto w = write_text_file(o.html, probe::render_html(report)); !w) return fail("probe", w.error());
   }
   print(o.json ? probe::render_json(report) : probe::render_text(report, style_for(stdout)));
-  return report.reason == probe::StopReason::Bracketed || report.reason == probe::StopReason::ReachedMax ? kOk : kFailure;
+  return probe::verdict_code(report).rfind("fits", 0) == 0 ? kOk : kFailure;
 }
 
 }  // namespace vramdoc::cli

@@ -30,8 +30,8 @@ PY
 
 check "html" 1 "$VRAMDOC" analyze "$snap" --html "$work/r.html"
 contains "html: verdict" "$work/r.html" "data-verdict='leak'"
-contains "html: stacked chart" "$work/r.html" "<svg xmlns='http://www.w3.org/2000/svg' class='stacked'"
-contains "html: segment map" "$work/r.html" "class='segments'"
+contains "html: stacked chart" "$work/r.html" '<figure class="chart" id="snapshot-stacked">'
+contains "html: segment map" "$work/r.html" "class='segments chart-wide'"
 contains "html: the line" "$work/r.html" "record_snapshots.py:$line leak_loop"
 if [[ $(grep -c "<polygon" "$work/r.html") -gt 20 ]]; then echo "FAIL: html: more polygons than bands"; fails=$((fails + 1)); fi
 

@@ -35,11 +35,11 @@ check "json driver only" 1 "$VRAMDOC" analyze "$timeline" --json
 if grep -q '"trace"' "$out"; then echo "FAIL: json driver only: has a trace object"; fails=$((fails + 1)); fi
 
 check "html" 1 "$VRAMDOC" analyze "$timeline" --trace-dir "$work/trace" --html "$work/r.html"
-contains "html: second series" "$work/r.html" "<polyline id='traced'"
+contains "html: second series" "$work/r.html" '<polyline class="mark traced"'
 contains "html: legend" "$work/r.html" "traced bytes (allocation tracer)"
 contains "html: pytorch note" "$work/r.html" "id='pytorch-note'"
 check "html driver only" 1 "$VRAMDOC" analyze "$timeline" --html "$work/d.html"
-if grep -q "id='traced'" "$work/d.html"; then echo "FAIL: html driver only: has the traced line"; fails=$((fails + 1)); fi
+if grep -q 'class="mark traced"' "$work/d.html"; then echo "FAIL: html driver only: has the traced line"; fails=$((fails + 1)); fi
 
 # Hostile input: garbage trace files, a missing directory, an empty one.
 mkdir "$work/bad"

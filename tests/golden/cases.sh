@@ -120,7 +120,11 @@ golden run/not-found.txt 127 -- "$VRAMDOC" run --out t.jsonl -- /nonexistent/pro
 golden run/bad-step-regex.txt 2 -- "$VRAMDOC" run --step-regex '(' -- true
 
 # --- probe: the fake job of tests/cli/data/fake_job.sh (OOM above LIMIT)
-probe_fake() { LIMIT=5 "$VRAMDOC" probe --cmd "bash $SRC/tests/cli/data/fake_job.sh {batch}" --gpu-memory 80GiB --max 16 "$@"; }
+probe_fake() {  # batch 5 holds 95 % of the fake H200, batch 6 runs out
+  printf 'devices=1\nprocesses_file=%s\n' "$PWD/procs" >nvml.conf
+  FAKE_NVML_CONFIG=$PWD/nvml.conf VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 PROCS=$PWD/procs \
+    LIMIT=5 PER_ITEM=$((150754820096 * 95 / 100 / 5)) "$VRAMDOC" probe --cmd "bash $SRC/tests/cli/data/fake_job.sh {batch}" --max 16 "$@"
+}
 golden probe/fake-job.txt 0 live -- probe_fake
 golden probe/fake-job-color.txt 0 live -- probe_fake --color always
 probe_json() { probe_fake --json 2>/dev/null; }  # the progress lines are the text case's

@@ -97,3 +97,57 @@ def test_binary_override_must_be_a_native_program(tmp_path, monkeypatch):
     monkeypatch.setenv("VRAMDOC_BINARY", str(script))
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.path.dirname(real)}")
     assert vramdoc.binary_path() == real  # a launcher script is never taken for the binary
+
+
+# Issue 32, point 6: the first thing a PyTorch user tries is analyze(torch.cuda.memory._snapshot()),
+# a dict; it was read as a list of file names. A recorded snapshot, loaded as torch returns it,
+# must give what its file gives.
+def test_analyze_a_snapshot_dict_as_torch_returns_it():
+    import pickle
+    path = DATA / "snapshots" / "h200_leak.pickle"
+    with open(path, "rb") as f:
+        snapshot = pickle.load(f)  # plain dicts and lists, like torch.cuda.memory._snapshot()
+    assert isinstance(snapshot, dict) and "segments" in snapshot
+    by_dict, by_file = vramdoc.analyze(snapshot), vramdoc.analyze(path)
+    assert by_dict["verdict"] == by_file["verdict"] == "leak"
+    assert by_dict["name"] == by_dict["snapshot"]["source"] == "the snapshot dict (torch.cuda.memory._snapshot())"
+    for report in (by_dict, by_file):  # the file's name, or the dict's
+        report.pop("name"), report["snapshot"].pop("source")
+    assert by_dict == by_file
+    assert vramdoc.analyze([DATA / "timelines" / "leak_tensor.json", snapshot])["snapshot"]["own_verdict"]["verdict"]
+
+
+def test_a_dict_that_is_not_a_snapshot_is_a_value_error():
+    with pytest.raises(ValueError, match=r"^vramdoc.analyze\(\): a dict must be a PyTorch memory snapshot"):
+        vramdoc.analyze({"model_type": "llama"})
+
+
+# Regression: errors came back in command-line words ("unknown option '--bach'").
+def test_an_unknown_keyword_is_a_type_error_in_python_words():
+    with pytest.raises(TypeError) as bad:
+        vramdoc.estimate(config=str(CONFIG), bach=4)
+    assert str(bad.value) == "vramdoc.estimate() got an unexpected keyword argument 'bach'; did you mean 'batch'?"
+    assert isinstance(bad.value, vramdoc.VramdocError) and bad.value.exit_code == 2
+    assert "--bach" in bad.value.cli_message  # what the binary said is kept
+    with pytest.raises(vramdoc.VramdocArgumentError, match="unexpected keyword argument 'trace_dirr'; did you mean 'trace_dir'"):
+        vramdoc.analyze(DATA / "timelines" / "stable.json", trace_dirr="x")
+
+
+def test_a_refused_value_names_the_keyword_not_the_option():
+    with pytest.raises(ValueError) as bad:
+        vramdoc.estimate(config=str(CONFIG), mode="nonsense")
+    message = str(bad.value)
+    assert message.startswith("vramdoc.estimate(): ") and "nonsense" in message
+    assert "--" not in message, message
+    with pytest.raises(vramdoc.VramdocValueError) as both:
+        vramdoc.estimate(config=str(CONFIG), model="llama-3-8b")
+    assert "config" in str(both.value) and "--config" not in str(both.value)
+
+
+# Regression: max_batch was {"value": 0} when nothing fits, though unknown is null everywhere else.
+def test_max_batch_is_none_when_nothing_fits():
+    none = vramdoc.estimate(model="llama-3-70b", mode="train", gpu="RTX 3060 12GB", max_batch=True, max_seq=True)
+    assert none["max_batch"] is None and none["max_seq"] is None
+    some = vramdoc.estimate(model="gpt2", gpu="RTX 4090", max_batch=True)
+    assert some["max_batch"]["value"] > 0
+    assert "max_batch" not in vramdoc.estimate(model="gpt2")

@@ -139,17 +139,16 @@ TEST(Cards, NvidiaSmiNamesAreMatched) {
   };
   for (const auto& [smi, card] : kNames) {
     auto c = estimator::find_gpu(smi);
-    ASSERT_TRUE(c.has_value()) << smi;
+    ASSERT_TRUE(c.ok()) << smi;
     EXPECT_EQ(c->name, card) << smi;
   }
-  // Short names keep working: exact names and aliases first, then the largest card containing the text.
+  // Short names keep working: exact names and aliases first, then the cards containing the text.
   EXPECT_EQ(estimator::find_gpu("H100")->name, "H100 SXM");
-  EXPECT_EQ(estimator::find_gpu("A100")->name, "A100 80GB SXM");
   EXPECT_EQ(estimator::find_gpu("a100-40gb")->name, "A100 40GB SXM");
   EXPECT_EQ(estimator::find_gpu("4090")->name, "RTX 4090");
   EXPECT_EQ(estimator::find_gpu("b200")->name, "B200");
-  EXPECT_FALSE(estimator::find_gpu("Voodoo 5").has_value());
-  EXPECT_FALSE(estimator::find_gpu("NVIDIA").has_value());
+  EXPECT_FALSE(estimator::find_gpu("Voodoo 5").ok());
+  EXPECT_FALSE(estimator::find_gpu("NVIDIA").ok());
 }
 
 TEST(Cards, TableIsLargestFirstAndNamesAreUnique) {
@@ -160,7 +159,7 @@ TEST(Cards, TableIsLargestFirstAndNamesAreUnique) {
     if (!c.smi_name.empty()) {
       EXPECT_EQ(estimator::find_gpu(c.smi_name)->name, c.name);
     }
-    EXPECT_GE(c.usable_bytes, 8 * GiB);
+    EXPECT_GE(c.usable_bytes, 7 * GiB);  // the smallest, the RTX 4060: 8188 MiB
   }
   EXPECT_EQ(estimator::find_gpu("MI300X")->vendor, estimator::Vendor::Amd);
 }

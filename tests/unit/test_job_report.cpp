@@ -132,19 +132,19 @@ TEST(JobReport, HtmlSectionsFollowTheDiagnosis) {
   const auto remedies = at(page, "What to do");
   const auto sites = at(page, "<section id='call-sites'><h2>Call sites (allocation tracer)</h2><pre>");
   const auto python = at(page, "<section id='python-lines'><h2>Python lines (--trace-python)</h2><pre>");
-  at(page, "<polyline id='traced'");
+  at(page, "<polyline class=\"mark traced\"");
   EXPECT_LT(remedies, sites);
   EXPECT_LT(sites, python);
   const auto plain = report::render_html(leak_report());
   EXPECT_EQ(plain.find("<section"), std::string::npos);
-  EXPECT_EQ(plain.find("id='traced'"), std::string::npos);
+  EXPECT_EQ(plain.find("mark traced"), std::string::npos);
 }
 
 TEST(JobReport, TracePageChartsEachProcessAndEscapes) {
   const auto page = report::render_trace_page({{traced_process()}, {}}, "runs/<a&b>");
   at(page, "<title>vramdoc trace: runs/&lt;a&amp;b&gt;</title>");
   at(page, "<h2>Process 7: traced bytes over time</h2>");
-  at(page, "<polyline fill='none' stroke='#8e44ad'");
+  at(page, "<polyline class=\"mark traced\" fill=\"none\" stroke=\"#8e44ad\"");
   at(page, "<section id='call-sites'>");
   EXPECT_EQ(page.find("<a&b>"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
@@ -175,7 +175,7 @@ TEST(JobReport, ASnapshotAloneLendsTheReportItsVerdict) {
   const auto page = report::render_html(r);
   const auto verdict = at(page, "data-verdict='leak'");
   const auto fragment = at(page, "<section id='snapshot'>");
-  at(page, "<svg xmlns='http://www.w3.org/2000/svg' class='stacked'", fragment);
+  at(page, "<figure class=\"chart\" id=\"snapshot-stacked\">", fragment);
   EXPECT_LT(verdict, fragment);
   EXPECT_EQ(page.find("own-verdict"), std::string::npos);
 }

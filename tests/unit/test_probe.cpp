@@ -15,6 +15,7 @@ namespace {
 Search simulate(std::uint64_t start, std::uint64_t max, const std::function<Trial(std::uint64_t)>& job) {
   SearchLimits limits;
   limits.start = start, limits.max = max;
+  limits.max_trials = 0, limits.confirm_steps = 0;  // the search alone (the cap and the confirmation: test_probe_settle.cpp)
   Search search(limits);
   int guard = 0;
   while (auto v = search.next()) {
@@ -34,6 +35,7 @@ std::function<Trial(std::uint64_t)> linear_job(double fixed, double per_item, do
       t.detail = "CUDA out of memory";
     } else {
       t.peak_bytes = static_cast<std::uint64_t>(peak);
+      t.measured = true;
     }
     return t;
   };
@@ -71,6 +73,7 @@ TEST(ProbeSearch, LeakStopsTheSearchAndIsNotAMaxBatch) {
     Trial t;
     t.value = b;
     t.peak_bytes = 5 * GiB;
+    t.measured = true;
     t.memory_grew = b >= 4;
     return t;
   };
@@ -110,6 +113,7 @@ TEST(ProbeFit, DetectsQuadraticGrowth) {
     t.value = s;
     double x = static_cast<double>(s);
     t.peak_bytes = static_cast<std::uint64_t>(2.0 * GiB + 1e5 * x + 40.0 * x * x);
+    t.measured = true;
     return t;
   };
   std::vector<Trial> trials;
@@ -144,20 +148,25 @@ TEST(ProbeRecommend, KeepsTheMarginAndOnlyRecommendsValuesThatRan) {
   }
 }
 
-TEST(ProbeRecommend, WithoutPeaksStepsDownByTheMargin) {
+// Issue 30 (and 32, item 3): without a measured peak nothing says what headroom a value keeps;
+// before, probe stepped down from the largest value that ran by the margin: a value from nothing.
+TEST(ProbeRecommend, WithoutPeaksNothingIsRecommended) {
   std::vector<Trial> trials(2);
   trials[0].value = 32;
   trials[1].value = 64;
   trials[1].outcome = Outcome::Oom;
   auto rec = recommend(trials, std::nullopt, 0.25);
-  EXPECT_EQ(*rec.value, 24U);
+  EXPECT_FALSE(rec.value);
+  EXPECT_NE(rec.basis.find("no trial's peak memory was measured"), std::string::npos);
+  rec = recommend(trials, 80 * GiB, 0.25);
+  EXPECT_FALSE(rec.value);
 }
 
 TEST(ProbeReport, RendersTextJsonAndSvg) {
   auto s = simulate(1, 4096, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
   auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
   auto text = render_text(r);
-  EXPECT_NE(text.find("fits up to batch 46; batch 47 runs out of memory"), std::string::npos);
+  EXPECT_NE(text.find("fits up to batch 46 (no steps marked); batch 47 ran out of memory at step 1"), std::string::npos);
   auto j = to_json(r);
   EXPECT_EQ(j["verdict"], "fits_up_to");
   EXPECT_EQ(j["largest_ok"], 46);
@@ -177,6 +186,7 @@ TEST(ProbeSearch, GrowthInAnOomTrialIsNotALeak) {
       t.memory_grew = true;
     } else {
       t.peak_bytes = b * GiB;
+      t.measured = true;
     }
     return t;
   };

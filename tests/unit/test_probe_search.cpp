@@ -56,6 +56,7 @@ struct SimJob {
     std::mt19937 rng(seed * 7919u + static_cast<unsigned>(v));
     std::normal_distribution<double> jitter(0, noise);
     t.peak_bytes = static_cast<std::uint64_t>(std::max(0.0, peak(double(v)) * sampled_share + jitter(rng)));
+    t.measured = true;
     t.memory_grew = leaks_from && v >= leaks_from;
     return t;
   }
@@ -76,6 +77,7 @@ SearchLimits plain_limits(std::uint64_t max = 4096) {
   SearchLimits l;
   l.start = 1;
   l.max = max;
+  l.max_trials = 0, l.confirm_steps = 0;  // the search to the exact limit (the cap: ProbeTrialCap below)
   return l;
 }
 
@@ -289,6 +291,7 @@ TEST(ProbeGuidedSearch, RealH200CurveFindsTheMeasuredLimit) {
     auto lo = hi == peaks.begin() ? hi : std::prev(hi);
     const double w = hi == lo || hi->first == lo->first ? 0 : (double(v) - lo->first) / (hi->first - lo->first);
     t.peak_bytes = static_cast<std::uint64_t>(lo->second + w * (hi->second - lo->second));
+    t.measured = true;
     return t;
   };
   auto probe = [&](SearchLimits limits) {

@@ -119,8 +119,8 @@ TEST(SnapshotRender, JsonHasSchemaAndIntegerBytes) {
   const std::string text = render_snapshot_text(r);
   EXPECT_NE(text.find("asked for 32.00 GiB"), std::string::npos) << text;
   const std::string html = render_snapshot_html(r);
-  EXPECT_NE(html.find("<svg xmlns='http://www.w3.org/2000/svg' class='stacked'"), std::string::npos);
-  EXPECT_NE(html.find("class='segments'"), std::string::npos);
+  EXPECT_NE(html.find("<figure class=\"chart\" id=\"snapshot-stacked\">"), std::string::npos);
+  EXPECT_NE(html.find("class='segments chart-wide'"), std::string::npos);
 }
 
 TEST(SnapshotRead, RefusesWhatIsNotASnapshot) {

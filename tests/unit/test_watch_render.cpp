@@ -77,6 +77,19 @@ TEST(WatchRender, CsvRowsHaveTheHeaderColumnsAndEscapeCommands) {
   EXPECT_EQ(failed.back(), "NVML: GPU is lost");
 }
 
+// Another user's command line ends up in a spreadsheet when the --log CSV is opened: a cell that
+// starts like a formula (=, +, -, @) is made text with a leading apostrophe (OWASP's CSV injection rule).
+TEST(WatchRender, CsvCellsThatLookLikeFormulasAreText) {
+  auto snap = fixture::two_gpus();
+  snap.gpus[0].processes[0].details.command = "=HYPERLINK(\"http://x\",\"y\")";
+  snap.gpus[0].processes[1].details.command = "@SUM(A1)";
+  auto rows = lines_of(render_csv_rows(snap));
+  ASSERT_EQ(rows.size(), 4U);
+  EXPECT_EQ(csv_cells(rows[1])[18], "'=HYPERLINK(\"http://x\",\"y\")");
+  EXPECT_EQ(csv_cells(rows[2])[18], "'@SUM(A1)");
+  EXPECT_EQ(csv_cells(rows[0])[5], std::to_string(40 * GiB));  // numbers are never touched
+}
+
 TEST(WatchPrometheus, EscapesLabelValues) {
   EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }

@@ -66,21 +66,44 @@ std::unique_ptr<Process> start_trial(const TrialSettings& s, const std::string& 
   return Process::start(argv, options, error_number);
 }
 
-// Waits for the trial, counting step lines in its log; stops it (SIGTERM, then SIGKILL after a
-// grace period) once it has run enough steps or its time, or when the probe is interrupted.
+// How often a running trial's timeline is read to see whether its memory has settled.
+constexpr double kSettleLookSeconds = 0.25;
+
+// The trial's memory by the timeline `run` has written so far (a last line cut short is skipped
+// by the reader); nothing when it cannot be read yet.
+std::optional<probe::Settling> settling_so_far(const std::string& timeline_path, const probe::SettleRule& rule) {
+  auto tl = timeline::read_timeline_file(timeline_path);
+  if (!tl) return std::nullopt;
+  return probe::settling(*tl, rule);
+}
+
+// Waits for the trial, counting step lines in its log and reading its timeline (the step hook's
+// optimizer steps count too); stops it (SIGTERM, then SIGKILL after a grace period) once its
+// memory has settled after at least `steps` steps, at `max_steps`, at its time, or when the probe
+// is interrupted.
 probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::optional<timeline::StepRegex>& step_re,
-                            WatchedFile* log, Clock::time_point started) {
+                            WatchedFile* log, const std::string& timeline_path, Clock::time_point started) {
   LineSplitter lines;
   long steps_seen = 0;
+  double looked = 0;
+  bool settled = false;
   while (true) {
-    if (auto status = trial.poll()) return {*status, false, {}};
-    if (s.steps > 0 && step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
+    if (auto status = trial.poll()) return {*status, false, {}, steps_seen};
+    if (step_re && log) steps_seen += count_new_steps(*log, *step_re, lines);
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    const bool enough_steps = s.steps > 0 && steps_seen >= s.steps;
+    if (elapsed - looked >= kSettleLookSeconds) {
+      looked = elapsed;
+      if (auto now = settling_so_far(timeline_path, s.settle)) {
+        steps_seen = std::max<long>(steps_seen, now->steps);
+        settled = now->settled_at.has_value();
+      }
+    }
+    const bool enough_steps = (s.max_steps > 0 && steps_seen >= s.max_steps) ||
+                              (s.stop_when_settled && settled && steps_seen >= s.steps);
     const bool out_of_time = s.trial_seconds > 0 && elapsed >= s.trial_seconds;
     if (enough_steps || out_of_time || g_interrupted) {
       const bool ours = !g_interrupted;
-      return {trial.stop(kStopGrace), ours, {}};
+      return {trial.stop(kStopGrace), ours, {}, steps_seen};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -92,7 +115,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::Ste
                        std::uint64_t value) {
   probe::Trial trial;
   trial.value = value;
-  const std::string base = s.work_dir + "/trial-" + std::to_string(value);
+  const std::string base = s.work_dir + "/trial-" + std::to_string(value) + (s.stop_when_settled ? "" : "-confirm");
   const std::string timeline_path = base + ".jsonl", log_path = base + ".log";
   const auto started = Clock::now();
   int error_number = 0;
@@ -105,10 +128,10 @@ probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::Ste
   // Read through the descriptor opened now: the job cannot swap the log for a FIFO or /dev/zero.
   auto log = WatchedFile::open(log_path);
   WatchedFile* log_file = log ? log->get() : nullptr;
-  probe::TrialEnd end = watch_trial(*process, s, steps, log_file, started);
+  probe::TrialEnd end = watch_trial(*process, s, steps, log_file, timeline_path, started);
   trial.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   end.last_line = redact_text(last_output_line(log_file));  // the report is shared: no secrets from the job's output
-  probe::judge_trial(trial, timeline::read_timeline_file(timeline_path), end);
+  probe::judge_trial(trial, timeline::read_timeline_file(timeline_path), end, s.settle);
   return trial;
 }
 
@@ -121,8 +144,16 @@ bool run_search(probe::Search& search, const TrialSettings& settings, const std:
   while (auto value = search.next()) {
     const double spent = std::chrono::duration<double>(Clock::now() - started).count();
     if (spent >= budget_seconds || g_interrupted) return true;
-    progress("trying " + parameter + " " + std::to_string(*value) + " ...");
-    auto trial = run_trial(settings, steps, probe::substitute(command_template, parameter, *value), *value);
+    const bool confirming = search.confirming();
+    TrialSettings these = settings;
+    if (confirming) {  // the answer, run for the confirmation's length whether or not it settles
+      these.steps = these.max_steps = search.limits().confirm_steps;
+      these.stop_when_settled = false;
+    }
+    progress((confirming ? "confirming " : "trying ") + parameter + " " + std::to_string(*value) +
+             (confirming ? " for " + std::to_string(these.max_steps) + " steps" : "") + " ...");
+    auto trial = run_trial(these, steps, probe::substitute(command_template, parameter, *value), *value);
+    trial.confirmation = confirming;
     if (g_interrupted) return true;
     progress(probe::progress_line(parameter, trial));
     search.record(trial);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/probe/search.hpp"
+#include "core/probe/settle.hpp"
 #include "core/timeline/step_regex.hpp"
 
 namespace vramdoc::backends {
@@ -18,17 +19,22 @@ struct TrialSettings {
   std::string work_dir;           // where each trial's timeline and log go
   std::string interval = "20ms";  // sampling interval passed to run
   std::string step_regex;         // --step-regex, counted here and passed to run
-  long steps = 0;                 // stop the trial after this many steps (0: let it finish)
+  long steps = 0;                 // at least this many steps before a settled trial is stopped
+  long max_steps = 0;             // stop the trial after this many steps, settled or not (0: no cap)
+  bool stop_when_settled = true;  // stop once memory has settled (settle): off for the confirmation
+  probe::SettleRule settle;       // when a trial's memory counts as settled
   double trial_seconds = 0;       // stop the trial after this long (0: no limit)
 };
 
-// Runs one trial of `command` (a shell command line) and returns what happened. Never throws.
+// Runs one trial of `command` (a shell command line) and returns what happened: it stops once
+// its memory has settled (and `steps` have run), at `max_steps`, at the trial time or when the
+// job ends. Never throws.
 probe::Trial run_trial(const TrialSettings& settings, const std::optional<timeline::StepRegex>& steps,
                        const std::string& command, std::uint64_t value);
 
 // The search, run: each value it asks for substituted for {parameter} in `command_template` and
-// tried (`steps`: settings.step_regex compiled), with a line before and after each trial through
-// `progress`. True when it stopped early (the budget spent, SIGINT or SIGTERM): the report then
+// tried (`steps`: settings.step_regex compiled), the answer's confirmation run for
+// search.limits().confirm_steps steps, with a line before and after each trial through `progress`. True when it stopped early (the budget spent, SIGINT or SIGTERM): the report then
 // says incomplete.
 bool run_search(probe::Search& search, const TrialSettings& settings, const std::optional<timeline::StepRegex>& steps,
                 const std::string& command_template, const std::string& parameter, double budget_seconds,

@@ -82,24 +82,4 @@ std::string render_gpus(bool json) {
   return json_document("vramdoc.gpus/1", nlohmann::ordered_json{{"gpus", cards}});
 }
 
-std::string render_demo(const ModelConfig& model, const std::string& model_name, const Style& style) {
-  std::vector<Scenario> scenarios;
-  Options full;
-  full.precision = Precision::AmpBf16;
-  scenarios.push_back({"full fine-tune (amp-bf16, AdamW)", full});
-  full.precision = Precision::Bf16;
-  scenarios.push_back({"full fine-tune (bf16, AdamW)", full});
-  Options lora = full;
-  lora.mode = Mode::Lora;
-  scenarios.push_back({"LoRA r=16 q,v (bf16 base)", lora});
-  Options infer = full;
-  infer.mode = Mode::Infer;
-  scenarios.push_back({"inference (bf16)", infer});
-  std::vector<GpuCard> cards = {*find_gpu("RTX 3060 12GB"), *find_gpu("RTX 4090"), *find_gpu("A100 80GB")};
-  return "vramdoc estimate: will a 7B model fit? (" + model.name + ", batch 1; try --help for your own model)\n\n" +
-         render_comparison(model, scenarios, cards, style) + "\n'fits' keeps a safety margin of " +
-         std::to_string(kFitMarginPercent) + " %. Details: vramdoc estimate --model " + model_name +
-         " --mode lora --gpu 'RTX 4090'\n";
-}
-
 }  // namespace vramdoc::estimator

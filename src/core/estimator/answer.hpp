@@ -51,6 +51,5 @@ std::string render_models(bool json);
 std::string render_gpus(bool json);
 // `vramdoc estimate` without arguments: `model` (the articles' 7B) in four scenarios on a 12, a 24
 // and an 80 GB card, with the margin and the command that tells more.
-std::string render_demo(const ModelConfig& model, const std::string& model_name, const Style& style);
 
 }  // namespace vramdoc::estimator

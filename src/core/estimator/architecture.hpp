@@ -19,9 +19,10 @@ enum class AttentionPath {
   Eager,   // transformers' eager attention: keeps the probabilities it materialises
 };
 
-// Which decoder layers hold a tensor: all, or in a MoE model only the dense ones
-// (first_k_dense_replace, mlp_only_layers) or only the MoE ones.
-enum class LayerSet : std::uint8_t { All, Dense, Moe };
+// Which layers hold a tensor: all, or in a MoE model only the dense ones (first_k_dense_replace,
+// mlp_only_layers) or only the MoE ones; an encoder-decoder's encoder or decoder layers; the layers
+// of one Swin stage (WeightTensor::stage).
+enum class LayerSet : std::uint8_t { All, Dense, Moe, Encoder, Decoder, Stage };
 
 struct WeightTensor {
   std::string name;       // module name as PEFT matches it (e.g. "q_proj", "mlp.c_proj")
@@ -34,6 +35,7 @@ struct WeightTensor {
   bool lora_target = true;   // PEFT can wrap it (a 3-D experts tensor cannot)
   std::uint64_t stored_bytes = 0;  // > 0: quantised storage as the checkpoint holds it (not width x elements)
   LayerSet layers = LayerSet::All;  // with count: which layers (Dense / Moe: count is over those only)
+  std::uint8_t stage = 0;           // LayerSet::Stage: which stage
 };
 
 // Every weight tensor of the model (layers included, via count).
@@ -44,6 +46,9 @@ struct LayerKind {
   bool sliding = false;
   bool nope = false;   // no RoPE in this layer (SmolLM3's no_rope_layers)
   bool cross = false;  // a decoder layer of an encoder-decoder: self-attention, cross-attention, MLP
+  std::uint8_t stage = 0;   // Swin: the stage the layer belongs to,
+  bool shifted = false;     // whether its windows are shifted (every second block),
+  bool stage_end = false;   // whether it is its stage's last block (patch merging follows)
 };
 // The layer kinds of the model with how many layers of each (sums to num_layers).
 std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& model);

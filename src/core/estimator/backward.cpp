@@ -20,7 +20,7 @@ namespace {
 // A weight's gradient: under autocast a Linear's arrives as the gradient of its 16-bit copy, which
 // the copy's backward (to(float32)) turns into the fp32 gradient AccumulateGrad keeps.
 u64 weight_gradient(Tape& s, u64 bytes, bool via_cast) {
-  const u64 grad16 = via_cast ? s.alloc(bytes / 2) : 0, grad = s.alloc(bytes);
+  const u64 grad16 = via_cast ? s.alloc(bytes / 2, Use::Gradient) : 0, grad = s.alloc(bytes, Use::Gradient);
   s.free(grad16);
   return grad;
 }
@@ -75,16 +75,16 @@ OuterGrads outer_grads(const WeightTensors& grads, bool tied, bool amp, u64 head
 u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head_saved, u64 workspace,
                   std::vector<u64>& made, u64& tied_share) {
   const u64 early = g.input_first ? s.alloc(g.head_input) : 0;
-  const u64 weight16 = g.lm_head_via_cast ? s.alloc(g.lm_head / 2) : 0;
-  u64 weight = weight16 == 0 ? s.alloc(g.lm_head) : 0;
+  const u64 weight16 = g.lm_head_via_cast ? s.alloc(g.lm_head / 2, Use::Gradient) : 0;
+  u64 weight = weight16 == 0 ? s.alloc(g.lm_head, Use::Gradient) : 0;
   s.alloc(workspace, Use::Workspace);
   const u64 input = g.input_first ? early : s.alloc(g.head_input);
   s.free(loss);
   s.free(head_saved);
   const u64 dx = g.residual == g.head_input ? input : s.alloc(g.residual);
   if (dx != input) s.free(input);
-  if (weight16 != 0) weight = s.alloc(g.lm_head), s.free(weight16);
-  for (u64 bytes : g.head) made.push_back(s.alloc(bytes));
+  if (weight16 != 0) weight = s.alloc(g.lm_head, Use::Gradient), s.free(weight16);
+  for (u64 bytes : g.head) made.push_back(s.alloc(bytes, Use::Gradient));
   if (g.tied) tied_share = weight;
   else if (weight != 0) made.push_back(weight);
   return dx;
@@ -94,7 +94,7 @@ void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, 
                          std::vector<u64>& made) {
   s.free(saved);
   const std::size_t shared = made.size();  // the tied weight is the embeddings' first
-  for (u64 bytes : g.embed) made.push_back(s.alloc(bytes));
+  for (u64 bytes : g.embed) made.push_back(s.alloc(bytes, Use::Gradient));
   if (tied_share != 0 && shared < made.size()) {  // AccumulateGrad adds it in place to lm_head's share (.grad)
     s.free(made[shared]);
     made[shared] = tied_share;

@@ -7,6 +7,8 @@
 #include <span>
 #include <string_view>
 
+#include "core/result.hpp"
+
 namespace vramdoc::estimator {
 
 enum class Vendor { Nvidia, Amd };
@@ -24,7 +26,9 @@ struct GpuCard {
 std::span<const GpuCard> gpu_cards();
 // Finds a card by name, ignoring case, spaces, dashes and a leading NVIDIA / GeForce / Tesla /
 // AMD / Instinct: "rtx4090", "NVIDIA GeForce RTX 4090", "NVIDIA A100-SXM4-80GB", "A100-80GB".
-// An exact name or alias wins; otherwise the largest card whose name contains the text ("4090").
-std::optional<GpuCard> find_gpu(std::string_view name);
+// An exact name or alias wins; otherwise the cards whose names (or nvidia-smi names) contain the
+// text ("4090"): the first when they all have the same memory, an error listing them when they
+// differ ("A100": 80 or 40 GB), and an error naming --list-gpus when none does.
+Result<GpuCard> find_gpu(std::string_view name);
 
 }  // namespace vramdoc::estimator

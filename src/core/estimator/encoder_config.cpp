@@ -151,8 +151,8 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.enc.channels = size_or(cfg, "num_channels", 3);
       break;
     case Family::T5:  // T5LayerNorm (RMS, fp32 variance), no biases, pre-norm, relu or gated-gelu
-      m.norm = NormKind::Rms, m.post_norm = false, m.attention_bias = m.output_bias = m.mlp_bias = false;
-      m.mlp = MlpKind::Relu, m.residual_dropout = fields::fraction(cfg, "dropout_rate", 0.1);
+      m.norm = NormKind::T5, m.post_norm = false, m.attention_bias = m.output_bias = m.mlp_bias = false;
+      m.mlp = MlpKind::Relu, m.residual_dropout = m.attention_dropout = fields::fraction(cfg, "dropout_rate", 0.1);
       if (auto it = cfg.find("feed_forward_proj"); it != cfg.end() && it->is_string() &&
                                                   it->get<std::string>().rfind("gated", 0) == 0) {
         m.enc.gated_ffn = true, m.mlp = MlpKind::Gated;
@@ -167,6 +167,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
       m.position_offset = m.family == Family::Bart ? 2 : 0;
       m.embed_norm = m.family == Family::Bart;  // layernorm_embedding
+      m.enc.logits_bias = m.family == Family::Bart && m.model_type != "m2m_100";  // modeling_bart.py:940
       m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
       if (m.family == Family::Whisper) {
         m.enc.source_positions = size_or(cfg, "max_source_positions", 1500);

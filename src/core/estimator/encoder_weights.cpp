@@ -12,13 +12,20 @@ namespace {
 using u64 = std::uint64_t;
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
-void linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u64 out, u64 count, bool bias) {
+// Which layers the tensors being added belong to (LayerSet::All: every layer, or none for count 1).
+struct Holder {
+  LayerSet set = LayerSet::All;
+  std::uint8_t stage = 0;
+};
+
+void linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u64 out, u64 count, bool bias, Holder at = {}) {
   if (count == 0) return;
   w.push_back({name, in, out, count, true, false, true});
-  if (bias) w.push_back({name + ".bias", 1, out, count, false, false, false});
+  w.back().layers = at.set, w.back().stage = at.stage;
+  if (bias) w.push_back({name + ".bias", 1, out, count, false, false, false}), w.back().layers = at.set, w.back().stage = at.stage;
 }
-void vector(std::vector<WeightTensor>& w, const std::string& name, u64 n, u64 count = 1) {
-  if (count > 0 && n > 0) w.push_back({name, 1, n, count, false, false, false});
+void vector(std::vector<WeightTensor>& w, const std::string& name, u64 n, u64 count = 1, Holder at = {}) {
+  if (count > 0 && n > 0) w.push_back({name, 1, n, count, false, false, false}), w.back().layers = at.set, w.back().stage = at.stage;
 }
 
 // The names of q, k, v and the attention's output projection per family.
@@ -39,23 +46,24 @@ AttentionNames attention_names(Family f) {
 }
 
 // One self-attention (and in a decoder layer of an encoder-decoder, one cross-attention) with its
-// norm, and the MLP with its norm, over `count` layers of width h and MLP width inter.
-void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h, u64 inter, bool cross, u64 heads) {
+// norm, and the MLP with its norm, over `count` layers of width h and MLP width inter, held by `at`.
+void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h, u64 inter, bool cross, u64 heads,
+           Holder at = {}) {
   const AttentionNames n = attention_names(m.family);
   const bool bias = m.attention_bias, whisper = m.family == Family::Whisper;
   for (int a = 0; a < (cross ? 2 : 1); ++a) {
     const std::string prefix = a == 0 ? "" : "encoder_attn.";
-    linear(w, prefix + n.q, h, h, count, bias);
-    linear(w, prefix + n.k, h, h, count, bias && !whisper);  // Whisper's k_proj has no bias
-    linear(w, prefix + n.v, h, h, count, bias);
-    linear(w, prefix + n.o, h, h, count, m.output_bias);
-    vector(w, prefix + "attention norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count);
+    linear(w, prefix + n.q, h, h, count, bias, at);
+    linear(w, prefix + n.k, h, h, count, bias && !whisper, at);  // Whisper's k_proj has no bias
+    linear(w, prefix + n.v, h, h, count, bias, at);
+    linear(w, prefix + n.o, h, h, count, m.output_bias, at);
+    vector(w, prefix + "attention norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count, at);
   }
-  if (m.family == Family::Swin) vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count);
-  if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, count, false), linear(w, "wi_1", h, inter, count, false);
-  else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, count, m.mlp_bias);
-  linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, count, m.mlp_bias);
-  vector(w, "mlp norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count);
+  if (m.family == Family::Swin) vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count, at);
+  if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, count, false, at), linear(w, "wi_1", h, inter, count, false, at);
+  else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, count, m.mlp_bias, at);
+  linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, count, m.mlp_bias, at);
+  vector(w, "mlp norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count, at);
 }
 
 // Text encoders (BERT, RoBERTa, DistilBERT, DeBERTa-v2): embeddings, layers, the task's head.
@@ -97,7 +105,7 @@ void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
   } else {
     vector(w, "embeddings.norm", 2 * h);
     for (std::size_t s = 0; s < m.enc.stage_depths.size(); ++s) {
-      layer(m, w, m.enc.stage_depths[s], width, 4 * width, false, m.enc.stage_heads[s]);
+      layer(m, w, m.enc.stage_depths[s], width, 4 * width, false, m.enc.stage_heads[s], {LayerSet::Stage, static_cast<std::uint8_t>(s)});
       if (s + 1 < m.enc.stage_depths.size()) {  // SwinPatchMerging: norm over 4 x width, reduction to 2 x width
         vector(w, "downsample.norm", 8 * width);
         linear(w, "downsample.reduction", 4 * width, 2 * width, 1, false);
@@ -128,8 +136,8 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   } else {
     w.push_back({"relative_attention_bias", m.enc.relative_buckets, 2 * m.num_heads, 1, false, false, false});
   }
-  layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads);
-  layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads);
+  layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads, {LayerSet::Encoder});
+  layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads, {LayerSet::Decoder});
   if (m.family != Family::Bart) vector(w, "final norms", 2 * norm);  // BART (post-norm) has none; final_logits_bias is a buffer
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }

@@ -147,6 +147,11 @@ Result<Estimate> estimate(const ModelConfig& given_model, const Options& given) 
   if (auto ok = check_task(given_model, o.task); !ok) return make_error(ok.error());
   ModelConfig tied_model = given_model;
   tied_model.task = o.task;
+  // Only an MLM head or an encoder-decoder's lm_head shares the embeddings' weight; a classifier
+  // head (sequence, token, image classification) has its own, and no tied lm_head is ever built.
+  if (tied_model.kind != ModelKind::Decoder && o.task != Task::Mlm && tied_model.kind != ModelKind::EncoderDecoder) {
+    tied_model.tie_word_embeddings = false;
+  }
   ModelConfig model = tied_model;
   if (meta_init_unties(model, o)) model.tie_word_embeddings = false;
   if (auto ok = check_options(model, o); !ok) return make_error(ok.error());

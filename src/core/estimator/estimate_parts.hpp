@@ -2,6 +2,7 @@
 // (quantised storage included), each layer's saved tensors, the phases, and the allocation
 // sequence replayed through the allocator model. Not part of the public interface.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,15 +72,20 @@ struct LayerWeights {
 };
 struct WeightTensors {
   LayerWeights dense, moe;  // a dense decoder layer's, a MoE layer's (the same unless a MoE model has dense layers)
+  LayerWeights cross;       // an encoder-decoder's decoder layer (dense: its encoder layer)
+  std::vector<LayerWeights> stages;  // Swin: a layer of each stage
   std::vector<u64> head, embed;
   u64 lm_head_cast = 0;
   std::size_t lm_head_at = SIZE_MAX;  // lm_head's weight in `head` (SIZE_MAX: tied, or none)
-  LayerWeights& layer(LayerKind kind) { return kind.moe ? moe : dense; }
-  const LayerWeights& layer(LayerKind kind) const { return kind.moe ? moe : dense; }
+  LayerWeights& layer(LayerKind kind) {
+    return kind.cross ? cross : !stages.empty() ? stages[std::min<std::size_t>(kind.stage, stages.size() - 1)] : kind.moe ? moe : dense;
+  }
+  const LayerWeights& layer(LayerKind kind) const { return const_cast<WeightTensors*>(this)->layer(kind); }
 };
 WeightTensors weight_tensors(const Run& r, u64 element_width);
-// How many of the model's layers hold a tensor of `set` (all, the dense ones, the MoE ones).
-u64 layers_in(const ModelConfig& m, LayerSet set);
+// How many of the model's layers hold a tensor of `set` (all, the dense ones, the MoE ones, an
+// encoder-decoder's encoder or decoder, Swin's stage `stage`).
+u64 layers_in(const ModelConfig& m, LayerSet set, std::uint8_t stage = 0);
 // A decoder layer's tensor (its count a positive multiple of the layers of its set): how many
 // layers hold it; 0 for the embeddings, the final norm, lm_head.
 u64 holding_layers(const ModelConfig& m, const WeightTensor& t);

@@ -237,6 +237,71 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   return out;
 }
 
+// DeBERTa-v2's DisentangledSelfAttention (eager; share_att_key, c2p and p2c), as the deberta-s traces
+// of docs/results/families-h200-2026-12-01-b/ (021 training, 022 inference) show it: key^T / scale
+// (saved by the bmm) and the content scores; the relative embeddings through the shared projections,
+// repeated over the batch (saved); c2p = bmm(q, pos_key^T) over R = 2 x position_buckets columns
+// (saved), its int64 index of seq x seq, the gathered scores, / scale into rel_att (held to the
+// attention's end); p2c the same over the keys, added to rel_att; scores + rel_att; the mask and
+// masked_fill (its bool mask saved); softmax (saved; fp32 under autocast), attention dropout (mask
+// and output saved), the probabilities' 16-bit copy under autocast; bmm with v (saved) and the
+// context made contiguous, which is returned.
+u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 v) {
+  const u64 score_w = f.act, kv_len = f.kv_len, square = mul(f.q_len, kv_len);
+  const u64 ks = f.s.alloc(f.bytes(d.kv, f.act));
+  f.keep(q), f.keep(ks);
+  const u64 scores = f.s.alloc(f.scores(d.heads, score_w));
+  f.drop(ks);
+  const u64 rel_rows = mul(f.batch, std::max<u64>(f.r.m.enc.relative_buckets, 1));
+  const u64 pos_q = f.s.alloc(mul(rel_rows, mul(d.q, f.act))), pos_k = f.s.alloc(mul(rel_rows, mul(d.kv, f.act)));
+  f.keep(pos_q), f.keep(pos_k);
+  std::vector<u64> held;  // to the attention's end
+  u64 gathered[2] = {0, 0};
+  u64 rel = 0;
+  for (int i = 0; i < 2; ++i) {  // c2p, then p2c
+    f.kv_len = std::max<u64>(f.r.m.enc.relative_buckets, 1);
+    const u64 raw = f.s.alloc(f.scores(d.heads, score_w));
+    f.kv_len = kv_len;
+    f.keep(raw);
+    const u64 first = f.s.alloc(mul(square, 8)), index = f.s.alloc(mul(square, 8));
+    f.s.free(first);
+    f.keep(index), held.push_back(index);
+    gathered[i] = f.s.alloc(f.scores(d.heads, score_w));
+    f.drop(raw);
+    const u64 scaled = f.s.alloc(f.scores(d.heads, score_w));
+    if (i == 0) rel = f.s.alloc(f.scores(d.heads, score_w));  // rel_att
+    f.s.free(scaled);
+  }
+  f.s.free(gathered[0]), f.s.free(gathered[1]);
+  if (!f.train) f.s.free(pos_q), f.s.free(pos_k);
+  const u64 sum = f.s.alloc(f.scores(d.heads, score_w));
+  f.drop(scores);
+  const u64 mask_rows = mul(f.batch, square);  // (batch, 1, seq, seq) bool
+  held.push_back(f.s.alloc(mask_rows));
+  const u64 mask = f.s.alloc(mask_rows);
+  f.keep(mask);
+  const u64 masked = f.s.alloc(f.scores(d.heads, score_w));
+  f.drop(mask), f.s.free(sum);
+  const u64 probs = f.s.alloc(f.scores(d.heads, f.amp ? 4 : f.act));
+  f.keep(probs);
+  u64 dropped = probs, drop_mask = 0;
+  if (f.train && f.r.m.attention_dropout > 0) {
+    drop_mask = f.s.alloc(f.scores(d.heads, 1));
+    dropped = f.s.alloc(f.scores(d.heads, f.amp ? 4 : f.act));
+    f.keep(drop_mask), f.keep(dropped);
+  }
+  const u64 p16 = f.amp ? f.s.alloc(f.scores(d.heads, 2)) : dropped;
+  f.keep(p16), f.keep(v);
+  const u64 context = f.s.alloc(f.bytes(d.q, f.act)), out = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(context);
+  if (p16 != dropped) f.drop(p16);
+  f.s.free(rel), f.drop(masked), f.drop(probs);
+  if (dropped != probs) f.drop(dropped), f.drop(drop_mask);
+  for (u64 id : held) f.drop(id);
+  if (f.train) f.drop(pos_q), f.drop(pos_k);
+  return out;
+}
+
 // SDPA's fused kernels (flash / memory-efficient): the output, saved with q, k, v; a bool mask made
 // additive per call (saved in training); under autocast q, k, v cast to 16 bit first.
 u64 fused_kernel(Forward& f, const LayerDims& d, LayerKind kind, u64 q, u64 k, u64 v) {
@@ -284,15 +349,10 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   }
   const u64 q = rot.q != 0 ? rot.q : t.fused;
   u64 out = 0;
-  if (m.family == Family::DebertaV2) {  // disentangled attention: c2p and p2c (gathered), added to the scores
-    for (int i = 0; i < 2; ++i) {  // kept for backward (read off the deberta-s traces: two score matrices a layer)
-      const u64 rel = f.s.alloc(f.scores(d.heads, f.act));
-      f.keep(rel);
-      f.drop(rel);
-    }
-  }
   const AttentionPath path = attention_path(m, f.r.o, kind);
-  if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
+  if (m.family == Family::DebertaV2) {  // always its own eager attention
+    out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
+  } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, k, v);
   } else if (m.alibi) {
     out = bloom_attention(f, d, k, v, f.use_cache, held);

@@ -13,7 +13,7 @@ namespace {
 
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
-// ViT: the pixels (the caller's input, alive throughout; under autocast cast to 16 bit for the conv),
+// ViT: the pixels (the caller's input, made once and alive throughout; under autocast cast to 16 bit for the conv),
 // the patch projection, the class token concatenated, the positions added. Whisper: two convs with
 // gelu (each saved), the positions added. `tokens` of hidden_size go to the layers.
 void vision_or_audio(Forward& f, Prelude& p) {
@@ -23,7 +23,7 @@ void vision_or_audio(Forward& f, Prelude& p) {
   const u64 pixels = whisper ? mul(mul(f.batch, m.enc.mel_bins), 2 * m.enc.source_positions)
                              : mul(mul(f.batch, m.enc.channels), mul(f.r.o.image_size ? f.r.o.image_size : m.enc.image_size,
                                                                       f.r.o.image_size ? f.r.o.image_size : m.enc.image_size));
-  p.held.push_back(f.s.alloc(mul(pixels, in_w)));
+  if (f.pixels == 0) f.pixels = f.s.alloc(mul(pixels, in_w));  // made once, before the first step
   const u64 cast = f.amp ? f.s.alloc(mul(pixels, 2)) : 0;
   f.keep(cast);
   if (whisper) {  // conv1 over 2 x positions frames, gelu, conv2 (stride 2), gelu
@@ -104,15 +104,21 @@ u64 cross_attention(Forward& f, u64 x, u64 memory, u64 memory_tokens) {
 u64 to_decoder(Forward& f, Prelude& p, u64 x) {
   const ModelConfig& m = f.r.m;
   u64 memory = x;
-  if (!m.post_norm) {  // T5's final_layer_norm, Whisper's layer_norm
+  if (!m.post_norm) {  // T5's final_layer_norm (and dropout), Whisper's layer_norm, mBART's
     memory = norm(f, x, m.hidden_size, f.wide);
     if (!f.kept(x)) f.s.free(x);
+    if (m.family == Family::T5) memory = dropout(f, memory, m.hidden_size, f.wide, m.residual_dropout);
   }
-  p.held.push_back(memory);
+  // the encoder returns: its embeddings' output and its position bias (T5) go; its output is the
+  // model output's encoder_last_hidden_state, alive to the step's end (f.memory)
+  for (u64 id : p.held) f.drop(id);
+  p.held.clear();
+  f.drop(f.position_bias), f.position_bias = 0;
   f.memory = memory, f.memory_tokens = f.q_len;
   f.q_len = f.kv_len = f.r.o.target_seq > 0 ? f.r.o.target_seq : 128;
   Prelude dec = encoder_prelude(f, 0, true);
-  p.held.insert(p.held.end(), dec.held.begin(), dec.held.end());
+  p.held = dec.held;
+  if (!f.train) f.stack_input = dec.hidden;  // held by the decoder until it returns
   return dec.hidden;
 }
 
@@ -131,9 +137,30 @@ LossShape loss_shape(const Run& r) {
   return {tokens, true};
 }
 
+u64 head_outputs(const ModelConfig& m) {
+  return m.kind == ModelKind::Decoder || m.task == Task::Mlm || m.kind == ModelKind::EncoderDecoder ? m.vocab_size : m.enc.labels;
+}
+
+HeadShape head_shape(const Run& r) {
+  const ModelConfig& m = r.m;
+  HeadShape h;
+  h.width = m.hidden_size, h.tokens = mul(r.o.batch, r.o.seq);
+  if (m.kind == ModelKind::EncoderDecoder) h.tokens = mul(r.o.batch, r.o.target_seq > 0 ? r.o.target_seq : 128);
+  if (m.family == Family::Swin && !m.enc.stage_depths.empty()) {  // the last stage's tokens and width
+    const std::size_t last = m.enc.stage_depths.size() - 1;
+    u64 side = std::max<u64>((r.o.image_size ? r.o.image_size : m.enc.image_size) / std::max<u64>(m.enc.patch_size, 1), 1);
+    for (std::size_t i = 0; i < last; ++i) side = (side + 1) / 2;
+    h.tokens = mul(r.o.batch, mul(side, side)), h.width = m.hidden_size << last;
+  }
+  const LossShape loss = loss_shape(r);
+  h.rows = loss.elements / std::max<u64>(head_outputs(m), 1);
+  if (m.embed_proj_dim > 0) h.width = m.embed_proj_dim;
+  return h;
+}
+
 u64 task_head(Forward& f, u64 x, u64& logits_input) {
   const ModelConfig& m = f.r.m;
-  const u64 h = m.hidden_size;
+  const u64 h = f.hidden_width();
   logits_input = x;
   switch (m.task) {
     case Task::Mlm: {  // transform: dense, gelu (saves its input), LayerNorm; then the decoder on every token

@@ -152,10 +152,15 @@ std::vector<LayerKind> layer_order(const ModelConfig& m) {
     kinds.insert(kinds.end(), m.num_layers, LayerKind{false, false, false, true});
     return kinds;
   }
-  if (m.family == Family::Swin) {  // stage s: tokens / 4^s, width x 2^s: as sum(depth_s / 2^s) layers of stage 0
-    u64 halves = 0;
-    for (std::size_t s = 0; s < m.enc.stage_depths.size(); ++s) halves += (m.enc.stage_depths[s] << 8) >> s;
-    return std::vector<LayerKind>((halves + 255) >> 8, LayerKind{});
+  if (m.family == Family::Swin) {  // each stage's blocks (swin_layer runs them at the stage's widths)
+    for (std::size_t s = 0; s < m.enc.stage_depths.size(); ++s) {
+      for (u64 i = 0; i < m.enc.stage_depths[s]; ++i) {
+        LayerKind k{};
+        k.stage = static_cast<std::uint8_t>(s), k.shifted = i % 2 == 1, k.stage_end = i + 1 == m.enc.stage_depths[s];
+        kinds.push_back(k);
+      }
+    }
+    return kinds;
   }
   const u64 dense = m.num_experts > 0 ? m.dense_layers : m.num_layers;
   const bool listed = m.layer_sliding.size() == m.num_layers;
@@ -191,6 +196,8 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
 // attention, the residual sum, the MLP, the second sum; or the parallel form above.
 u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
+  if (m.family == Family::T5) return t5_block(f, kind, x, cache);
+  if (m.family == Family::Swin) return swin_layer(f, kind, x);
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   const u64 h = m.hidden_size, wide = f.wide;
@@ -241,11 +248,12 @@ u64 checkpointed_layer(Forward& f, const std::vector<u64>& layer_casts, LayerKin
 std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast) {
   f.train = true;
   const ModelConfig& m = f.r.m;
-  const u64 normed = m.post_norm ? x : norm(f, x, m.hidden_size, f.wide);  // OPT-350m, BERT: no final norm
+  const u64 normed = m.post_norm ? x : norm(f, x, f.hidden_width(), f.wide);  // OPT-350m, BERT: no final norm
   u64 in = head_input(f, normed);
-  if (m.kind != ModelKind::Decoder) task_head(f, normed, in);
-  const u64 width = m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size;
-  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(f.bytes(width, 2)) : in);  // lm_head's input
+  u64 rows = f.tokens();
+  if (m.kind != ModelKind::Decoder) rows = task_head(f, normed, in) / std::max<u64>(head_outputs(m), 1);
+  const u64 width = m.embed_proj_dim > 0 ? m.embed_proj_dim : f.hidden_width();
+  if (f.weights_train()) f.keep(f.amp ? f.s.alloc(saturating_mul(rows, width * 2)) : in);  // lm_head's input
   f.keep(f.s.alloc(lm_head_cast, Use::Cast));
   if (in != normed) f.drop(in);
   if (normed != x) f.drop(normed);

@@ -24,28 +24,6 @@ u64 gated(Forward& f, u64 x, u64 h, u64 inter, bool input_wide, const std::strin
   return down;
 }
 
-// Python gelu_new: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), left to right; pow
-// runs in fp32 under autocast (its input cast and saved), so does the chain after it. Saved: x,
-// tanh's output, 1 + tanh, 0.5 * x.
-u64 new_gelu(Forward& f, u64 x, u64 inter) {
-  const u64 cw = f.amp ? 4 : f.act;
-  const u64 half = f.s.alloc(f.bytes(inter, f.act));
-  f.keep(half);
-  const u64 x32 = f.amp ? f.s.alloc(f.bytes(inter, 4)) : x;
-  f.keep(x32);
-  u64 t = f.s.alloc(f.bytes(inter, cw));  // pow(x, 3)
-  for (int i = 0; i < 5; ++i) {           // * 0.044715, x +, * sqrt(2 / pi), tanh, 1 +
-    const u64 next = f.s.alloc(f.bytes(inter, cw));
-    if (i >= 3) f.keep(next);
-    f.drop(t);
-    t = next;
-  }
-  const u64 act = f.s.alloc(f.bytes(inter, std::max(cw, f.act)));
-  if (x32 != x) f.drop(x32);
-  f.drop(half), f.drop(t);
-  return act;
-}
-
 u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const ModelConfig& m = f.r.m;
   const bool gpt2 = m.family == Family::Gpt2;
@@ -180,6 +158,28 @@ u64 latent_rope(Forward& f, u64 e) {
 }
 
 }  // namespace
+
+// Python gelu_new: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), left to right; pow
+// runs in fp32 under autocast (its input cast and saved), so does the chain after it. Saved: x,
+// tanh's output, 1 + tanh, 0.5 * x.
+u64 new_gelu(Forward& f, u64 x, u64 inter) {
+  const u64 cw = f.amp ? 4 : f.act;
+  const u64 half = f.s.alloc(f.bytes(inter, f.act));
+  f.keep(half);
+  const u64 x32 = f.amp ? f.s.alloc(f.bytes(inter, 4)) : x;
+  f.keep(x32);
+  u64 t = f.s.alloc(f.bytes(inter, cw));  // pow(x, 3)
+  for (int i = 0; i < 5; ++i) {           // * 0.044715, x +, * sqrt(2 / pi), tanh, 1 +
+    const u64 next = f.s.alloc(f.bytes(inter, cw));
+    if (i >= 3) f.keep(next);
+    f.drop(t);
+    t = next;
+  }
+  const u64 act = f.s.alloc(f.bytes(inter, std::max(cw, f.act)));
+  if (x32 != x) f.drop(x32);
+  f.drop(half), f.drop(t);
+  return act;
+}
 
 u64 mlp(Forward& f, LayerKind kind, u64 input, bool input_wide) {
   const LayerDims d = layer_dims(f.r);

@@ -35,6 +35,16 @@ struct Forward {
   std::vector<u64> saved;                // the current layer's saved tensors, in the order they were saved
   u64 memory = 0, memory_tokens = 0;     // encoder-decoders: the encoder's output, its tokens per sequence
   std::vector<u64> cross_cache;          // encoder-decoders: the cross-attention's cached keys and values (to the forward's end)
+  u64 position_bias = 0;                 // T5: the stack's relative position bias (its first layer computes it)
+  u64 cross_bias = 0;                    // T5: cross-attention's zeros bias (the decoder's first layer makes it)
+  u64 stack_input = 0;                   // inference: a layer input held by its stack beyond the next layer (Swin's
+                                         // stage input, to the stage's end; an encoder-decoder's decoder embeddings)
+  u64 stage_reshaped = 0;                // Swin: the last stage's reshaped hidden states (held to the next stage's end)
+  u64 hidden = 0;                        // the last layer's width where it is not hidden_size (Swin's last stage)
+  u64 pixels = 0;                        // the caller's pixels or mel frames (made before the first step, never freed)
+
+  // The width of the last layer's output (the final norm's and the head's).
+  u64 hidden_width() const { return hidden != 0 ? hidden : r.m.hidden_size; }
 
   u64 tokens() const { return saturating_mul(batch, q_len); }
   // Bytes of a tensor of `elements` per token at `width` bytes each.
@@ -45,8 +55,11 @@ struct Forward {
   }
   // Autograd saves `id` (training only; once).
   void keep(u64 id) {
-    if (train && id != 0 && kept_.insert(id).second) saved.push_back(id);
+    if (train && id != 0 && kept_.insert(id).second) saved.push_back(id), saved_anywhere_.insert(id);
   }
+  // Whether any layer of this forward saved `id` for the backward.
+  bool saved_by_a_layer(u64 id) const { return saved_anywhere_.count(id) != 0; }
+  void forget_saved() { saved_anywhere_.clear(); }
   // The forward lets go of `id`: freed unless autograd saved it.
   void drop(u64 id) {
     if (kept_.count(id) == 0) s.free(id);
@@ -77,7 +90,7 @@ struct Forward {
   }
 
  private:
-  std::unordered_set<u64> kept_;
+  std::unordered_set<u64> kept_, saved_anywhere_;
 };
 
 // A layer's widths on one tensor-parallel rank (heads and MLP channels divided by --tp).
@@ -136,6 +149,23 @@ u64 cross_attention(Forward& f, u64 x, u64 memory, u64 memory_tokens);
 // `logits_input` (MLM's transform, token classification's dropout, vision's final norm, or x), and
 // the elements of its output (the logits).
 u64 task_head(Forward& f, u64 x, u64& logits_input);
+// T5 and its relatives (forward_t5.cpp): T5LayerNorm (as norm()); one T5Block: self-attention,
+// cross-attention in a decoder layer, the feed-forward; its output.
+u64 t5_norm(Forward& f, u64 x, u64 elements, u64 in_width);
+u64 t5_block(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
+// Swin (forward_swin.cpp): one block of stage kind.stage at that stage's width and tokens (f.q_len),
+// shifted windows every second block, the patch merging after a stage's last block; its output.
+u64 swin_layer(Forward& f, LayerKind kind, u64 x);
+// Python gelu_new on `x` of `inter` elements per token (forward_mlp.cpp): its output.
+u64 new_gelu(Forward& f, u64 x, u64 inter);
+// The outputs of the model's head: the vocabulary (decoders, MLM, encoder-decoders) or the labels.
+u64 head_outputs(const ModelConfig& m);
+// The head's geometry: lm_head's input rows and width, and the tokens of the last layer's output
+// (an encoder-decoder's target tokens, Swin's last stage's).
+struct HeadShape {
+  u64 rows = 0, width = 0, tokens = 0;
+};
+HeadShape head_shape(const Run& r);
 // An encoder-decoder after its encoder's last layer (output `x`): the encoder's final norm (pre-norm
 // families), kept as f.memory (in p.held), the forward switched to the target tokens, the decoder's
 // embeddings; returns the first decoder layer's input.
@@ -223,7 +253,9 @@ std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
 // bytes, 0: none), the fp32 copy and log_softmax (saved); autocast exits (`autocast_cache` freed);
 // backward's fp32 gradients, then the 16-bit gradient of the logits, which is returned (0 when
 // the logits are fp32).
-u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache);
+// `biased`: BART's lm_logits + final_logits_bias (its bytes; 0: none), the loss's input.
+u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
+                          u64 biased = 0);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);
@@ -231,5 +263,7 @@ void allocate_weights(Sequence& s, const Run& r);
 void release_tied_head(Tape& s, const Run& r, u64 element_width);
 // Inference: the weights, the prefill op by op, generate()'s decoding steps (--new-tokens).
 void inference_events(Sequence& s, const Run& r);
+// Training: the weights, then three steps (forward, loss, backward, optimizer: each its Stage).
+void training_events(Sequence& s, const Run& r);
 
 }  // namespace vramdoc::estimator::detail

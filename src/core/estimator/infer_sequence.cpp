@@ -20,20 +20,23 @@ constexpr u64 kInferenceWorkspace = 32 * MiB;  // one cuBLAS workspace: every fr
 // the next-token logits. Returns that copy (held into the decoding steps).
 u64 head(Forward& f, u64 x, Prelude& p) {
   const ModelConfig& m = f.r.m;
-  const u64 normed = m.post_norm ? x : norm(f, x, m.hidden_size, f.wide);
+  const u64 normed = m.post_norm ? x : norm(f, x, f.hidden_width(), f.wide);
   if (normed != x) f.s.free(x);
-  f.s.free(p.held), f.s.free(f.cross_cache);
+  f.s.free(p.held), f.s.free(f.position_bias), f.s.free(f.cross_bias), f.s.free(f.stack_input);
+  f.stack_input = 0;  // (an encoder-decoder's output keeps the encoder's output and the caches: freed below)
   u64 in = head_input(f, normed);
   const bool generate = f.r.o.new_tokens > 0;
   u64 rows = generate || f.r.o.logits_last_only ? f.batch : f.tokens();
-  if (m.kind != ModelKind::Decoder) {  // the task's head: rows x its outputs (MLM, seq2seq: the vocabulary)
-    const u64 elements = task_head(f, normed, in);
-    rows = elements / std::max<u64>(m.task == Task::Mlm || m.kind == ModelKind::EncoderDecoder ? m.vocab_size : m.enc.labels, 1);
-  }
-  const u64 outputs = m.kind == ModelKind::Decoder || m.task == Task::Mlm || m.kind == ModelKind::EncoderDecoder ? m.vocab_size : m.enc.labels;
-  const u64 cast = f.amp ? f.s.alloc(mul(rows, mul(m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size, 2))) : 0;
+  const u64 outputs = head_outputs(m);
+  if (m.kind != ModelKind::Decoder) rows = task_head(f, normed, in) / std::max<u64>(outputs, 1);  // the task's head
+  const u64 cast = f.amp ? f.s.alloc(mul(rows, mul(m.embed_proj_dim > 0 ? m.embed_proj_dim : f.hidden_width(), 2))) : 0;
   u64 logits = f.s.alloc(mul(rows, mul(outputs, f.act)));
   f.s.free(cast);
+  if (m.enc.logits_bias) {  // BART: lm_logits + final_logits_bias (fp32 under autocast: the buffer is)
+    const u64 biased = f.s.alloc(mul(rows, mul(outputs, f.amp ? 4 : f.act)));
+    f.s.free(logits);
+    logits = biased;
+  }
   if (in != normed) f.s.free(in);
   if (m.scaled_logits) {  // Granite: logits / logits_scaling; Cohere: logits * logit_scale
     const u64 scaled = f.s.alloc(mul(rows, mul(m.vocab_size, f.act)));
@@ -47,7 +50,7 @@ u64 head(Forward& f, u64 x, Prelude& p) {
   }
   const u64 scores = generate ? f.s.alloc(mul(f.batch, mul(m.vocab_size, 4))) : 0;
   if (generate) f.s.free(logits);
-  f.s.free(normed);
+  f.s.free(normed), f.s.free(f.cross_cache), f.s.free(f.memory);
   return scores;
 }
 
@@ -71,7 +74,9 @@ void inference_events(Sequence& s, const Run& r) {
       for (u64 b : weights.layer(kinds[l]).casts) s.alloc(b / std::max<u64>(r.o.tensor_parallel, 1), Use::Cast);
     }
     const u64 out = decoder_layer(f, kinds[l], x, cache[l]);
-    if (l == 0) p.held.push_back(x); else s.free(x);  // the embeddings' output lives to the model's end
+    if (l == 0 || r.m.family == Family::DebertaV2) p.held.push_back(x);  // the embeddings' output lives to the model's end
+    // (DeBERTa-v2: every layer's, DebertaV2Encoder's all_hidden_states: the deberta-s inference trace)
+    else if (x != f.stack_input) s.free(x);  // (a stack's held input: freed by the stack)
     x = out;
   }
   s.stage(Stage::Head);

@@ -21,7 +21,7 @@ enum class Family {
 
 // RmsFp32Weight: weight applied in fp32 (Gemma, OLMo 2); LayerNormFp32: Cohere's LayerNorm written out in
 // fp32 (mean, variance, each step a tensor); LayerNorm1P: Nemotron's (1 + weight), run in the autocast dtype.
-enum class NormKind { Rms, RmsFp32Weight, LayerNorm, LayerNormFp32, LayerNorm1P };
+enum class NormKind { Rms, RmsFp32Weight, LayerNorm, LayerNormFp32, LayerNorm1P, T5 };  // T5: T5LayerNorm
 // act(gate)*up; fc1 -> C++ gelu -> fc2; Python gelu_new; fc1 -> relu -> fc2 (OPT); up -> relu^2 -> down
 // (Nemotron); BLOOM's tanh gelu (an autograd Function that saves only its input in training).
 enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu };
@@ -57,6 +57,7 @@ struct EncoderParts {
   bool pooler = false;                 // seq-cls: a dense + tanh pooler on the first token (BERT, DeBERTa)
   bool classifier_dense = false;       // seq-cls: RoBERTa's / DistilBERT's dense before the classifier
   bool gated_ffn = false;              // T5 v1.1 / Flan: gated-gelu feed-forward
+  bool logits_bias = false;            // BART and its relatives: lm_logits + final_logits_bias (a buffer), a logits-sized sum
 };
 
 // A weight tensor read from a safetensors header (model directories).

@@ -72,10 +72,45 @@ Phase with_states(std::string name, const ReplicaStates& rs, const Options& o, S
   return make_phase(std::move(name), std::move(terms));
 }
 
+// The terms of a stage's peak in an op-by-op sequence, by what each live tensor is (the cuBLAS
+// workspaces are the estimate's own term).
+std::vector<Term> stage_terms(const StagePeak& p, const char* key, const char* label) {
+  return {{"weights_bytes", "weights", p.of(Use::Weight)},
+          {"gradients_bytes", "gradients", p.of(Use::Gradient)},
+          {"optimizer_state_bytes", "optimizer state", p.of(Use::State)},
+          {"autocast_weight_copies_bytes", "autocast 16-bit weight copies", p.of(Use::Cast)},
+          {"kv_cache_bytes", "KV cache", p.of(Use::Cache)},
+          {"logits_loss_bytes", "logits, loss and its gradients", p.of(Use::Logits)},
+          {key, label, p.of(Use::Activation)},
+          {"dequant_buffer_bytes", "dequantised weight", p.of(Use::Dequant)}};
+}
+
+// Models with an encoder on one GPU: their layers differ from one another (an encoder's and a
+// decoder's, Swin's stages), so the phases are the live bytes at the peak of each stage of the
+// training step's op-by-op sequence (step_sequence.cpp), as inference's are.
+std::vector<Phase> sequence_training_phases(const Run& r, bool checkpointing) {
+  Options o = r.o;
+  o.grad_checkpointing = checkpointing;
+  const Run run{r.m, o, r.w, r.s, r.targets};
+  Sequence seq;
+  training_events(seq, run);
+  return {make_phase("backward start (loss gradient)", stage_terms(seq.peak(Stage::Loss), "activations_bytes",
+                                                                   "activations kept for backward")),
+          make_phase(checkpointing ? "backward (recomputing a checkpointed layer)" : "backward (the layers' gradients)",
+                     stage_terms(seq.peak(Stage::Backward), "activations_bytes", "activations and their gradients")),
+          make_phase("forward (activations kept for backward)",
+                     stage_terms(seq.peak(Stage::Forward), "activations_bytes", "activations kept for backward")),
+          make_phase("optimizer step", stage_terms(seq.peak(Stage::Optimizer), "optimizer_temporaries_bytes",
+                                                   "optimizer step temporaries"))};
+}
+
 }  // namespace
 
 std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   const ModelConfig& m = r.m;
+  if (m.kind != ModelKind::Decoder && r.o.gpus == 1 && r.o.tensor_parallel == 1 && r.o.zero_stage == 0) {
+    return sequence_training_phases(r, checkpointing);
+  }
   const Options& o = r.o;
   const Widths& w = r.w;
   const Sizes& s = r.s;

@@ -211,8 +211,9 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   auto search = [](const SearchResult& r) {
     return json{{"value", r.value}, {"process_bytes", r.process_bytes}, {"headroom_bytes", r.headroom_bytes}};
   };
-  if (fit.max_batch) j["max_batch"] = search(*fit.max_batch);
-  if (fit.max_seq) j["max_seq"] = search(*fit.max_seq);
+  // Asked for and nothing fits: null (unknown is never 0 in vramdoc's JSON, docs/cli.md).
+  if (fit.max_batch) j["max_batch"] = fit.max_batch->value ? search(*fit.max_batch) : json(nullptr);
+  if (fit.max_seq) j["max_seq"] = fit.max_seq->value ? search(*fit.max_seq) : json(nullptr);
   j["warnings"] = e.warnings;
   return json_document("vramdoc.estimate/1", j, JsonLayout::Line);
 }
@@ -248,23 +249,6 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
   const std::string tip = advice(model, o, e);
   if (!tip.empty()) out += "advice: " + tip + "\n";
   return out;
-}
-
-std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
-                              const std::vector<GpuCard>& cards, const Style& style) {
-  std::vector<std::string> headers = {terminal_safe(model.name) + ", batch 1", "peak GiB", "nvidia-smi GiB"};
-  for (const auto& c : cards) headers.push_back(std::string(c.name) + " (" + format_gib(c.usable_bytes, 0) + " GiB)");
-  TextTable table(headers);
-  for (const auto& s : scenarios) {
-    auto e = estimate(model, s.options);
-    if (!e) continue;
-    std::vector<std::string> row = {s.label + ", seq " + std::to_string(s.options.seq), format_gib(e->peak_allocated_bytes),
-                                    format_gib(e->process_bytes)};
-    for (const auto& c : cards)
-      row.push_back(fits(*e, c.usable_bytes) ? style.paint("fits", Tone::Good) : style.paint("OOM", Tone::Bad));
-    table.add_row(row);
-  }
-  return table.render();
 }
 
 }  // namespace vramdoc::estimator

@@ -32,13 +32,4 @@ std::string render_json(const ModelConfig& model, const Options& options, const 
 std::string render_text(const ModelConfig& model, const Options& options, const Estimate& e, const FitReport& fit,
                         const Style& style = {});
 
-struct Scenario {
-  std::string label;  // "full fine-tune (amp-bf16, AdamW)"
-  Options options;
-};
-// The no-argument demo: one model, several scenarios, against several cards (GiB columns, fit
-// marks: with colour, "fits" green and "OOM" red).
-std::string render_comparison(const ModelConfig& model, const std::vector<Scenario>& scenarios,
-                              const std::vector<GpuCard>& cards, const Style& style = {});
-
 }  // namespace vramdoc::estimator

@@ -14,9 +14,11 @@
 namespace vramdoc::estimator::detail {
 
 // What a tensor is, for the breakdown of a peak.
-enum class Use : std::uint8_t { Weight, Cast, Cache, Workspace, Dequant, Activation, kCount };
-// Which part of the step an allocation happens in.
-enum class Stage : std::uint8_t { Setup, Layers, Head, Decoding, kCount };
+enum class Use : std::uint8_t { Weight, Cast, Cache, Workspace, Dequant, Activation, Gradient, State, Logits, kCount };
+// Which part of the step an allocation happens in: inference (Layers, Head, Decoding) or a training
+// step (Forward, Loss: the loss and the head's backward, Backward: the layers' and the embeddings',
+// Optimizer).
+enum class Stage : std::uint8_t { Setup, Layers, Head, Decoding, Forward, Loss, Backward, Optimizer, kCount };
 
 constexpr std::size_t kUses = static_cast<std::size_t>(Use::kCount);
 constexpr std::size_t kStages = static_cast<std::size_t>(Stage::kCount);

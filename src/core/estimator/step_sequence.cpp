@@ -21,11 +21,15 @@ constexpr u64 kCublasWorkspace = 32 * MiB;  // a cuBLAS workspace: training make
 // What one training step allocates and frees beyond the forward, given the model's tensors.
 struct TrainPlan {
   WeightTensors weights, grads;
-  LayerGrads dense, moe;  // what a layer's backward makes (a dense layer, a MoE layer)
-  OuterGrads outer;       // and the head's and the embeddings'
-  const LayerGrads& layer(LayerKind kind) const { return kind.moe ? moe : dense; }
+  LayerGrads dense, moe, cross;  // what a layer's backward makes (a dense layer, a MoE layer, a decoder layer with cross-attention)
+  std::vector<LayerGrads> stages;  // Swin: a layer of each stage
+  OuterGrads outer;                // and the head's and the embeddings'
+  const LayerGrads& layer(LayerKind kind) const {
+    return kind.cross ? cross : !stages.empty() ? stages[std::min<std::size_t>(kind.stage, stages.size() - 1)] : kind.moe ? moe : dense;
+  }
   std::vector<LayerKind> kinds;
   u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
+  u64 biased = 0;  // BART: lm_logits + final_logits_bias, the loss's input
   u64 states_per_tensor = 0;  // optimizer states per trainable tensor (same bytes)
   bool foreach_temporaries = false, checkpointing = false;
 };
@@ -36,26 +40,44 @@ TrainPlan train_plan(const Run& r) {
   p.checkpointing = r.o.grad_checkpointing;
   p.weights = weight_tensors(r, r.o.mode == Mode::Qlora ? 4 : r.w.weight);
   if (adapters(r.o)) {  // the adapters' A and B, fp32, as one layer's share
-    const u64 per_layer = r.s.adapter_params / std::max<u64>(r.m.num_layers, 1);
-    for (LayerWeights* l : {&p.grads.dense, &p.grads.moe}) l->tensors = {mul(per_layer / 2, 4), mul(per_layer - per_layer / 2, 4)};
-    for (u64 g : p.grads.dense.tensors) p.weights.dense.tensors.push_back(g), p.weights.moe.tensors.push_back(g);
+    const u64 layers = layer_order(r.m).size(), per_layer = r.s.adapter_params / std::max<u64>(layers, 1);
+    p.grads.stages.resize(p.weights.stages.size());
+    std::vector<LayerWeights*> kinds = {&p.grads.dense, &p.grads.moe, &p.grads.cross};
+    for (LayerWeights& l : p.grads.stages) kinds.push_back(&l);
+    for (LayerWeights* l : kinds) l->tensors = {mul(per_layer / 2, 4), mul(per_layer - per_layer / 2, 4)};
+    std::vector<LayerWeights*> held = {&p.weights.dense, &p.weights.moe, &p.weights.cross};
+    for (LayerWeights& l : p.weights.stages) held.push_back(&l);
+    for (LayerWeights* l : held) l->tensors.insert(l->tensors.end(), p.grads.dense.tensors.begin(), p.grads.dense.tensors.end());
   } else {
     p.grads = weight_tensors(r, r.w.weight);
     p.outer.tied = r.m.tie_word_embeddings && !p.grads.embed.empty();
   }
   p.kinds = layer_order(r.m);
   p.residual = mul(mul(tokens, r.m.hidden_size), r.w.wide);
+  const HeadShape head = head_shape(r);
   LossShape loss = loss_shape(r);
   if (r.o.task == Task::CausalLm) loss.elements /= std::max<u64>(r.o.tensor_parallel, 1);  // a rank's share of the vocabulary
   p.logits_act = mul(loss.elements, r.w.act);
   p.logits_fp32 = mul(loss.elements, loss.fp32 ? 4 : r.w.act);
   p.softcap = r.m.final_logit_softcap > 0 ? p.logits_act : 0;
+  if (r.m.enc.logits_bias) {  // the sum with the bias buffer: fp32 under autocast, so is the loss then
+    p.biased = mul(loss.elements, r.w.amp ? 4 : r.w.act);
+    p.logits_fp32 = std::max(p.logits_fp32, p.biased);
+  }
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
   p.dense = {p.grads.dense.tensors, p.grads.dense.via_cast, p.weights.dense.unlinked_casts, p.residual};
   p.moe = {p.grads.moe.tensors, p.grads.moe.via_cast, p.weights.moe.unlinked_casts, p.residual};
-  p.outer = outer_grads(p.grads, p.outer.tied, r.w.amp, mul(mul(tokens, r.m.hidden_size), r.w.act), p.residual);
+  // an encoder-decoder's decoder layers run on the target tokens; Swin's stage s on tokens / 4^s at width x 2^s
+  p.cross = {p.grads.cross.tensors, p.grads.cross.via_cast, p.weights.cross.unlinked_casts, mul(mul(head.tokens, r.m.hidden_size), r.w.wide)};
+  for (std::size_t i = 0; i < p.grads.stages.size(); ++i) {
+    const u64 quarter = u64{1} << (2 * std::min<std::size_t>(i, 31));
+    p.stages.push_back({p.grads.stages[i].tensors, p.grads.stages[i].via_cast, p.weights.stages[i].unlinked_casts,
+                        mul(mul(tokens / quarter, r.m.hidden_size << std::min<std::size_t>(i, 31)), r.w.wide)});
+  }
+  p.outer = outer_grads(p.grads, p.outer.tied, r.w.amp, mul(mul(head.rows, head.width), r.w.act),
+                        mul(mul(head.tokens, head.width), r.w.wide));
   return p;
 }
 
@@ -96,8 +118,10 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     x = out;
   }
   rec.head = record_head(f, x, p.weights.lm_head_cast);
-  f.s.free(pre.held), f.s.free(cache), f.s.free(f.cross_cache);
-  f.memory = 0, f.q_len = f.kv_len = f.r.o.seq;
+  f.s.free(pre.held), f.s.free(cache), f.s.free(f.cross_cache), f.s.free(f.position_bias), f.s.free(f.cross_bias);
+  if (!f.saved_by_a_layer(f.memory)) f.s.free(f.memory);  // (saved: the layers' backward frees it)
+  f.forget_saved();
+  f.memory = 0, f.position_bias = f.cross_bias = 0, f.q_len = f.kv_len = f.r.o.seq, f.hidden = 0;
   return rec;
 }
 
@@ -112,7 +136,7 @@ void optimizer_step(Tape& s, const TrainPlan& p, bool first, std::vector<u64>& s
   trainable.insert(trainable.end(), p.grads.head.begin(), p.grads.head.end());
   if (first) {
     for (u64 b : trainable) {
-      for (u64 k = 0; k < p.states_per_tensor; ++k) states.push_back(s.alloc(b));
+      for (u64 k = 0; k < p.states_per_tensor; ++k) states.push_back(s.alloc(b, Use::State));
     }
   }
   if (p.foreach_temporaries) {  // _foreach_sqrt(exp_avg_sq): one temporary per parameter
@@ -123,17 +147,20 @@ void optimizer_step(Tape& s, const TrainPlan& p, bool first, std::vector<u64>& s
   s.free(grads);  // zero_grad(set_to_none=True)
 }
 
-void train_step(Forward& f, const TrainPlan& p, bool first, std::vector<u64>& states) {
-  Tape& s = f.s;
+void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::vector<u64>& states) {
+  s.stage(Stage::Forward);
   Recorded rec = forward(f, p, first);
   std::vector<u64> grads;
-  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache);
+  s.stage(Stage::Loss);
+  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache, p.biased);
   u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls (traces)
   u64 dx = head_backward(s, p.outer, logits_grad, rec.head, first ? kCublasWorkspace : 0, grads, tied_share);
+  s.stage(Stage::Backward);
   for (std::size_t l = p.kinds.size(); l-- > 0;) {
     dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);
   }
   embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads);
+  s.stage(Stage::Optimizer);
   optimizer_step(s, p, first, states, grads);
 }
 
@@ -170,10 +197,12 @@ SavedBytes saved_bytes(const Run& r) {
 
 std::vector<AllocEvent> step_events(const Run& r) {
   Sequence s;
-  if (!trains(r.o)) {
-    inference_events(s, r);
-    return s.take();
-  }
+  if (trains(r.o)) training_events(s, r);
+  else inference_events(s, r);
+  return s.take();
+}
+
+void training_events(Sequence& s, const Run& r) {
   const TrainPlan p = train_plan(r);
   for (u64 b : p.weights.embed) s.alloc(b, Use::Weight);
   for (LayerKind kind : p.kinds) {
@@ -184,19 +213,25 @@ std::vector<AllocEvent> step_events(const Run& r) {
   Forward f(s, r);
   f.use_cache = !p.checkpointing;  // transformers turns the cache off under gradient checkpointing
   std::vector<u64> states;
-  for (int step = 0; step < 3; ++step) train_step(f, p, step == 0, states);
-  return s.take();
+  for (int step = 0; step < 3; ++step) train_step(s, f, p, step == 0, states);
 }
 
-u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache) {
-  const u64 logits = s.alloc(logits_act), tanh = s.alloc(softcap);
-  const u64 upcast = logits_act == logits_fp32 ? 0 : s.alloc(logits_fp32);
-  const u64 log_probs = s.alloc(logits_fp32);
+u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
+                          u64 biased) {
+  u64 logits = s.alloc(logits_act, Use::Logits);
+  if (biased != 0) {
+    const u64 sum = s.alloc(biased, Use::Logits);
+    s.free(logits);
+    logits = sum;
+  }
+  const u64 tanh = s.alloc(softcap, Use::Logits);
+  const u64 upcast = (biased != 0 ? biased : logits_act) == logits_fp32 ? 0 : s.alloc(logits_fp32, Use::Logits);
+  const u64 log_probs = s.alloc(logits_fp32, Use::Logits);
   s.free(upcast), s.free(logits);
   s.free(autocast_cache);
-  const u64 nll_grad = s.alloc(logits_fp32), lsm_grad = s.alloc(logits_fp32);
+  const u64 nll_grad = s.alloc(logits_fp32, Use::Logits), lsm_grad = s.alloc(logits_fp32, Use::Logits);
   s.free(nll_grad), s.free(log_probs);
-  const u64 grad16 = logits_act == logits_fp32 ? 0 : s.alloc(logits_act);
+  const u64 grad16 = logits_act == logits_fp32 ? 0 : s.alloc(logits_act, Use::Logits);
   s.free(lsm_grad), s.free(tanh);
   return grad16;
 }

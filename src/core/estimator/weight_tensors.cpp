@@ -21,15 +21,23 @@ void release_tied_head(Tape& s, const Run& r, u64 elem_width) {
 }
 
 // How many of the model's layers hold a tensor of `set`.
-u64 layers_in(const ModelConfig& m, LayerSet set) {
+u64 layers_in(const ModelConfig& m, LayerSet set, std::uint8_t stage) {
   const u64 dense = std::min(m.dense_layers, m.num_layers);
-  return set == LayerSet::Dense ? dense : set == LayerSet::Moe ? m.num_layers - dense : m.num_layers;
+  switch (set) {
+    case LayerSet::Dense: return dense;
+    case LayerSet::Moe: return m.num_layers - dense;
+    case LayerSet::Encoder: return m.enc.encoder_layers;
+    case LayerSet::Decoder: return m.num_layers;
+    case LayerSet::Stage: return stage < m.enc.stage_depths.size() ? m.enc.stage_depths[stage] : 0;
+    case LayerSet::All: break;
+  }
+  return m.num_layers;
 }
 
 u64 holding_layers(const ModelConfig& m, const WeightTensor& t) {
-  // Encoder-decoders' and Swin's layers differ (encoder / decoder, stages): their tensors are the model's.
-  if (m.kind == ModelKind::EncoderDecoder || m.family == Family::Swin) return 0;
-  const u64 L = layers_in(m, t.layers);
+  // Swin's layers differ by stage: a tensor outside the stages' blocks (patch merging) is the model's.
+  if (m.family == Family::Swin && t.layers != LayerSet::Stage) return 0;
+  const u64 L = layers_in(m, t.layers, t.stage);
   return L > 0 && t.count >= L && t.count % L == 0 ? L : 0;
 }
 
@@ -54,8 +62,15 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width) {
     u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
     if (L > 0) {  // per layer: count / L tensors
       const bool cast = w.matmul && r.w.amp && !quantized;
-      if (w.layers != LayerSet::Moe) add_to_layer(t.dense, w, bytes, w.count / L, cast);
-      if (w.layers != LayerSet::Dense) add_to_layer(t.moe, w, bytes, w.count / L, cast);
+      if (w.layers == LayerSet::Stage) {
+        if (t.stages.size() <= w.stage) t.stages.resize(w.stage + 1U);
+        add_to_layer(t.stages[w.stage], w, bytes, w.count / L, cast);
+      } else if (w.layers == LayerSet::Decoder) {
+        add_to_layer(t.cross, w, bytes, w.count / L, cast);
+      } else {
+        if (w.layers != LayerSet::Moe) add_to_layer(t.dense, w, bytes, w.count / L, cast);
+        if (w.layers == LayerSet::All || w.layers == LayerSet::Moe) add_to_layer(t.moe, w, bytes, w.count / L, cast);
+      }
     } else if (head_tensor(w)) {
       if (w.name == "lm_head") t.lm_head_at = t.head.size();
       t.head.push_back(mul(bytes, w.count));

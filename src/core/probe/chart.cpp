@@ -1,7 +1,9 @@
-// The SVG chart of peak memory against the probed value (render_svg in report.hpp).
+// The probe's chart: each trial's peak against its value, the fitted peak, the card's memory and
+// the recommendation (core/chart); and the HTML page of `probe --html`.
 #include <algorithm>
-#include <cstdio>
 
+#include "core/chart/svg.hpp"
+#include "core/html_page.hpp"
 #include "core/probe/report.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
@@ -10,71 +12,59 @@ namespace vramdoc::probe {
 
 namespace {
 
-constexpr double kW = 640, kH = 360, kLeft = 70, kRight = 20, kTop = 20, kBottom = 50;
-
-std::string f1(double v) { return fixed(v, 1); }
+const char* colour(Outcome o) { return o == Outcome::Ok ? "#2a7a4a" : o == Outcome::Oom ? "#c0392b" : "#888888"; }
 
 }  // namespace
 
-std::string render_svg(const ProbeReport& r) {
-  double xmax = 1, ymax = 1;
-  for (const auto& t : r.trials) {
-    xmax = std::max(xmax, static_cast<double>(t.value));
-    if (t.peak_bytes) ymax = std::max(ymax, static_cast<double>(*t.peak_bytes));
-  }
-  if (r.capacity_bytes) ymax = std::max(ymax, static_cast<double>(*r.capacity_bytes));
-  ymax *= 1.05;
-  xmax *= 1.05;
-  auto X = [&](double v) { return kLeft + v / xmax * (kW - kLeft - kRight); };
-  auto Y = [&](double b) { return kH - kBottom - b / ymax * (kH - kTop - kBottom); };
-
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + f1(kW) + "\" height=\"" + f1(kH) +
-                  "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s += "<line x1=\"" + f1(kLeft) + "\" y1=\"" + f1(Y(0)) + "\" x2=\"" + f1(kW - kRight) + "\" y2=\"" + f1(Y(0)) +
-       "\" stroke=\"black\"/>\n";
-  s += "<line x1=\"" + f1(kLeft) + "\" y1=\"" + f1(kTop) + "\" x2=\"" + f1(kLeft) + "\" y2=\"" + f1(Y(0)) +
-       "\" stroke=\"black\"/>\n";
-  for (int i = 0; i <= 4; ++i) {  // y ticks in GiB
-    double b = ymax * i / 4;
-    s += "<text x=\"" + f1(kLeft - 6) + "\" y=\"" + f1(Y(b) + 4) + "\" text-anchor=\"end\">" + format_gib(static_cast<std::uint64_t>(b), 1) +
-         "</text>\n";
-  }
-  s += "<text x=\"14\" y=\"" + f1(kTop + 120) + "\" transform=\"rotate(-90 14 " + f1(kTop + 120) +
-       ")\">peak GiB</text>\n";
-  s += "<text x=\"" + f1((kW + kLeft) / 2) + "\" y=\"" + f1(kH - 12) + "\" text-anchor=\"middle\">" + r.parameter +
-       "</text>\n";
-  if (r.capacity_bytes) {
-    double y = Y(static_cast<double>(*r.capacity_bytes));
-    s += "<line x1=\"" + f1(kLeft) + "\" y1=\"" + f1(y) + "\" x2=\"" + f1(kW - kRight) + "\" y2=\"" + f1(y) +
-         "\" stroke=\"#c00\" stroke-dasharray=\"6 4\"/><text x=\"" + f1(kW - kRight) + "\" y=\"" + f1(y - 4) +
-         "\" text-anchor=\"end\" fill=\"#c00\">card memory</text>\n";
+chart::Chart probe_chart(const ProbeReport& r) {
+  chart::Chart c;
+  c.id = "probe";
+  c.x = {.quantity = chart::Quantity::Count, .title = r.parameter, .min = 0.0};
+  c.y = {.quantity = chart::Quantity::Bytes, .title = "peak GPU memory of the trial"};
+  std::size_t unread = 0;
+  double xmax = 1;
+  for (Outcome o : {Outcome::Ok, Outcome::Oom, Outcome::Failed}) {
+    chart::Dots d{.colour = colour(o), .label = outcome_name(o), .cls = std::string("trials-") + outcome_name(o), .radius = 4.5};
+    for (const auto& t : r.trials) {
+      xmax = std::max(xmax, static_cast<double>(t.value));
+      if (t.outcome != o) continue;
+      unread += !t.peak_bytes;
+      d.points.push_back({static_cast<double>(t.value), t.peak_bytes ? static_cast<double>(*t.peak_bytes) : 0.0});
+      d.tips.push_back(r.parameter + " " + std::to_string(t.value) + ": " + outcome_name(o) +
+                       (t.peak_bytes ? ", peak " + format_bytes(*t.peak_bytes) : ", no memory reading"));
+    }
+    if (!d.points.empty()) c.dots.push_back(std::move(d));
   }
   if (r.fit) {
-    std::string path;
-    for (int i = 0; i <= 40; ++i) {
-      double v = xmax * i / 40;
-      double b = std::clamp(r.fit->predict(v), 0.0, ymax);
-      path += (i ? " L" : "M") + f1(X(v)) + " " + f1(Y(b));
+    chart::Line l{.colour = "#777777", .label = "fitted peak", .cls = "fit", .dashed = true};
+    for (int i = 0; i <= 60; ++i) {
+      const double v = xmax * i / 60;
+      l.points.push_back({v, std::max(0.0, r.fit->predict(v))});
     }
-    s += "<path d=\"" + path + "\" fill=\"none\" stroke=\"#888\" stroke-dasharray=\"3 3\"/>\n";
+    if (r.capacity_bytes)  // the line stops where it leaves the chart
+      l.points.erase(std::find_if(l.points.begin(), l.points.end(), [&](const chart::Point& p) { return p.y > 1.1 * double(*r.capacity_bytes); }),
+                     l.points.end());
+    c.lines.push_back(std::move(l));
   }
-  for (const auto& t : r.trials) {
-    double x = X(static_cast<double>(t.value));
-    const char* color = t.outcome == Outcome::Ok ? "#2a7" : t.outcome == Outcome::Oom ? "#c00" : "#888";
-    double y = t.peak_bytes ? Y(static_cast<double>(*t.peak_bytes)) : Y(ymax / 1.05);
-    s += "<circle cx=\"" + f1(x) + "\" cy=\"" + f1(y) + "\" r=\"4\" fill=\"" + color + "\"><title>" + r.parameter +
-         " " + std::to_string(t.value) + ": " + outcome_name(t.outcome) + "</title></circle>\n";
-    s += "<text x=\"" + f1(x) + "\" y=\"" + f1(Y(0) + 14) + "\" text-anchor=\"middle\">" + std::to_string(t.value) +
-         "</text>\n";
+  if (r.capacity_bytes)
+    c.rules.push_back({.y = double(*r.capacity_bytes), .colour = "#c0392b", .label = "card memory " + format_bytes(*r.capacity_bytes, 1), .cls = "capacity"});
+  if (r.recommendation.value)
+    c.markers.push_back({.x = double(*r.recommendation.value), .colour = "#2a7a4a",
+                         .label = "recommended: " + r.parameter + " " + std::to_string(*r.recommendation.value), .cls = "recommended", .dashed = true});
+  if (unread) c.notes.push_back(std::to_string(unread) + " trial(s) had no memory reading: drawn on the value axis.");
+  if (unread == r.trials.size() && !r.capacity_bytes) {  // no memory figure at all: the outcomes along the values only
+    c.y.title = "no memory readings: each trial's outcome";
+    c.y.ticks = false;
   }
-  return s + "</svg>\n";
+  if (r.trials.empty()) c.notes.push_back("No trials ran.");
+  return c;
 }
 
+std::string render_svg(const ProbeReport& r) { return chart::render_svg(probe_chart(r), chart::kWide); }
+
 std::string render_html(const ProbeReport& r) {
-  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vramdoc probe</title></head>\n"
-         "<body style=\"font-family:sans-serif\"><h1>vramdoc probe</h1>\n<p><b>" + xml_escape(verdict_line(r)) +
-         "</b></p>\n" + render_svg(r) + "<pre>" + xml_escape(render_text(r)) + "</pre></body></html>\n";
+  return html_page_head("vramdoc probe") + "<h1>vramdoc probe</h1>\n<p><b>" + xml_escape(verdict_line(r)) + "</b></p>\n" +
+         chart::render_figure(probe_chart(r)) + "<pre>" + xml_escape(render_text(r)) + "</pre></body></html>\n";
 }
 
 }  // namespace vramdoc::probe

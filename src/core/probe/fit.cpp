@@ -124,13 +124,17 @@ Recommendation recommend(const std::vector<Trial>& trials, std::optional<std::ui
       return rec;
     }
   }
-  // Peaks unknown (no driver to read them) or none within the margin: step down from the largest
-  // value that ran, by the margin, and say that this value itself was not measured.
+  // Peaks unknown (no driver to read them): nothing measured says what headroom any value keeps.
+  if (!capacity_bytes || !std::any_of(trials.begin(), trials.end(), [](const Trial& t) { return t.peak_bytes.has_value(); })) {
+    rec.basis = "nothing is recommended: no trial's peak memory was measured";
+    return rec;
+  }
+  // Every peak above the margin: step down from the largest value that ran, by the margin (a
+  // smaller batch of the same job holds less), and say that this value itself was not measured.
   auto stepped = static_cast<std::uint64_t>(std::floor(static_cast<double>(*largest_ok) * (1 - margin_fraction)));
   rec.value = std::max<std::uint64_t>(1, stepped);
-  std::snprintf(buf, sizeof buf, "%.0f %% below the largest value that ran (%llu): peak memory %s",
-                100 * margin_fraction, static_cast<unsigned long long>(*largest_ok),
-                capacity_bytes ? "of every trial was above the margin" : "was not measured");
+  std::snprintf(buf, sizeof buf, "%.0f %% below the largest value that ran (%llu): peak memory of every trial was above the margin",
+                100 * margin_fraction, static_cast<unsigned long long>(*largest_ok));
   rec.basis = buf;
   return rec;
 }

@@ -13,6 +13,8 @@ namespace {
 
 // The prior's weight on the guess's neighbourhood (split_prior).
 constexpr double kCoreOdds = 0.8;
+// An OOM message's in use + free this far above the card told is the device's, not the job's.
+constexpr double kMessageBeyondCard = 1.05;
 // The fit uses this many trials, those with the largest values.
 constexpr std::size_t kLocalPoints = 3;
 
@@ -114,11 +116,14 @@ std::uint64_t split_prior(double center, double scale, std::uint64_t lo, std::ui
   return static_cast<std::uint64_t>(std::clamp(std::round(left), a + 1, b - 1));
 }
 
-std::optional<double> reachable_bytes(const std::vector<Trial>& trials) {
+std::optional<double> reachable_bytes(const std::vector<Trial>& trials, std::optional<double> card_bytes) {
   for (const auto& t : trials) {
     if (t.outcome != Outcome::Oom) continue;
     auto m = timeline::parse_oom_message(t.detail);
-    if (m && m->in_use_bytes && m->free_bytes) return static_cast<double>(*m->in_use_bytes + *m->free_bytes);
+    if (!m || !m->in_use_bytes || !m->free_bytes) continue;
+    const auto reach = static_cast<double>(*m->in_use_bytes + *m->free_bytes);
+    if (card_bytes && reach > kMessageBeyondCard * *card_bytes) return std::nullopt;
+    return reach;
   }
   return std::nullopt;
 }

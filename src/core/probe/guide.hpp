@@ -39,7 +39,9 @@ double predicted_value(const PeakModel& model, double bytes, std::uint64_t lo, s
 std::uint64_t split_prior(double center, double scale, std::uint64_t lo, std::uint64_t hi);
 
 // The memory the job can reach on the card: in use + free from an OOM message of the trials
-// (the out-of-memory error's own figures), else empty.
-std::optional<double> reachable_bytes(const std::vector<Trial>& trials);
+// (the out-of-memory error's own figures), else empty. Empty too when that is more than 5 % above
+// `card_bytes`: the message's free memory is the device's, and a job held to a share of it
+// (set_per_process_memory_fraction, "16.00 GiB allowed") reaches only the card it was told.
+std::optional<double> reachable_bytes(const std::vector<Trial>& trials, std::optional<double> card_bytes = std::nullopt);
 
 }  // namespace vramdoc::probe

@@ -7,7 +7,7 @@
 
 namespace vramdoc::probe {
 
-void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const TrialEnd& end) {
+void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const TrialEnd& end, const SettleRule& rule) {
   trial.exit_code = end.status;
   bool oom = false;
   if (timeline) {
@@ -16,6 +16,10 @@ void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const
       trial.peak_bytes = std::max(trial.peak_bytes.value_or(0), sample.process_used_bytes);
     oom = timeline->outcome == timeline::Outcome::Oom || !timeline->messages.empty();
     if (!timeline->messages.empty()) trial.detail = timeline->messages.front();
+    const auto settled = settling(*timeline, rule);
+    trial.steps = std::max<int>(settled.steps, static_cast<int>(std::min<long>(end.steps_seen, 1 << 30)));
+    trial.settled_at = settled.settled_at;
+    trial.measured = settled.measured;
     // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
     // by time), the timeline classifier's leak verdict.
     const auto growth = step_growth(*timeline);

@@ -10,6 +10,7 @@
 
 #include "core/estimator/model_source.hpp"
 #include "core/probe/search.hpp"
+#include "core/probe/settle.hpp"
 #include "core/result.hpp"
 #include "core/timeline/timeline.hpp"
 
@@ -20,11 +21,12 @@ struct TrialEnd {
   int status = 0;              // as a shell reports it
   bool stopped_by_us = false;  // enough steps, or the trial time ran out
   std::string last_line;       // the last non-empty line of its output (redacted), for a failure
+  long steps_seen = 0;         // step lines counted in its output (the timeline's marks may lag the last one)
 };
 
-// Fills `trial`'s outcome, exit code, peak, growth and detail from its timeline (an error: the
-// trial wrote none, e.g. it could not start) and how it ended.
-void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const TrialEnd& end);
+// Fills `trial`'s outcome, exit code, peak, growth, steps, settling (`rule`) and detail from its
+// timeline (an error: the trial wrote none, e.g. it could not start) and how it ended.
+void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const TrialEnd& end, const SettleRule& rule = {});
 
 // Every {name} in `command_template` replaced by `value`.
 std::string substitute(const std::string& command_template, const std::string& name, std::uint64_t value);

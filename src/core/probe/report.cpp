@@ -20,6 +20,35 @@ std::string fmt(const char* f, double a) {
   return buf;
 }
 
+// The trials of `value` (the confirmation last).
+std::vector<const Trial*> trials_of(const std::vector<Trial>& trials, std::uint64_t value) {
+  std::vector<const Trial*> out;
+  for (const auto& t : trials)
+    if (t.value == value) out.push_back(&t);
+  return out;
+}
+
+// How long a value that ran ran: "ran 50 steps, settled at step 9".
+std::string how_long_ran(const std::vector<Trial>& trials, std::uint64_t value) {
+  int steps = 0;
+  std::optional<int> settled;
+  for (const Trial* t : trials_of(trials, value)) {
+    if (t->outcome != Outcome::Ok) continue;
+    steps = std::max(steps, t->steps);
+    if (t->settled_at && !settled) settled = t->settled_at;
+  }
+  if (steps == 0) return "no steps marked";
+  return "ran " + std::to_string(steps) + " steps, " +
+         (settled ? "settled at step " + std::to_string(*settled) : std::string("memory not settled"));
+}
+
+// When the first trial of `value` that ran out of memory did: "at step 17".
+std::string when_out_of_memory(const std::vector<Trial>& trials, std::uint64_t value) {
+  for (const Trial* t : trials_of(trials, value))
+    if (t->outcome == Outcome::Oom) return "at step " + std::to_string(t->steps + 1) + (t->confirmation ? " of its confirmation run" : "");
+  return "";
+}
+
 }  // namespace
 
 ProbeReport conclude(const Search& search, std::string parameter, std::optional<std::uint64_t> capacity_bytes,
@@ -33,8 +62,12 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
   r.fit = fit_peaks(r.trials);
   r.capacity_bytes = capacity_bytes;
   r.budget_exhausted = budget_exhausted;
-  if (r.reason == StopReason::Bracketed || r.reason == StopReason::ReachedMax ||
-      (budget_exhausted && r.largest_ok)) {
+  r.confirm_steps = search.limits().confirm_steps;
+  r.confirmed = search.confirmed();
+  // An answer is reported once confirmed (or when no confirmation was asked for); a search the
+  // budget stopped recommends from what ran.
+  const bool answered = r.reason == StopReason::Bracketed || r.reason == StopReason::ReachedMax || r.reason == StopReason::TrialsSpent;
+  if ((answered && (r.confirmed || r.confirm_steps == 0)) || (budget_exhausted && r.largest_ok && r.reason != StopReason::Unmeasured)) {
     r.recommendation = recommend(r.trials, capacity_bytes, margin_fraction);
   } else {
     r.recommendation.margin_fraction = margin_fraction;
@@ -44,12 +77,15 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
 }
 
 std::string verdict_code(const ProbeReport& r) {
+  const bool unconfirmed = r.confirm_steps > 0 && !r.confirmed;
   switch (r.reason) {
     case StopReason::FailsAtStart: return "too_big";
     case StopReason::Leaks: return "leak";
     case StopReason::OtherFailure: return "other_failure";
-    case StopReason::Bracketed: return "fits_up_to";
-    case StopReason::ReachedMax: return "fits_up_to_max";
+    case StopReason::Bracketed: return unconfirmed ? "incomplete" : "fits_up_to";
+    case StopReason::ReachedMax: return unconfirmed ? "incomplete" : "fits_up_to_max";
+    case StopReason::Unmeasured: return "unmeasured";
+    case StopReason::TrialsSpent: return unconfirmed ? "incomplete" : "fits_up_to";
     case StopReason::Running: return "incomplete";
   }
   return "incomplete";
@@ -69,11 +105,26 @@ std::string verdict_line(const ProbeReport& r) {
       return "failed for a reason other than memory at " + p + " " + num(r.trials.back().value) +
              " (exit " + (r.trials.back().exit_code ? std::to_string(*r.trials.back().exit_code) : "?") +
              "): fix the command first";
+    case StopReason::Unmeasured:
+      return "ran at " + p + " " + num(r.trials.back().value) +
+             ", but the driver gave no memory readings: whether it fits (its memory settled, its peak) cannot be "
+             "measured, so nothing is recommended - run probe where NVML (libnvidia-ml.so.1) can see the job's GPU";
     case StopReason::Bracketed:
-      return "fits up to " + p + " " + num(*r.largest_ok) + "; " + p + " " + num(*r.smallest_oom) +
-             " runs out of memory";
-    case StopReason::ReachedMax:
-      return "fits up to the --max " + p + " " + num(*r.largest_ok) + " (no out-of-memory found)";
+    case StopReason::TrialsSpent:
+    case StopReason::ReachedMax: {
+      if (r.confirm_steps > 0 && !r.confirmed)
+        return "incomplete: " + p + " " + num(*r.largest_ok) + " ran (" + how_long_ran(r.trials, *r.largest_ok) +
+               ") but its confirmation run did not finish";
+      std::string line = "fits up to " + std::string(r.reason == StopReason::ReachedMax ? "the --max " : "") + p + " " +
+                         num(*r.largest_ok) + " (" + how_long_ran(r.trials, *r.largest_ok) + ")";
+      if (r.reason == StopReason::ReachedMax) return line + "; no out-of-memory found";
+      if (!r.smallest_oom) return line + "; nothing above it tried (" + num(r.trials.size()) + " trials)";
+      line += "; " + p + " " + num(*r.smallest_oom) + " ran out of memory " + when_out_of_memory(r.trials, *r.smallest_oom);
+      if (r.reason == StopReason::TrialsSpent && *r.smallest_oom > *r.largest_ok + 1)
+        line += "; " + num(*r.largest_ok + 1) + (*r.smallest_oom > *r.largest_ok + 2 ? "-" + num(*r.smallest_oom - 1) : "") +
+                " not tried (" + num(r.trials.size()) + " trials)";
+      return line;
+    }
     case StopReason::Running:
       return r.largest_ok ? "incomplete (time budget spent): " + p + " " + num(*r.largest_ok) + " ran"
                           : "incomplete: no trial finished";
@@ -83,8 +134,10 @@ std::string verdict_line(const ProbeReport& r) {
 
 std::string progress_line(const std::string& parameter, const Trial& t) {
   std::string peak = t.peak_bytes ? format_bytes(*t.peak_bytes) : "n/a";
-  std::string line = parameter + " " + num(t.value) + ": " + outcome_name(t.outcome) + ", peak " + peak + ", " +
-                     fmt("%.1f s", t.seconds);
+  std::string line = parameter + " " + num(t.value) + (t.confirmation ? " (confirmation)" : "") + ": " +
+                     outcome_name(t.outcome) + ", peak " + peak + ", " + std::to_string(t.steps) + " steps" +
+                     (t.settled_at ? ", settled at step " + std::to_string(*t.settled_at) : t.outcome == Outcome::Ok ? ", not settled" : "") +
+                     ", " + fmt("%.1f s", t.seconds);
   if (t.memory_grew) line += ", memory grew across steps (" + t.growth + ")";
   if (t.outcome != Outcome::Ok && !t.detail.empty()) line += " - " + terminal_safe(t.detail.substr(0, 160));  // the job's words
   return line;
@@ -93,13 +146,15 @@ std::string progress_line(const std::string& parameter, const Trial& t) {
 std::string render_text(const ProbeReport& r, const Style& style) {
   std::vector<Trial> sorted = r.trials;
   std::stable_sort(sorted.begin(), sorted.end(), [](const Trial& a, const Trial& b) { return a.value < b.value; });
-  TextTable table({r.parameter, "outcome", "peak GiB", "grew", "seconds"});
+  TextTable table({r.parameter, "outcome", "steps", "settled at", "peak GiB", "grew", "seconds"});
   for (const auto& t : sorted) {
-    table.add_row({num(t.value), outcome_name(t.outcome), t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a",
+    table.add_row({num(t.value) + (t.confirmation ? " (confirm)" : ""), outcome_name(t.outcome), std::to_string(t.steps),
+                   t.settled_at ? std::to_string(*t.settled_at) : "-", t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a",
                    t.memory_grew ? "yes" : "no", fmt("%.1f", t.seconds)});
   }
-  const bool fits = (r.reason == StopReason::Bracketed || r.reason == StopReason::ReachedMax) && !r.budget_exhausted;
-  const bool fails = r.reason == StopReason::FailsAtStart || r.reason == StopReason::Leaks || r.reason == StopReason::OtherFailure;
+  const bool fits = verdict_code(r).rfind("fits", 0) == 0 && !r.budget_exhausted;
+  const bool fails = r.reason == StopReason::FailsAtStart || r.reason == StopReason::Leaks || r.reason == StopReason::OtherFailure ||
+                     r.reason == StopReason::Unmeasured;
   const Tone tone = fits ? Tone::Good : fails ? Tone::Bad : Tone::Warn;
   std::string out = "vramdoc probe: " + style.paint(verdict_line(r), tone) + "\n\n" + table.render("  ") + "\n";
   if (r.fit) {
@@ -134,6 +189,8 @@ nlohmann::json to_json(const ProbeReport& r) {
   j["recommended"] = opt(r.recommendation.value);
   j["margin_fraction"] = r.recommendation.margin_fraction;
   j["recommendation_basis"] = r.recommendation.basis;
+  j["confirm_steps"] = r.confirm_steps;
+  j["confirmed"] = opt(r.confirmed);
   if (r.fit) {
     j["fit"] = {{"fixed_bytes", r.fit->fixed_bytes}, {"per_item_bytes", r.fit->per_item_bytes},
                 {"r_squared", r.fit->r_squared}, {"points", r.fit->points}, {"linear", r.fit->linear()},
@@ -146,7 +203,9 @@ nlohmann::json to_json(const ProbeReport& r) {
     j["trials"].push_back({{"value", t.value}, {"outcome", outcome_name(t.outcome)}, {"peak_bytes", opt(t.peak_bytes)},
                            {"memory_grew", t.memory_grew}, {"growth", t.growth},
                            {"exit_code", t.exit_code ? nlohmann::json(*t.exit_code) : nlohmann::json(nullptr)},
-                           {"detail", t.detail}, {"seconds", t.seconds}});
+                           {"detail", t.detail}, {"seconds", t.seconds}, {"steps", t.steps},
+                           {"settled_at", t.settled_at ? nlohmann::json(*t.settled_at) : nlohmann::json(nullptr)},
+                           {"measured", t.measured}, {"confirmation", t.confirmation}});
   }
   return j;
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/chart/svg.hpp"
 #include "core/probe/fit.hpp"
 #include "core/probe/search.hpp"
 #include "core/style.hpp"
@@ -23,6 +24,8 @@ struct ProbeReport {
   Recommendation recommendation;
   std::optional<std::uint64_t> capacity_bytes;
   bool budget_exhausted = false;
+  int confirm_steps = 0;                  // the confirmation's length asked for (0: none)
+  std::optional<std::uint64_t> confirmed;  // the value whose confirmation held
 };
 
 // Builds the report from a finished (or budget-stopped) search.
@@ -31,7 +34,7 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
 
 // One line: "too big even at batch 1", "leaks: ...", "fits up to batch 48", ...
 std::string verdict_line(const ProbeReport& report);
-// Machine-readable verdict: too_big, leak, other_failure, fits_up_to, fits_up_to_max, incomplete.
+// Machine-readable verdict: too_big, leak, other_failure, unmeasured, fits_up_to, fits_up_to_max, incomplete.
 std::string verdict_code(const ProbeReport& report);
 
 // The verdict line, the table of trials, the fit and the recommendation; with colour, the verdict
@@ -40,7 +43,9 @@ std::string render_text(const ProbeReport& report, const Style& style = {});
 // The report's members as JSON, and the whole JSON document vramdoc.probe/1.
 nlohmann::json to_json(const ProbeReport& report);
 std::string render_json(const ProbeReport& report);
-// An SVG chart of peak memory against the value, with the fit and the capacity line.
+// The chart of each trial's peak against its value, the fit, the card's memory, the recommendation.
+chart::Chart probe_chart(const ProbeReport& report);
+// That chart as one SVG drawing (the wide one).
 std::string render_svg(const ProbeReport& report);
 // `probe --html`: a self-contained page with the verdict, the chart and the text report.
 std::string render_html(const ProbeReport& report);

@@ -44,9 +44,18 @@ const char* stop_reason_name(StopReason reason) {
     case StopReason::FailsAtStart: return "fails_at_start";
     case StopReason::Leaks: return "leaks";
     case StopReason::OtherFailure: return "other_failure";
+    case StopReason::Unmeasured: return "unmeasured";
+    case StopReason::TrialsSpent: return "trials_spent";
   }
   return "?";
 }
+
+namespace {
+
+// The search has an answer to confirm: the bracket, --max or the trial cap.
+bool answered(StopReason r) { return r == StopReason::Bracketed || r == StopReason::ReachedMax || r == StopReason::TrialsSpent; }
+
+}  // namespace
 
 Search::Search(SearchLimits limits) : limits_(limits) {
   limits_.start = std::max<std::uint64_t>(limits_.start, 1);
@@ -79,7 +88,7 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // The limit in bytes: the OOM message's in use + free when a trial printed one, else just under
   // the card (context, other processes and the driver's own reserve take a little).
   const double cap = static_cast<double>(*limits_.capacity_bytes);
-  const auto reachable = reachable_bytes(trials_);
+  const auto reachable = reachable_bytes(trials_, cap);
   const double target = reachable.value_or(kCardReach * cap);
   const double crossing = predicted_value(model, target, lo, std::max(limits_.max, ceiling));
   const double slope = model.predict(crossing + 1) - model.predict(crossing);
@@ -110,7 +119,12 @@ int Search::contradictions(double center, double from) const {
   return n;
 }
 
+bool Search::confirming() const {
+  return answered(reason_) && limits_.confirm_steps > 0 && largest_ok_ && !confirmed_;
+}
+
 std::optional<std::uint64_t> Search::next() const {
+  if (confirming()) return largest_ok_;
   if (reason_ != StopReason::Running) return std::nullopt;
   if (trials_.empty()) return limits_.start;
   if (auto v = guided()) return std::min(*v, limits_.max);
@@ -120,6 +134,17 @@ std::optional<std::uint64_t> Search::next() const {
   }
   // bisecting between the largest that ran and the smallest that did not
   return *largest_ok_ + (*smallest_oom_ - *largest_ok_) / 2;
+}
+
+void Search::out_of_memory_at(std::uint64_t value) {
+  smallest_oom_ = std::min(smallest_oom_.value_or(value), value);
+  // Below an OOM only: a value that ran above one that did not (dynamic shapes, a confirmation
+  // that ran out later) is no answer.
+  largest_ok_.reset();
+  for (const auto& t : trials_)
+    if (t.outcome == Outcome::Ok && t.value < *smallest_oom_) largest_ok_ = std::max(largest_ok_.value_or(0), t.value);
+  confirmed_.reset();
+  reason_ = largest_ok_ ? StopReason::Running : StopReason::FailsAtStart;
 }
 
 void Search::record(const Trial& trial) {
@@ -136,18 +161,33 @@ void Search::record(const Trial& trial) {
       reason_ = StopReason::OtherFailure;
       return;
     case Outcome::Ok:
+      if (!trial.measured) {  // ran, but nothing says how much memory it held or whether it settled
+        reason_ = StopReason::Unmeasured;
+        return;
+      }
+      if (trial.confirmation) {
+        confirmed_ = trial.value;
+        return;
+      }
       largest_ok_ = std::max(largest_ok_.value_or(0), trial.value);
+      if (smallest_oom_ && *largest_ok_ >= *smallest_oom_) out_of_memory_at(*smallest_oom_);
       if (!smallest_oom_ && trial.value >= limits_.max) reason_ = StopReason::ReachedMax;
       break;
     case Outcome::Oom:
-      smallest_oom_ = std::min(smallest_oom_.value_or(trial.value), trial.value);
-      if (!largest_ok_) {
-        reason_ = StopReason::FailsAtStart;
-        return;
-      }
+      out_of_memory_at(trial.value);
+      if (reason_ == StopReason::FailsAtStart) return;
       break;
   }
-  if (largest_ok_ && smallest_oom_ && *smallest_oom_ - *largest_ok_ <= 1) reason_ = StopReason::Bracketed;
+  if (reason_ == StopReason::Running && largest_ok_ && smallest_oom_ && *smallest_oom_ - *largest_ok_ <= 1)
+    reason_ = StopReason::Bracketed;
+  // The cap leaves one trial for the confirmation.
+  if (reason_ == StopReason::Running && limits_.max_trials > 0 && largest_ok_ &&
+      static_cast<int>(trials_.size()) + 1 >= limits_.max_trials)
+    reason_ = StopReason::TrialsSpent;
+  // An answer whose own trial already ran the confirmation's length needs no second run.
+  if (answered(reason_) && !confirmed_ && limits_.confirm_steps > 0)
+    for (const auto& t : trials_)
+      if (t.value == *largest_ok_ && t.outcome == Outcome::Ok && t.steps >= limits_.confirm_steps) confirmed_ = t.value;
 }
 
 }  // namespace vramdoc::probe

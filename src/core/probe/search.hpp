@@ -31,6 +31,10 @@ struct Trial {
   std::optional<int> exit_code;             // exit status, or 128 + signal
   std::string detail;                       // the OOM message or the failure's last line
   double seconds = 0;
+  int steps = 0;                            // steps it completed (marked); an OOM came in step steps + 1
+  std::optional<int> settled_at;            // the step from which its memory stayed flat (settle.hpp); empty: not settled
+  bool measured = false;                    // the driver gave memory readings: without them a trial cannot fit
+  bool confirmation = false;                // the longer run of the answer (SearchLimits::confirm_steps)
 };
 
 struct SearchLimits {
@@ -40,6 +44,12 @@ struct SearchLimits {
   double margin_fraction = 0.1;    // the recommendation's headroom: one early trial aims just under it
   // The estimator's process peak at a value (probe --config): the model's shape before the trials.
   std::function<std::optional<double>(std::uint64_t)> estimate_bytes;
+  // At most this many trials, the confirmation included (0: no cap); a confirmation that runs out
+  // of memory reopens the search below it, one more trial past the cap at most.
+  int max_trials = 8;
+  // The answer (the largest value that ran) is run again for this many steps before it is reported,
+  // unless its trial already ran that long (0: no confirmation).
+  int confirm_steps = 50;
 };
 
 // Why the search stopped.
@@ -50,6 +60,8 @@ enum class StopReason {
   FailsAtStart,    // even --start runs out of memory
   Leaks,           // memory grew during a fixed-value trial: every value fails eventually
   OtherFailure,    // a trial failed for a reason other than memory
+  Unmeasured,      // a trial ran but the driver gave no memory readings: it cannot be said to fit
+  TrialsSpent,     // --max-trials used before the neighbours were found: the answer is the bracket
 };
 
 const char* stop_reason_name(StopReason reason);
@@ -61,8 +73,14 @@ class Search {
   explicit Search(SearchLimits limits);
   // The next value to try, or nullopt when the search is over (see reason()).
   std::optional<std::uint64_t> next() const;
+  // True when next()'s value is the confirmation run of the answer (run it for confirm_steps).
+  bool confirming() const;
   // Records the trial of the value next() returned.
   void record(const Trial& trial);
+  // The answer's confirmation: the value whose confirmation run (or whose trial, when it ran
+  // confirm_steps steps) held; empty before it or when it failed.
+  std::optional<std::uint64_t> confirmed() const { return confirmed_; }
+  const SearchLimits& limits() const { return limits_; }
   StopReason reason() const { return reason_; }
   const std::vector<Trial>& trials() const { return trials_; }
   // Largest value that ran / smallest value that ran out of memory, when known.
@@ -77,11 +95,14 @@ class Search {
   // The trials above `from` whose outcome contradicts a limit at `center`: out of memory below
   // it, or ran above it.
   int contradictions(double center, double from) const;
+  // After an out-of-memory at `value`: the largest value below it that ran is the answer's candidate.
+  void out_of_memory_at(std::uint64_t value);
 
   SearchLimits limits_;
   std::vector<Trial> trials_;
   std::optional<std::uint64_t> largest_ok_;
   std::optional<std::uint64_t> smallest_oom_;
+  std::optional<std::uint64_t> confirmed_;
   StopReason reason_ = StopReason::Running;
 };
 

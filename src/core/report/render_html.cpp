@@ -1,7 +1,9 @@
 // The job report as one HTML page (the diagnosis's page, the sections after it), and the page of
-// `vramdoc trace DIR --html`. Self-contained: inline SVG, no script, no network.
+// `vramdoc trace DIR --html`. Self-contained: inline SVG (core/chart), no script, no network.
 #include <algorithm>
 
+#include "core/chart/svg.hpp"
+#include "core/html_page.hpp"
 #include "core/report/job_report.hpp"
 #include "core/snapshot/render.hpp"
 #include "core/text.hpp"
@@ -21,38 +23,17 @@ timeline::Appendix python_html(const trace::PythonStackSet& python) {
           trace::render_python_stacks_text(python.processes, python.problems)};
 }
 
-constexpr double kW = 900, kH = 260, kLeft = 70, kRight = 20, kTop = 16, kBottom = 36;
-
-// One process's traced bytes over its trace's time as a step line, with a bytes and a time axis.
-std::string traced_chart(const trace::ProcessTrace& p) {
-  const auto& points = p.analysis.timeline;
-  if (points.size() < 2) return "<p>No chart: fewer than two points.</p>\n";
-  const double t0 = points.front().t_s, t1 = std::max(points.back().t_s, t0 + 1e-9);
-  double top = 1;
-  for (const auto& q : points) top = std::max(top, static_cast<double>(q.bytes));
-  top *= 1.05;
-  auto x = [&](double t) { return kLeft + (t - t0) / (t1 - t0) * (kW - kLeft - kRight); };
-  auto y = [&](double b) { return kH - kBottom - b / top * (kH - kTop - kBottom); };
-  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' width='900' height='260' viewBox='0 0 900 260' "
-                    "font-family='sans-serif' font-size='11'>\n<rect width='900' height='260' fill='white'/>\n";
-  for (int k = 0; k <= 4; ++k) {
-    const double b = top * k / 4, t = t0 + (t1 - t0) * k / 4;
-    svg += "<line x1='" + fixed(kLeft, 1) + "' x2='" + fixed(kW - kRight, 1) + "' y1='" + fixed(y(b), 1) + "' y2='" +
-           fixed(y(b), 1) + "' stroke='#eee'/><text x='" + fixed(kLeft - 6, 1) + "' y='" + fixed(y(b) + 4, 1) +
-           "' text-anchor='end'>" + format_bytes(static_cast<std::uint64_t>(b), 1) + "</text>";
-    svg += "<text x='" + fixed(x(t), 1) + "' y='" + fixed(kH - kBottom + 16, 1) + "' text-anchor='middle'>" +
-           fixed(t, 2) + " s</text>\n";
-  }
-  std::string pts;
-  double last_y = y(0);
-  for (const auto& q : points) {
-    if (!pts.empty()) pts += fixed(x(q.t_s), 1) + "," + fixed(last_y, 1) + " ";
-    last_y = y(static_cast<double>(q.bytes));
-    pts += fixed(x(q.t_s), 1) + "," + fixed(last_y, 1) + " ";
-  }
-  svg += "<polyline fill='none' stroke='#8e44ad' stroke-width='1.5' points='" + pts +
-         "'><title>traced bytes</title></polyline>\n</svg>\n";
-  return svg;
+// One process's traced bytes over its trace's time, as a staircase.
+chart::Chart traced_chart(const trace::ProcessTrace& p, std::size_t index) {
+  chart::Chart c;
+  c.id = "traced-" + std::to_string(index + 1);
+  c.x = {.quantity = chart::Quantity::Seconds, .title = "time since the trace began", .from_zero = false};
+  c.y = {.quantity = chart::Quantity::Bytes, .title = "traced bytes alive"};
+  chart::Line l{.colour = "#8e44ad", .label = "traced bytes", .cls = "traced", .step = true};
+  for (const auto& q : p.analysis.timeline) l.points.push_back({q.t_s, static_cast<double>(q.bytes)});
+  if (l.points.size() < 2) c.notes.push_back("Fewer than two points: nothing to draw over time.");
+  c.lines.push_back(std::move(l));
+  return c;
 }
 
 }  // namespace
@@ -60,9 +41,10 @@ std::string traced_chart(const trace::ProcessTrace& p) {
 std::string render_html(const JobReport& r) {
   std::vector<timeline::Appendix> appendices;
   if (r.call_sites) appendices.push_back(call_sites_html(*r.call_sites));
-  for (std::size_t i = 0; i < r.oom_snapshots.size(); ++i)  // ids stay unique on the page: one per process
-    appendices.push_back({i == 0 ? "oom-snapshot" : "oom-snapshot-" + std::to_string(i + 1),
-                          "PyTorch's snapshot at the first OOM (--trace-python)", snapshot::render_snapshot_html(r.oom_snapshots[i]), true});
+  for (std::size_t i = 0; i < r.oom_snapshots.size(); ++i) {  // ids stay unique on the page: one per process
+    const std::string id = i == 0 ? "oom-snapshot" : "oom-snapshot-" + std::to_string(i + 1);
+    appendices.push_back({id, "PyTorch's snapshot at the first OOM (--trace-python)", snapshot::render_snapshot_html(r.oom_snapshots[i], id), true});
+  }
   if (r.python) appendices.push_back(python_html(*r.python));
   if (r.snapshot) appendices.push_back({"snapshot", "What the snapshot shows", snapshot::render_snapshot_html(*r.snapshot), true});
   return timeline::render_html(r.timeline, r.diagnosis, r.traced ? &*r.traced : nullptr, appendices,
@@ -70,13 +52,12 @@ std::string render_html(const JobReport& r) {
 }
 
 std::string render_trace_page(const trace::TraceSet& traces, const std::string& title) {
-  std::string h = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>vramdoc trace: " + xml_escape(title) +
-                  "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222;max-width:960px}</style></head>"
-                  "<body>\n<h1>vramdoc trace: " + xml_escape(title) + "</h1>\n";
-  for (const auto& p : traces.processes) {
+  std::string h = html_page_head("vramdoc trace: " + title) + "<h1>vramdoc trace: " + xml_escape(title) + "</h1>\n";
+  for (std::size_t i = 0; i < traces.processes.size(); ++i) {
+    const auto& p = traces.processes[i];
     h += "<h2>Process " + std::to_string(p.pid) + ": traced bytes over time</h2>\n<p>peak " +
          format_bytes(p.analysis.peak_bytes) + ", alive at exit " + format_bytes(p.analysis.live_bytes) + "</p>\n";
-    h += traced_chart(p);
+    h += chart::render_figure(traced_chart(p, i));
   }
   const auto section = call_sites_html(traces);
   h += "<section id='" + section.id + "'><h2>" + xml_escape(section.title) + "</h2><pre>" + xml_escape(section.text) +

@@ -18,6 +18,6 @@ std::string render_snapshot_text(const SnapshotReport& r);
 // The same as one object, with "schema".
 nlohmann::json snapshot_json(const SnapshotReport& r);
 // The same as HTML: the stacked chart, the tables, the segment map (its own <style> first).
-std::string render_snapshot_html(const SnapshotReport& r);
+std::string render_snapshot_html(const SnapshotReport& r, const std::string& id = "snapshot");
 
 }  // namespace vramdoc::snapshot

@@ -27,13 +27,6 @@ std::string sites_table(const std::vector<SiteRow>& rows, const char* cls, bool 
   return h + "</table>\n";
 }
 
-std::string legend(const Chart& c) {
-  std::string l = "<p class='legend'>";
-  for (std::size_t k = 0; k < c.sites.size(); ++k)
-    l += "<span><i style='background:" + band_colour(k, c.sites.size()) + "'></i>" + esc(c.sites[k]) + "</span>";
-  return l + "<span>- - - reserved (segments)</span></p>\n";
-}
-
 std::string oom_html(const OomReport& o) {
   std::string h = "<section class='oom'><h3>Out of memory</h3><p>Asked for <b>" + format_bytes(o.requested_bytes) + "</b>";
   if (o.device_free_bytes) h += "; the device had " + format_bytes(*o.device_free_bytes) + " free";
@@ -50,14 +43,14 @@ std::string fragmentation_html(const Fragmentation& f) {
                   std::to_string(f.partly_used_segments) + " partly used segments (empty_cache() cannot return it); largest free block " +
                   format_bytes(f.largest_free_bytes) + ".</p>\n<p class='legend'><span><i style='background:#4e79a7'></i>allocated</span>"
                   "<span><i style='background:#f4f4f4;border:1px solid #999'></i>free</span></p>\n";
-  h += segment_map_svg(f, 60);
+  h += segment_map_html(f, 60);
   if (f.rows.size() > 60) h += "<p>" + std::to_string(f.segments - 60) + " smaller segments not drawn.</p>\n";
   return h + "</section>\n";
 }
 
 }  // namespace
 
-std::string render_snapshot_html(const SnapshotReport& r) {
+std::string render_snapshot_html(const SnapshotReport& r, const std::string& id) {
   std::string h = "<style>"
       ".snapshot table{border-collapse:collapse;font-size:13px}.snapshot td,.snapshot th{padding:3px 8px;border-bottom:1px solid #eee;"
       "vertical-align:top;text-align:left}.snapshot td.n{text-align:right;white-space:nowrap}"
@@ -69,7 +62,7 @@ std::string render_snapshot_html(const SnapshotReport& r) {
        std::to_string(r.stacks) + " distinct stacks." + (verdict_is_reports(r) ? " In the verdict above, \"driver\" is the allocator's reserved bytes." : "") + "</p>\n";
   if (own_verdict_shown(r))
     h += "<p class='own-verdict' data-verdict='" + std::string(timeline::verdict_name(r.diagnosis->verdict)) + "'>Its allocator history, judged alone: " + esc(r.diagnosis->summary) + "</p>\n";
-  if (r.history) h += "<h3>Allocated memory over time, by call site</h3>\n" + legend(r.chart) + stacked_chart_svg(r.chart, r.oom);
+  if (r.history) h += "<h3>Allocated memory over time, by call site</h3>\n" + chart::render_figure(stacked_chart(r.chart, r.oom, id + "-stacked"));
   if (r.oom) h += oom_html(*r.oom);
   if (!dumped_at_oom(r))
     h += "<section class='alive'><h3>Alive at the dump (" + format_bytes(r.alive_bytes) + ")</h3>\n" + sites_table(r.alive, "alive-table", false) + "</section>\n";

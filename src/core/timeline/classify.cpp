@@ -98,6 +98,7 @@ Diagnosis classify(const Timeline& given, const std::optional<TraceEvidence>& tr
                           " beyond the cache; " + (a->growing ? std::string(level_name(*a->growing)) + " grow" : std::string("no level grows")) +
                           " (" + std::to_string(a->units) + " " + a->unit + "s)");
   }
+  add_readings(given, d.picture);
   if (d.verdict != Verdict::Insufficient) d.evidence.need.reset();
   d.summary = summary_for(d);
   d.remedies = remedies_for(d);

@@ -8,6 +8,7 @@
 #include "core/timeline/accounting.hpp"
 #include "core/timeline/need.hpp"
 #include "core/timeline/oom_message.hpp"
+#include "core/timeline/picture.hpp"
 #include "core/timeline/preallocation.hpp"
 #include "core/timeline/spacing.hpp"
 #include "core/timeline/timeline.hpp"
@@ -100,6 +101,7 @@ struct Diagnosis {
   Evidence evidence;
   std::optional<TrendLine> trend;
   std::vector<double> step_ends;     // seconds, for the chart
+  Picture picture;                   // what the chart draws (bounded; picture.hpp)
   std::optional<Quantified> quantified;  // with a model config: set by quantify()
 };
 

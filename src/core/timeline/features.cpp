@@ -102,6 +102,10 @@ void record_trend(const Analysis& a, Diagnosis& d) {
   ev.settled = a.levels.settled_at.has_value();
   ev.warmup_seconds = s.t[w] - s.t[0];
   if (s.x_is_steps) ev.warmup_steps = w;
+  std::vector<chart::Point> basis;
+  for (std::size_t i = 0; i < s.y.size(); ++i) basis.push_back({s.t[i], s.y[i]});
+  d.picture.basis = chart::reduce(basis, kPictureBins);
+  d.picture.warmup_end_seconds = s.t[w];
   ev.mann_kendall_z = a.trend.mk_z;
   ev.trend_points = a.trend.points;
   if (!a.trend.slope) return;

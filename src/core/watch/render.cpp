@@ -168,7 +168,10 @@ std::string cell(const std::optional<T>& value) {
     std::snprintf(buf, sizeof buf, "%.3f", *value);
     return buf;
   } else if constexpr (std::is_same_v<T, std::string>) {
-    return csv_escape(terminal_safe(*value));  // the log is read with cat and less too
+    std::string text = terminal_safe(*value);  // the log is read with cat and less too
+    // ... and opened in spreadsheets: a text cell that starts like a formula stays text (OWASP).
+    if (!text.empty() && std::string_view("=+-@").find(text.front()) != std::string_view::npos) text.insert(0, 1, '\'');
+    return csv_escape(text);
   } else {
     return std::to_string(*value);
   }
