@@ -48,6 +48,8 @@ for t in leak_tensor oom_insufficient stable trace_fragmentation trace_plateau_v
   golden "analyze/$t.txt" $want -- "$VRAMDOC" analyze "$f"
   golden "analyze/$t.json" $want -- "$VRAMDOC" analyze "$f" --json
 done
+# issue 32: a version-1 timeline judged on its marks' allocated= figures (flat driver number, rising marks)
+golden analyze/issue32-v1-marks-allocated.txt 1 -- "$VRAMDOC" analyze "$data/timelines/issue32_v1_marks_allocated.jsonl"
 golden analyze/leak-color.txt 1 -- "$VRAMDOC" analyze "$data/timelines/leak_tensor.json" --color always
 golden analyze/quantified-color.txt 1 -- "$VRAMDOC" analyze "$data/timelines/issue15_insufficient.jsonl" --color always \
   --config "$SRC/tests/cli/data/llama_h1024_l8.json" --batch 8 --seq 1024
