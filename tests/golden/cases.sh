@@ -71,7 +71,7 @@ golden analyze/issue15-short-leak-trace.json 1 -- "$VRAMDOC" analyze "$data/time
   --trace-dir "$data/traces/issue15_short_leak" --json
 for s in h200_leak h200_stable h200_oom_big h200_fragmented.after synthetic_leak; do
   want=0
-  case $s in h200_leak | h200_oom_big | synthetic_leak) want=1 ;; esac
+  case $s in h200_leak | h200_oom_big | h200_fragmented.after | synthetic_leak) want=1 ;; esac
   golden "analyze/snapshot-$s.txt" $want -- "$VRAMDOC" analyze "$data/snapshots/$s.pickle"
 done
 golden analyze/snapshot-h200_oom_big.json 1 -- "$VRAMDOC" analyze "$data/snapshots/h200_oom_big.pickle" --json  # the others' JSON: a few 100 KB
