@@ -81,6 +81,7 @@ golden analyze/not-a-timeline.txt 2 -- "$VRAMDOC" analyze "$SRC/tests/cli/data/l
 # --- trace
 golden trace/pytorch-leak.txt 0 -- trace_dir "$data/traces/h200_pytorch_leak.vdt" -- "$VRAMDOC" trace trace
 golden trace/planted-leak.txt 0 -- trace_dir "$data/traces/h200_planted_leak.vdt" "$data/traces/h200_planted_leak_killed.vdt" -- "$VRAMDOC" trace trace
+golden trace/one-file.txt 0 -- "$VRAMDOC" trace "$data/traces/h200_planted_leak.vdt"  # issue 32: a file, not only a folder
 golden trace/planted-leak.json 0 -- trace_dir "$data/traces/h200_planted_leak.vdt" -- "$VRAMDOC" trace trace --json
 made_trace() { mkdir trace && python3 "$SRC/tests/cli/data/make_trace.py" trace/trace.77.vdt && "$VRAMDOC" trace trace "$@"; }
 golden trace/make-trace-report.txt 0 -- made_trace
