@@ -83,7 +83,6 @@ Result<ProbePlan> check_options(const ProbeOptions& o) {
   if (!input) return make_error(input.error());
   if (*input) plan.estimate = probe::estimator_guide(std::move(**input), plan.parameter);
   if (o.start > o.max) return make_error("--start is above --max");
-  if (auto step = LineMatcher::compile(o.step_regex, "--step-regex"); !step) return make_error(step.error());
   auto trial_seconds = o.trial_time.empty() ? Result<double>(0.0) : parse_duration(o.trial_time);
   auto budget_seconds = parse_duration(o.budget);
   auto interval = parse_duration(o.interval);

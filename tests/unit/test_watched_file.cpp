@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/process_sampler.hpp"
+#include "backends/run/recorder.hpp"
 #include "backends/watched_file.hpp"
 
 namespace vramdoc::backends {
@@ -65,12 +65,12 @@ TEST(WatchedFile, OpenRefusesFifosDevicesAndLinks) {
 }
 
 // The recorder stops (a hang before: fread on /dev/zero never ends) with the marks written before.
-TEST(JobRecorder, AMarkFileSwappedForDevZeroDoesNotHoldTheRecorder) {
+TEST(TimelineRecorder, AMarkFileSwappedForDevZeroDoesNotHoldTheRecorder) {
   auto made = WatchedFile::create_temp(temp_pattern());
   ASSERT_TRUE(made) << made.error();
   std::mutex m;
   std::vector<std::string> lines;
-  JobRecorder recorder(nullptr, 0.01, made->get(), "host", [&](const std::string& line) {
+  TimelineRecorder recorder(nullptr, 0.01, made->get(), "host", [&](const std::string& line) {
     std::lock_guard lock(m);
     lines.push_back(line);
   });
