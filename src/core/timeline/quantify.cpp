@@ -64,6 +64,11 @@ void apply_quantified(Diagnosis& d) {
     set_shrink(*need, q.capacity_bytes);
   }
   d.summary = summary_for(d);
+  // The articles' list of remedies gives way to the ones estimated for this job (issue 32).
+  if (!q.remedies.empty())
+    d.remedies = {"Every remedy under \"quantified with the estimator\" was estimated for this job on this card, cheapest first; " +
+                  (q.fitting_remedy.empty() ? std::string("none fits alone: combine them, or use a bigger card")
+                                            : "the cheapest that fits: " + q.fitting_remedy) + "."};
 }
 
 std::optional<std::uint64_t> capacity_for(const Timeline& tl, const Diagnosis& d, std::string& source) {
