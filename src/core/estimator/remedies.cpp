@@ -28,7 +28,8 @@ std::uint64_t largest_divisor_at_most(std::uint64_t n, std::uint64_t limit) {
 std::vector<Remedy> candidates(const ModelConfig& model, const Options& job, const RemedyRequest& request) {
   std::vector<Remedy> out;
   auto add = [&](int cost, std::string name, std::string option, auto change) {
-    Remedy r{std::move(name), std::move(option), cost, job};
+    Remedy r;
+    r.name = std::move(name), r.option = std::move(option), r.cost = cost, r.options = job;
     change(r.options);
     out.push_back(std::move(r));
   };
@@ -140,7 +141,8 @@ Result<std::optional<Remedy>> bigger_card(const ModelConfig& model, const Option
     if (!best || c.usable_bytes < best->usable_bytes || (c.usable_bytes == best->usable_bytes && c.vendor == Vendor::Nvidia)) best = &c;
   }
   if (!best) return std::optional<Remedy>{};
-  Remedy r{"a bigger card", "--gpu '" + std::string(best->name) + "'", 8, job};
+  Remedy r;
+  r.name = "a bigger card", r.option = "--gpu '" + std::string(best->name) + "'", r.cost = 8, r.options = job;
   r.process_bytes = e->process_bytes;
   r.fits = true;
   r.card = best->name, r.card_bytes = best->usable_bytes;

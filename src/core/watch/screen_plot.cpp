@@ -37,10 +37,10 @@ void MemoryHistory::push(const Snapshot& snapshot) {
     std::optional<double> util;
     if (gpu.sample && gpu.sample->sm_util_percent) util = *gpu.sample->sm_util_percent / 100.0;
     append(util_by_gpu_[index], util);
-    const auto total = gpu.sample ? gpu.sample->memory.total_bytes : std::nullopt;
+    const std::uint64_t total = gpu.sample ? gpu.sample->memory.total_bytes.value_or(0) : 0;  // 0: unknown
     for (const auto& p : gpu.processes) {
       std::optional<double> share;
-      if (p.gpu.used_bytes && total && *total > 0) share = double(*p.gpu.used_bytes) / double(*total);
+      if (p.gpu.used_bytes && total > 0) share = double(*p.gpu.used_bytes) / double(total);
       now[{index, p.gpu.pid}] = share;
     }
   }
