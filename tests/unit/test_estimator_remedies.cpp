@@ -65,7 +65,7 @@ TEST(Remedies, EveryOneAgreesWithTheEstimateItCameFrom) {
         continue;
       }
       ASSERT_TRUE(r.fits.has_value());
-      if (!job.request.max_batch) EXPECT_EQ(*r.fits, fits(e, usable));
+      if (!job.request.max_batch) { EXPECT_EQ(*r.fits, fits(e, usable)); }
       if (!r.batch) continue;
       Options at = r.options;
       at.batch = *r.batch;
@@ -102,9 +102,9 @@ TEST(Remedies, NoneThatDoesNotApply) {
         EXPECT_EQ(r.options.mode, Mode::Infer);
         EXPECT_FALSE(r.options.grad_checkpointing);
       }
-      if (o.batch == 1) EXPECT_EQ(r.options.batch, 1u);          // no "halve the batch" at batch 1
-      if (o.precision == Precision::Bf16) EXPECT_EQ(r.options.precision, Precision::Bf16);  // no bf16 advice to a bf16 job
-      if (job.request.max_batch) EXPECT_EQ(r.options.batch, o.batch);  // the batch is the question
+      if (o.batch == 1) { EXPECT_EQ(r.options.batch, 1u); }          // no "halve the batch" at batch 1
+      if (o.precision == Precision::Bf16) { EXPECT_EQ(r.options.precision, Precision::Bf16); }  // no bf16 advice to a bf16 job
+      if (job.request.max_batch) { EXPECT_EQ(r.options.batch, o.batch); }  // the batch is the question
     }
   }
 }

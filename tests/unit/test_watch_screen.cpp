@@ -250,12 +250,6 @@ Snapshot without_containers() {
   return snap;
 }
 
-std::string header_of_processes(const std::vector<std::string>& lines) {
-  for (const auto& l : lines)
-    if (l.find("  PID  ") != std::string::npos && l.find("COMMAND") != std::string::npos) return l;
-  return "";
-}
-
 }  // namespace
 
 // Whole frames at the two sizes of the issue: multi-line plots of the GPU and of the selected process.
