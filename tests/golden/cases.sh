@@ -43,7 +43,7 @@ golden estimate/misspelt-option.txt 2 -- "$VRAMDOC" estimate --bach 4
 for t in leak_tensor oom_insufficient stable trace_fragmentation trace_plateau_varseq h200_two_ranks_leak \
          h200_two_ranks_stable h200_step_hook_single issue15_eval_spike issue15_jax_prealloc issue15_slow_leak; do
   want=0
-  case $t in leak_tensor | oom_insufficient | trace_fragmentation | h200_two_ranks_leak) want=1 ;; esac
+  case $t in leak_tensor | oom_insufficient | trace_fragmentation | h200_two_ranks_leak | issue15_jax_prealloc | issue15_slow_leak) want=1 ;; esac
   f=$(ls "$data/timelines/$t".json* | head -1)
   golden "analyze/$t.txt" $want -- "$VRAMDOC" analyze "$f"
   golden "analyze/$t.json" $want -- "$VRAMDOC" analyze "$f" --json

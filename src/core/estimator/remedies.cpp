@@ -176,7 +176,9 @@ Result<std::vector<Remedy>> remedies(const ModelConfig& model, const Options& jo
     if (*ok && worth_listing(r, *base, base_batch)) out.push_back(std::move(r));
   }
   keep_one_sharding(out);
-  if (request.usable_bytes) {
+  // A bigger card only for a job that does not fit this one (with --max-batch: not even batch 1).
+  const bool base_fits = request.usable_bytes && (request.max_batch ? base_batch.value_or(0) > 0 : fits(*base, *request.usable_bytes));
+  if (request.usable_bytes && !base_fits) {
     auto card = bigger_card(model, job, request);
     if (!card) return make_error(card.error());
     if (*card && (!base_batch || (*card)->batch.value_or(0) > *base_batch)) out.push_back(std::move(**card));
