@@ -92,7 +92,7 @@ still() {
   echo "env VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/still.conf" \
     "$VRAMDOC watch --interval 40ms $2; echo exit=\$? >$dir/$1.status"
 }
-normalize_screen() { sed -E 's/[0-9]{2}:[0-9]{2}:[0-9]{2}/HH:MM:SS/' "$1"; }
+normalize_screen() { sed -E '1s/^(vramdoc watch  )[0-9]{2}:[0-9]{2}:[0-9]{2}/\1HH:MM:SS/' "$1"; }  # the title's clock
 compare_screen() {  # compare_screen NAME: the pane against tests/golden/watch/NAME.txt
   tm capture-pane -p -t "$1" >"$dir/screen"
   normalize_screen "$dir/screen" >"$dir/$1.txt"

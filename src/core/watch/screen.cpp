@@ -240,14 +240,20 @@ std::string bottom_line(const ScreenState& state, const Style& style) {
   return status;
 }
 
-std::string title(const Snapshot& snapshot, std::size_t selected, const ScreenState& state, const std::string& clock) {
+// The title; on a narrow terminal the clock goes first, then the GPU's place in the list, then
+// "q quit" (the help names it), so that the sort, the filter and "h help" stay readable.
+std::string title(const Snapshot& snapshot, std::size_t selected, const ScreenState& state, const std::string& clock,
+                  std::size_t cols) {
   const std::size_t count = snapshot.gpus.size();
-  const std::string gpu = count ? "GPU " + std::to_string(snapshot.gpus[selected].info.index) + " (" +
-                                      std::to_string(selected + 1) + " of " + std::to_string(count) + ")"
-                                : "no GPU";
-  std::string t = "vramdoc watch  " + clock + "  " + gpu + "  sort: " + sort_key_name(state.sort) + (state.reverse ? " (reversed)" : "");
-  if (!state.filter.empty() && !state.typing_filter) t += "  filter: " + terminal_safe(state.filter);
-  return t + "   h help  q quit";
+  const std::string gpu = count ? "GPU " + std::to_string(snapshot.gpus[selected].info.index) : "no GPU";
+  const std::string place = count ? " (" + std::to_string(selected + 1) + " of " + std::to_string(count) + ")" : "";
+  std::string rest = "  sort: " + sort_key_name(state.sort) + (state.reverse ? " (reversed)" : "");
+  if (!state.filter.empty() && !state.typing_filter) rest += "  filter: " + terminal_safe(state.filter);
+  rest += "   h help";
+  for (const auto& t : {"vramdoc watch  " + clock + "  " + gpu + place + rest + "  q quit", "vramdoc watch  " + gpu + place + rest + "  q quit",
+                        "vramdoc watch  " + gpu + rest + "  q quit"})
+    if (display_width(t) <= cols) return t;
+  return "vramdoc watch  " + gpu + rest;
 }
 
 // The lines between the details and the bottom: the plots, when `room` leaves them 2 rows or
@@ -321,7 +327,7 @@ std::string render_screen(const Snapshot& snapshot, const MemoryHistory& history
   if (state.help) return render_help(rows, cols);
   const std::size_t count = snapshot.gpus.size();
   const std::size_t selected = count ? std::min(state.selected, count - 1) : 0;
-  std::vector<std::string> lines{title(snapshot, selected, state, clock)};
+  std::vector<std::string> lines{title(snapshot, selected, state, clock, cols)};
   if (count == 0) lines.push_back("No GPU to watch.");
   for (std::size_t i = 0; i < count; ++i) lines.push_back(gpu_line(snapshot.gpus[i], i == selected, cols, style));
   const std::string bottom = bottom_line(state, style);

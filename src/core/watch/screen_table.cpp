@@ -40,8 +40,8 @@ std::vector<std::string> process_table(const std::vector<ProcessRow>& rows, cons
   }
   std::array<bool, kColumns> shown;
   shown.fill(true);
-  // An empty CONTAINER column (no process in a container) takes no width.
-  shown[Container] = std::any_of(table.begin(), table.end(), [](const auto& r) { return r[Container] != "-"; });
+  // An empty CONTAINER column (no process in a container, or none known) takes no width.
+  shown[Container] = std::any_of(table.begin(), table.end(), [](const auto& r) { return r[Container] != "-" && r[Container] != "n/a"; });
   auto used = [&] {
     std::size_t w = 2;  // the selection mark
     for (int c = 0; c < Command; ++c)
