@@ -185,7 +185,7 @@ std::vector<std::string> plots(const GpuView& gpu, const MemoryHistory& history,
   if (process) {
     const auto& own = history.process_of(process->gpu, process->process.gpu.pid);
     if (!own.empty())
-      panels.push_back({"PID " + std::to_string(process->process.gpu.pid) + " on GPU " + std::to_string(process->gpu) + " " + latest(own), &own});
+      panels.push_back({"PID " + std::to_string(process->process.gpu.pid) + " memory " + latest(own), &own});
   }
   constexpr std::size_t kLabel = 5;  // "100% "
   auto width_of = [&](std::size_t n) { return cols > 2 + 3 * (n - 1) ? (cols - 2 - 3 * (n - 1)) / n : 0; };
