@@ -56,7 +56,7 @@ check "periodic leak, marked" 1 "$VRAMDOC" analyze "$ours/issue15_periodic_eval_
 contains "the step-end bytes decide" $out "rule 'step-end bytes grow'"
 grep -v '"mark"' "$ours/issue15_periodic_eval_1.jsonl" >"$tmp/unmarked.jsonl"
 check "periodic leak report" 1 "$VRAMDOC" analyze "$tmp/unmarked.jsonl"
-contains "regular rises, not new shapes" $out "leak: memory grows in regular rises, one every 5.0 steps"
+contains "regular rises, not new shapes" $out "leak: memory grows in regular rises, one every 0.4 s"
 contains "the rule is named" $out "rule 'regular rises'"
 # Issue 32: with its marks' bytes_in_use the JAX job's leak shows; without them the pool hides it.
 verdict_is "$ours/issue15_jax_prealloc.jsonl" leak
