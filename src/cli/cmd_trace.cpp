@@ -1,4 +1,4 @@
-// vramdoc trace DIR [--json] [--html FILE] [--env]: the allocation tracer's report of a folder of
+// vramdoc trace DIR|FILE.vdt [--json] [--html FILE] [--env]: the allocation tracer's report of a folder of
 // traces (trace.PID.vdt), or the environment that makes any CUDA program write one.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -31,7 +31,7 @@ int cmd_trace(const std::vector<std::string>& args) {
                "trace"};
   std::string dir, html;
   bool json = false, env = false;
-  app.add_option("DIR", dir, "the trace folder (vramdoc run --trace: the timeline's name + .trace)")->required();
+  app.add_option("DIR", dir, "the trace folder (vramdoc run --trace: the timeline's name + .trace), or one .vdt file")->required();
   app.add_flag("--json", json, "print one JSON object (processes with every group's full stack, problems) instead of text");
   app.add_option("--html", html, "also write a self-contained HTML page (traced bytes over time, call sites) to this file");
   app.add_flag("--env", env,

@@ -26,7 +26,7 @@ assert d["verdict"] == "insufficient", d["verdict"]
 assert q["fits"] is False and q["estimated_bytes"] > cap, q
 assert 0 < q["max_batch"] < 1024, q
 names = {r["name"] for r in rs}
-assert {"gradient checkpointing", "halve the batch", "LoRA instead of full training", "8-bit optimizer"} <= names, names
+assert {"gradient checkpointing", "smaller micro-batch, same effective batch", "LoRA adapters"} <= names, names
 for r in rs:
     assert set(r) >= {"name", "process_bytes", "saving_bytes", "fits"}, r
     # the allocator replay can leave reserved unchanged (an 8-bit state fits the activations' holes)

@@ -24,7 +24,8 @@ check "text output (does not fit: exit 1)" 1 "$VRAMDOC" estimate --model llama-3
 contains "text marks the biggest term" $out "<- biggest"
 contains "text says whether it fits" $out "FIT"
 contains "text gives the largest batch" $out "largest batch that fits"
-contains "text gives advice" $out "advice:"
+contains "text gives remedies, each estimated" $out "for a larger batch on RTX 4090, cheapest first (each estimated for this job):"
+contains "checkpointing's batch" $out "^  --grad-checkpointing .* batch [0-9]* ([0-9.]* of 23.99 GiB)"
 check "--max-seq with --gpu-memory" 0 "$VRAMDOC" estimate --model mistral-7b --mode infer --gpu-memory 24GiB --max-seq --json
 contains "max_seq in JSON" $out '"max_seq"'
 check "multi-GPU" 0 "$VRAMDOC" estimate --model llama-3-70b --gpus 8 --fsdp --grad-checkpointing --json

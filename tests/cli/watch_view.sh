@@ -79,6 +79,55 @@ contains "GPU 0 still shown" "$dir/screen" "0 NVIDIA H200 *MEM \[#*\.*\] 3.91 Gi
 tm send-keys -t view q
 check_exit view q
 
+# Issue 32: whole screens at 80x24 and 160x45 against golden captures (tests/golden/watch/tmux-*),
+# once the plots are full (the fake's figures are constant); then help, reverse sort, the filter.
+# Processes that do not exist here: their user and command are n/a on every machine.
+cat >"$dir/still.conf" <<CONF
+devices=2
+processes=4194301:3221225472,4194303:1073741824
+util_gpu=35
+util_mem=92
+CONF
+still() {
+  echo "env VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 FAKE_NVML_CONFIG=$dir/still.conf" \
+    "$VRAMDOC watch --interval 40ms $2; echo exit=\$? >$dir/$1.status"
+}
+normalize_screen() { sed -E '1s/^(vramdoc watch  )[0-9]{2}:[0-9]{2}:[0-9]{2}/\1HH:MM:SS/' "$1"; }  # the title's clock
+compare_screen() {  # compare_screen NAME: the pane against tests/golden/watch/NAME.txt
+  tm capture-pane -p -t "$1" >"$dir/screen"
+  normalize_screen "$dir/screen" >"$dir/$1.txt"
+  local golden=$SRC/tests/golden/watch/$1.txt
+  if [[ ${VRAMDOC_UPDATE_GOLDEN:-} == 1 ]]; then cp "$dir/$1.txt" "$golden"; return; fi
+  diff -u "$golden" "$dir/$1.txt" >"$dir/diff" || { fail "$1: the screen differs from $golden"; cat "$dir/diff"; }
+}
+for size in 80x24 160x45; do
+  name=tmux-$size
+  tm new-session -d -s "$name" -x "${size%x*}" -y "${size#*x}" "$(still "$name" "")"
+  tm set-option -t "$name" remain-on-exit on >/dev/null
+  wait_for "vramdoc watch" "$name"
+  sleep 6  # the plots fill: one column per 40 ms sample (72 of them at 160 columns)
+  compare_screen "$name"
+  python3 -c 'import sys; sys.exit(any(len(l.rstrip("\n")) > int(sys.argv[2]) for l in open(sys.argv[1], encoding="utf-8")))' \
+    "$dir/screen" "${size%x*}" || fail "$size: a line is wider than the terminal"
+  contains "$size: the legend" "$dir/screen" "h help  q quit"
+  contains "$size: power and temperature" "$dir/screen" "BUSY\|BW"
+  tm send-keys -t "$name" q; check_exit "$name" q
+done
+tm new-session -d -s keys -x 80 -y 24 "$(still keys "--color never")"
+tm set-option -t keys remain-on-exit on >/dev/null
+wait_for "vramdoc watch" keys
+tm capture-pane -p -e -t keys >"$dir/escapes"
+grep -q $'\e\[[0-9;]*m' "$dir/escapes" && fail "--color never: the screen still has attributes (reverse title or colours)"
+tm send-keys -t keys h; wait_for "vramdoc watch: keys" keys
+tm send-keys -t keys x; wait_for "sort: memory   h help" keys
+tm send-keys -t keys r; wait_for "sort: memory (reversed)" keys
+(($(first_line " 4194301 ") > $(first_line " 4194303 "))) || fail "r: not in reverse order of memory"
+tm send-keys -t keys / 4 1 9 4 3 0 1; wait_for "filter: 4194301_" keys
+tm send-keys -t keys Enter; wait_for "filter: 4194301   h help" keys
+grep -q " 4194303 " "$dir/screen" && fail "the filter left 4194303 shown"
+tm send-keys -t keys / Escape; sleep 0.3; wait_for " 4194303 " keys
+tm send-keys -t keys q; check_exit keys q
+
 # SIGTERM: exits 0 and leaves the alternate screen too.
 tm new-session -d -s term -x 80 -y 24 "$(run term)"
 tm set-option -t term remain-on-exit on >/dev/null

@@ -43,11 +43,13 @@ golden estimate/misspelt-option.txt 2 -- "$VRAMDOC" estimate --bach 4
 for t in leak_tensor oom_insufficient stable trace_fragmentation trace_plateau_varseq h200_two_ranks_leak \
          h200_two_ranks_stable h200_step_hook_single issue15_eval_spike issue15_jax_prealloc issue15_slow_leak; do
   want=0
-  case $t in leak_tensor | oom_insufficient | trace_fragmentation | h200_two_ranks_leak) want=1 ;; esac
+  case $t in leak_tensor | oom_insufficient | trace_fragmentation | h200_two_ranks_leak | issue15_jax_prealloc | issue15_slow_leak) want=1 ;; esac
   f=$(ls "$data/timelines/$t".json* | head -1)
   golden "analyze/$t.txt" $want -- "$VRAMDOC" analyze "$f"
   golden "analyze/$t.json" $want -- "$VRAMDOC" analyze "$f" --json
 done
+# issue 32: a version-1 timeline judged on its marks' allocated= figures (flat driver number, rising marks)
+golden analyze/issue32-v1-marks-allocated.txt 1 -- "$VRAMDOC" analyze "$data/timelines/issue32_v1_marks_allocated.jsonl"
 golden analyze/leak-color.txt 1 -- "$VRAMDOC" analyze "$data/timelines/leak_tensor.json" --color always
 golden analyze/quantified-color.txt 1 -- "$VRAMDOC" analyze "$data/timelines/issue15_insufficient.jsonl" --color always \
   --config "$SRC/tests/cli/data/llama_h1024_l8.json" --batch 8 --seq 1024
@@ -69,7 +71,7 @@ golden analyze/issue15-short-leak-trace.json 1 -- "$VRAMDOC" analyze "$data/time
   --trace-dir "$data/traces/issue15_short_leak" --json
 for s in h200_leak h200_stable h200_oom_big h200_fragmented.after synthetic_leak; do
   want=0
-  case $s in h200_leak | h200_oom_big | synthetic_leak) want=1 ;; esac
+  case $s in h200_leak | h200_oom_big | h200_fragmented.after | synthetic_leak) want=1 ;; esac
   golden "analyze/snapshot-$s.txt" $want -- "$VRAMDOC" analyze "$data/snapshots/$s.pickle"
 done
 golden analyze/snapshot-h200_oom_big.json 1 -- "$VRAMDOC" analyze "$data/snapshots/h200_oom_big.pickle" --json  # the others' JSON: a few 100 KB
@@ -79,6 +81,7 @@ golden analyze/not-a-timeline.txt 2 -- "$VRAMDOC" analyze "$SRC/tests/cli/data/l
 # --- trace
 golden trace/pytorch-leak.txt 0 -- trace_dir "$data/traces/h200_pytorch_leak.vdt" -- "$VRAMDOC" trace trace
 golden trace/planted-leak.txt 0 -- trace_dir "$data/traces/h200_planted_leak.vdt" "$data/traces/h200_planted_leak_killed.vdt" -- "$VRAMDOC" trace trace
+golden trace/one-file.txt 0 -- "$VRAMDOC" trace "$data/traces/h200_planted_leak.vdt"  # issue 32: a file, not only a folder
 golden trace/planted-leak.json 0 -- trace_dir "$data/traces/h200_planted_leak.vdt" -- "$VRAMDOC" trace trace --json
 made_trace() { mkdir trace && python3 "$SRC/tests/cli/data/make_trace.py" trace/trace.77.vdt && "$VRAMDOC" trace trace "$@"; }
 golden trace/make-trace-report.txt 0 -- made_trace

@@ -263,11 +263,11 @@ TEST(Estimator, JsonCarriesTheContractFieldsAndTheBreakdownAddsUp) {
   EXPECT_EQ(j["peak_phase"], "backward start (loss gradient)");
 }
 
-TEST(Estimator, TextMarksTheBiggestTermAndAdvises) {
+TEST(Estimator, TextMarksTheBiggestTerm) {
   auto m = *preset_config("llama-2-7b");
   Options o;
   o.mode = Mode::Lora, o.batch = 8, o.seq = 4096;
   auto text = render_text(m, o, *estimate(m, o), {});
   EXPECT_NE(text.find("<- biggest"), std::string::npos);
-  EXPECT_NE(text.find("advice:"), std::string::npos);
+  EXPECT_EQ(text.find("advice:"), std::string::npos);  // remedies are computed (test_estimator_remedies.cpp), not canned
 }

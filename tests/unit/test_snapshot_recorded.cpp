@@ -115,6 +115,18 @@ TEST(SnapshotRecorded, CutSegmentStrandsItsFreeBytes) {
   ASSERT_NE(row(r.alive, line("scenario_fragmented", m["pieces_line"])), nullptr);
 }
 
+// Issue 32: 92 GiB free in pieces (largest 2 GiB) was "inconclusive: too short", fragmentation unsaid.
+TEST(SnapshotRecorded, Issue32FreeMemoryInPiecesIsFragmentationHoweverShort) {
+  const auto r = analyzed("h200_fragmented.after.pickle");
+  ASSERT_TRUE(r.diagnosis.has_value());
+  EXPECT_EQ(r.diagnosis->verdict, timeline::Verdict::Fragmentation);
+  EXPECT_EQ(r.diagnosis->rule, "free memory in pieces");
+  EXPECT_TRUE(r.diagnosis->to_settle.empty());
+  // The synthetic snapshots without free pieces keep their verdicts.
+  EXPECT_EQ(analyzed("synthetic_stable.pickle").diagnosis->verdict, timeline::Verdict::Stable);
+  EXPECT_EQ(analyzed("h200_leak.pickle").diagnosis->verdict, timeline::Verdict::Leak);
+}
+
 TEST(SnapshotRecorded, ExpandableSegmentsAreReadFromTheirMaps) {
   const auto m = meta("expandable");
   const auto r = analyzed("h200_expandable.pickle");

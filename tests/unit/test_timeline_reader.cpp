@@ -18,6 +18,22 @@ const char* kShared = R"({"name": "t", "total": 1000000000, "outcome": "ok",
   "samples": [[0.0, 100, 200, 10, 20], [0.02, 150, null, 15, 25], [0.04, 150, 250, 15, 25]],
   "marks": [[0.03, "step 0", 15, 25], [0.04, "epoch 1", 15, 25]]})";
 
+// Issue 32: version 1 kept the marks file's line as the label; its allocated= was left as text and a
+// leak inside the allocator's cache was judged "stable" on the flat driver number.
+TEST(TimelineReader, Issue32Version1MarkLabelsGiveTheirAllocatedFigures) {
+  const std::string text = std::string(R"({"columns":["t","process_used","device_used"],"vramdoc_timeline":1,"name":"j"})") + "\n" +
+                           "[0.0,4096,8192]\n" + R"({"mark":"step 3 allocated=1048576 reserved=2097152","t":0.5})" + "\n" +
+                           R"({"mark":"epoch 1 a=b","t":0.6})" + "\n";
+  auto tl = read_timeline(text, "v1.jsonl");
+  ASSERT_TRUE(tl.ok()) << tl.error();
+  ASSERT_EQ(tl->marks.size(), 2u);
+  EXPECT_EQ(tl->marks[0].label, "step 3");
+  EXPECT_EQ(tl->marks[0].allocated_bytes, std::optional<std::uint64_t>(1048576));
+  EXPECT_EQ(tl->marks[0].reserved_bytes, std::optional<std::uint64_t>(2097152));
+  EXPECT_EQ(tl->marks[1].label, "epoch 1 a=b");  // no figures: the label stays as written
+  EXPECT_FALSE(tl->marks[1].allocated_bytes.has_value());
+}
+
 TEST(TimelineReader, SharedFormatWithOptionalColumns) {
   auto tl = read_timeline(kShared, "x.json");
   ASSERT_TRUE(tl.ok()) << tl.error();

@@ -7,6 +7,7 @@
 #include "core/trace/analysis.hpp"
 #include "core/trace/report.hpp"
 #include "core/trace/symbols.hpp"
+#include "core/trace/symbolize.hpp"
 
 using namespace vramdoc::trace;
 
@@ -299,4 +300,31 @@ TEST(TraceSymbols, ManyModulesAndFramesResolveInABoundedTime) {
 TEST(TraceSymbols, DescribeEscapesControlCharacters) {
   SourceFrame f{0, "", 0x10, "\x1b]52;c;aGk=\a\x1b[2Jevil()", "/src/\nforged.cu", 7};
   EXPECT_EQ(describe(f), "\\x1b]52;c;aGk=\\x07\\x1b[2Jevil() (\\nforged.cu:7)");
+}
+
+// Issue 32: a version 1 trace records no build-ids; a module file of the same path on this machine
+// was symbolised silently (nonsense frames when it is another build). It stays module+offset, warned.
+TEST(TraceSymbols, Issue32Version1TraceIsNotSymbolisedAgainstThisMachinesFiles) {
+  const std::string here = std::string(VRAMDOC_SOURCE_DIR) + "/CMakeLists.txt";  // a file that exists here
+  for (const std::uint32_t version : {1u, 2u}) {
+    Builder b;
+    b.t.version = version;
+    b.t.records.emplace_back(ModuleRecord{0x5550000, 0x5551000, 0x5560000, here, ""});
+    b.frame(1, 0, 0x5551100);
+    b.alloc(0xA000, 1 * MiB, 1);  // never freed: its stack is named in the report
+    std::vector<std::string> asked;
+    const auto p = symbolized_process("t.vdt", b.t, [&](const std::string& path, const std::vector<std::uint64_t>&) {
+      asked.push_back(path);
+      return std::unordered_map<std::uint64_t, SourceFrame>{};
+    });
+    if (version == 1) {
+      EXPECT_TRUE(asked.empty());
+      ASSERT_EQ(p.warnings.size(), 1U);
+      EXPECT_NE(p.warnings[0].find("version 1 trace records no build-ids"), std::string::npos) << p.warnings[0];
+      EXPECT_NE(p.warnings[0].find("module+offset"), std::string::npos);
+    } else {
+      EXPECT_EQ(asked, std::vector<std::string>{here});  // version 2 without a build-id: the module has none to check
+      EXPECT_TRUE(p.warnings.empty());
+    }
+  }
 }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/table.hpp"
@@ -222,4 +223,146 @@ TEST(WatchScreen, HistoryKeepsCapacityPerGpuAndUnknownForFailedSamples) {
   EXPECT_NEAR(*history.of(0).back(), 40.0 / 140.0, 1e-9);
   EXPECT_FALSE(history.of(1).back().has_value());
   EXPECT_TRUE(history.of(9).empty());
+}
+
+// Issue 32, item 4: the monitor against nvitop / nvtop.
+
+namespace {
+
+// A history with some shape: memory rising, utilisation swinging, both GPUs and their processes.
+MemoryHistory varied_history(Snapshot snap, int samples) {
+  MemoryHistory history;
+  for (int i = 0; i < samples; ++i) {
+    auto& s = *snap.gpus[0].sample;
+    s.memory.used_bytes = (20 + (i * 100) / samples) * GiB;
+    s.sm_util_percent = static_cast<unsigned>((i * 37) % 101);
+    for (auto& p : snap.gpus[0].processes) p.gpu.used_bytes = (5 + (i * 20) / samples) * GiB;
+    history.push(snap);
+  }
+  return history;
+}
+
+// No process in a container.
+Snapshot without_containers() {
+  auto snap = busy_pair();
+  for (auto& gpu : snap.gpus)
+    for (auto& p : gpu.processes) p.details.container_id.reset(), p.details.container_pid.reset();
+  return snap;
+}
+
+}  // namespace
+
+// Whole frames at the two sizes of the issue: multi-line plots of the GPU and of the selected process.
+TEST(WatchScreen, Issue32GoldenFramesAt80x24And160x45) {
+  const auto snap = busy_pair();
+  const auto history = varied_history(snap, 200);
+  ScreenState selected = press({}, "jj", snap);  // alice's process on GPU 0
+  vramdoc::test::expect_golden("watch/screen-80x24.txt", render_screen(snap, history, selected, 24, 80, "12:00:00") + "\n");
+  vramdoc::test::expect_golden("watch/screen-160x45.txt", render_screen(snap, history, selected, 45, 160, "12:00:00") + "\n");
+  vramdoc::test::expect_golden("watch/screen-help-80x24.txt", render_screen(snap, history, press({}, "h", snap), 24, 80) + "\n");
+}
+
+// At 80x24 the legend, the busy / power / temperature figures and the hint were cut and commands got
+// 11 characters: every column shown is whole, and nothing is cut at the right edge.
+TEST(WatchScreen, Issue32EveryColumnReadableAt80And160) {
+  const auto snap = busy_pair();
+  const auto history = varied_history(snap, 50);
+  for (const auto& [rows, cols] : {std::pair{24U, 80U}, std::pair{45U, 160U}}) {
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
+    const auto lines = split_lines(render_screen(snap, history, {}, rows, cols, "12:00:00"));
+    EXPECT_NE(lines[0].find("h help  q quit"), std::string::npos) << lines[0];
+    const std::string& gpu0 = lines[1];
+    for (const char* figure : {"40.00", "140.00 GiB", "40%", "95%", "310 W", "45 C"})
+      EXPECT_NE(gpu0.find(figure), std::string::npos) << figure << " in " << gpu0;
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    for (const char* word : {"bandwidth-bound:", "controller", "95%", "busy", "while", "kernels", "only", "40%", "of", "time"})
+      EXPECT_NE(all.find(word), std::string::npos) << "the hint's word " << word;
+    EXPECT_NE(all.find("(peak 63.0 GB/s)"), std::string::npos);
+    EXPECT_NE(all.find("python train.py --lr 0.1"), std::string::npos) << "a whole command";
+    EXPECT_NE(all.find("torchrun --nproc 2 finetune.py"), std::string::npos);
+    for (const auto& l : lines) EXPECT_EQ(display_width(l), cols) << l;
+  }
+}
+
+TEST(WatchScreen, Issue32EmptyContainerColumnTakesNoWidthAndColumnsDropByPriority) {
+  const auto rows = process_rows(without_containers(), SortKey::Memory);
+  auto header = [&](std::size_t cols) { return process_table(rows, std::nullopt, cols)[0]; };
+  EXPECT_EQ(header(200).find("CONTAINER"), std::string::npos);
+  EXPECT_NE(header(200).find("HOST MEM"), std::string::npos);
+  const auto with = process_rows(busy_pair(), SortKey::Memory);
+  EXPECT_NE(process_table(with, std::nullopt, 200)[0].find("CONTAINER"), std::string::npos);
+  // Narrower: CONTAINER, then HOST MEM, then TIME go before COMMAND is squeezed; PID and GPU MEM stay.
+  const std::string narrow = process_table(with, std::nullopt, 60)[0];
+  for (const char* gone : {"CONTAINER", "HOST MEM", "TIME"}) EXPECT_EQ(narrow.find(gone), std::string::npos) << gone;
+  for (const char* kept : {"PID", "GPU MEM", "COMMAND"}) EXPECT_NE(narrow.find(kept), std::string::npos) << kept;
+  for (const auto& l : process_table(with, std::nullopt, 60)) EXPECT_EQ(display_width(l), 60U) << l;
+}
+
+TEST(WatchScreen, Issue32HelpOpensWithHOrQuestionMarkAndAnyKeyClosesIt) {
+  const auto snap = busy_pair();
+  for (const char* key : {"h", "?"}) {
+    ScreenState s = press({}, key, snap);
+    EXPECT_TRUE(s.help) << key;
+    const std::string frame = render_screen(snap, MemoryHistory{}, s, 24, 80);
+    EXPECT_NE(frame.find("reverse the sort order"), std::string::npos);
+    s = press(s, "q", snap);  // closes the help, does not quit
+    EXPECT_FALSE(s.help);
+    EXPECT_FALSE(s.quit);
+  }
+}
+
+TEST(WatchScreen, Issue32ReverseSort) {
+  const auto snap = busy_pair();
+  std::vector<std::uint32_t> forward, backward;
+  for (const auto& r : shown_processes(snap, {})) forward.push_back(r.process.gpu.pid);
+  ScreenState s = press({}, "r", snap);
+  EXPECT_TRUE(s.reverse);
+  for (const auto& r : shown_processes(snap, s)) backward.push_back(r.process.gpu.pid);
+  std::reverse(backward.begin(), backward.end());
+  EXPECT_EQ(forward, backward);
+  EXPECT_NE(split_lines(render_screen(snap, MemoryHistory{}, s, 24, 80))[0].find("sort: memory (reversed)"), std::string::npos);
+  EXPECT_FALSE(press(s, "r", snap).reverse);
+}
+
+TEST(WatchScreen, Issue32FilterTypedAfterSlash) {
+  const auto snap = busy_pair();
+  ScreenState s = press({}, "/CaRq", snap);  // q is text while typing: no quit
+  EXPECT_FALSE(s.quit);
+  EXPECT_TRUE(s.typing_filter);
+  EXPECT_EQ(s.filter, "CaRq");
+  EXPECT_NE(render_screen(snap, MemoryHistory{}, s, 24, 80).find("filter: CaRq_"), std::string::npos);
+  s = press(s, "\x7f\r", snap);  // Backspace, Enter
+  EXPECT_FALSE(s.typing_filter);
+  ASSERT_EQ(shown_processes(snap, s).size(), 1U);  // carol's, matched in any case
+  EXPECT_EQ(shown_processes(snap, s)[0].process.gpu.pid, 4321U);
+  EXPECT_NE(split_lines(render_screen(snap, MemoryHistory{}, s, 24, 80))[0].find("filter: CaR"), std::string::npos);
+  EXPECT_EQ(shown_processes(snap, press(s, "/77\r", snap)).size(), 0U);  // appended: "CaR77" matches none
+  const std::string none = render_screen(snap, MemoryHistory{}, press(s, "/77\r", snap), 24, 80);
+  EXPECT_NE(none.find("No process matches the filter"), std::string::npos);
+  s = press(s, "/\x1b", snap);  // a lone Esc clears it
+  EXPECT_TRUE(s.filter.empty());
+  EXPECT_EQ(shown_processes(snap, s).size(), 3U);
+}
+
+TEST(WatchScreen, Issue32PlotFillsFromTheBottomOneColumnPerSample) {
+  const std::deque<std::optional<double>> samples = {0.0, 0.5, std::nullopt, 1.0, 0.75};
+  const auto rows = plot(samples, 6, 2);
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[0], "    \u2588\u2584");             // top: padding, empty, empty, unknown, full, half
+  EXPECT_EQ(rows[1], " \u2581\u2588 \u2588\u2588");   // bottom: padding, 0 shows a sliver, full, unknown, full, full
+  for (const auto& r : rows) EXPECT_EQ(display_width(r), 6U);
+}
+
+TEST(WatchScreen, Issue32HistoryOfUtilisationAndOfEachProcess) {
+  const auto snap = busy_pair();
+  const auto history = varied_history(snap, 5);
+  ASSERT_EQ(history.util_of(0).size(), 5U);
+  EXPECT_NEAR(*history.util_of(0).back(), ((4 * 37) % 101) / 100.0, 1e-9);
+  ASSERT_EQ(history.process_of(0, 1234).size(), 5U);
+  EXPECT_NEAR(*history.process_of(0, 1234).back(), double((5 + 80 / 5) * GiB) / double(140 * GiB), 1e-9);
+  EXPECT_TRUE(history.process_of(0, 99).empty());
+  MemoryHistory idle;
+  idle.push(fixture::two_gpus(false));
+  EXPECT_FALSE(idle.util_of(1).back().has_value());  // GPU 1 reports no utilisation: unknown, not 0
 }

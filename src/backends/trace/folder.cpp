@@ -17,11 +17,15 @@ namespace fs = std::filesystem;
 Result<trace::TraceSet> read_traces(const std::string& dir) {
   std::error_code ec;
   std::set<std::string> files;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    if (name.starts_with("trace.") && name.ends_with(".vdt")) files.insert(entry.path().string());
+  if (fs::is_regular_file(dir, ec)) {
+    files.insert(dir);  // one trace file, whatever its name
+  } else {
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const auto name = entry.path().filename().string();
+      if (name.starts_with("trace.") && name.ends_with(".vdt")) files.insert(entry.path().string());
+    }
   }
-  if (ec) return make_error("cannot read the trace directory " + dir + ": " + ec.message());
+  if (ec) return make_error("cannot read the trace directory " + dir + ": " + ec.message() + " (give a folder of trace.PID.vdt files or one .vdt file)");
   trace::TraceSet loaded;
   for (const auto& file : files) {
     auto t = trace::read_trace_file(file);

@@ -14,7 +14,7 @@
 
 namespace vramdoc::backends {
 
-// Reads every DIR/trace.*.vdt and symbolises the stacks its analysis names. The error is for a
+// Reads every DIR/trace.*.vdt (or DIR itself when it is a file) and symbolises the stacks its analysis names. The error is for a
 // folder that cannot be read; a bad file becomes one of `problems`.
 Result<trace::TraceSet> read_traces(const std::string& dir);
 

@@ -131,7 +131,7 @@ WatchEnd run_view(WatchSampler& sampler, const WatchOptions& o, const WatchOutpu
     }
     if (dirty || g_watch_resized.exchange(false)) {
       auto [rows, cols] = Terminal::size();
-      Terminal::draw(watch::render_screen(snapshot, history, state, rows, cols, clock_text(), o.style));
+      Terminal::draw(watch::render_screen(snapshot, history, state, rows, cols, clock_text(), o.style), o.style.color);
       dirty = false;
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();

@@ -120,9 +120,9 @@ std::pair<std::size_t, std::size_t> Terminal::size() {
   return {24, 80};
 }
 
-void Terminal::draw(const std::string& frame) {
-  std::string out = "\x1b[H\x1b[7m";
-  bool first = true;
+void Terminal::draw(const std::string& frame, bool highlight_title) {
+  std::string out = highlight_title ? "\x1b[H\x1b[7m" : "\x1b[H";
+  bool first = highlight_title;
   for (char c : frame) {
     if (c == '\n') {
       out += first ? "\x1b[0m\r\n" : "\r\n";

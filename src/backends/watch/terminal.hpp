@@ -30,8 +30,9 @@ class Terminal {
 
   // Rows and columns of stdout's window (24 x 80 when unknown).
   static std::pair<std::size_t, std::size_t> size();
-  // Draws a frame from render_screen: home, the lines, the title in reverse video.
-  static void draw(const std::string& frame);
+  // Draws a frame from render_screen: home, the lines, the title in reverse video when
+  // `highlight_title` (not with --color never: no escape sequence but the cursor's).
+  static void draw(const std::string& frame, bool highlight_title);
   // Waits up to `timeout_ms` for input; returns the bytes read (empty on timeout or signal).
   static std::string read_keys(int timeout_ms);
 

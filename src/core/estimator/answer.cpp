@@ -52,6 +52,10 @@ Result<Answer> answer(const ModelConfig& model, const Options& options, const Fi
     a.fit.max_seq = *r;
   }
   a.fits = !a.fit.usable_bytes || fits(a.estimate, *a.fit.usable_bytes);
+  a.fit.remedy_request = {a.fit.usable_bytes, request.max_batch};
+  auto fixes = remedies(model, options, a.fit.remedy_request);
+  if (!fixes) return make_error(fixes.error());
+  a.fit.remedies = std::move(*fixes);
   if (model.family == Family::Generic && request.python_available && request.python_available())
     a.hints.push_back("note: Python is here: measure the job itself on the CPU with vramdoc estimate -- python train.py ...");
   return a;

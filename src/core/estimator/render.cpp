@@ -34,12 +34,6 @@ std::string params_text(std::uint64_t n) {
   return buf;
 }
 
-// The peak saving of running `changed` instead of `options`, or 0.
-std::uint64_t saving(const ModelConfig& model, const Options& changed, const Estimate& e) {
-  auto other = estimate(model, changed);
-  return other && other->peak_allocated_bytes < e.peak_allocated_bytes ? e.peak_allocated_bytes - other->peak_allocated_bytes : 0;
-}
-
 bool several_gpus(const Options& o) { return o.gpus > 1 || o.tensor_parallel > 1; }
 
 std::string wrapper_name(const Options& o) {
@@ -110,6 +104,44 @@ std::string peak_table(const Estimate& e, bool per_rank) {
   return table.render("  ");
 }
 
+
+// "to fit on RTX 3060 12GB, cheapest first (each estimated for this job):" and a line per remedy.
+std::string remedies_text(const FitReport& fit, bool job_fits) {
+  const auto& req = fit.remedy_request;
+  const std::string card = terminal_safe(fit.target_name.value_or(""));
+  if (fit.remedies.empty()) {
+    if (req.usable_bytes && (req.max_batch ? fit.max_batch && fit.max_batch->value == 0 : !job_fits))
+      return "remedies: none of those the estimator models (docs/estimator.md, \"Remedies\") helps this job on " + card + "\n";
+    return "";
+  }
+  std::string out = "\n";
+  if (!req.usable_bytes) out += "to lower the peak, cheapest first (each estimated for this job):\n";
+  else if (req.max_batch) out += "for a larger batch on " + card + ", cheapest first (each estimated for this job):\n";
+  else out += "to fit on " + card + ", cheapest first (each estimated for this job):\n";
+  TextTable table({"", "", ""}, {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left});
+  for (const auto& r : fit.remedies) {
+    const std::string what = r.card.empty() ? r.option : r.option + " (" + format_gib_unit(r.card_bytes) + ")";
+    table.add_row({what, r.name, remedy_result(r, req)});
+  }
+  std::string rows = table.render("  ");
+  // The table's header row and rule are empty here: drop them.
+  for (int i = 0; i < 2; ++i) rows = rows.substr(rows.find('\n') + 1);
+  return out + rows;
+}
+
+nlohmann::json remedies_json(const FitReport& fit) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& r : fit.remedies) {
+    nlohmann::json j = {{"name", r.name}, {"option", r.option}, {"cost", r.cost}, {"process_bytes", r.process_bytes},
+                        {"saving_bytes", r.saving_bytes}};
+    j["fits"] = r.fits ? nlohmann::json(*r.fits) : nlohmann::json(nullptr);
+    if (r.batch) j["batch"] = *r.batch, j["batch_process_bytes"] = r.batch_process_bytes, j["accumulation_steps"] = r.accumulation_steps;
+    if (!r.card.empty()) j["card"] = r.card, j["card_bytes"] = r.card_bytes;
+    list.push_back(j);
+  }
+  return list;
+}
+
 }  // namespace
 
 std::vector<std::string> cards_that_fit(const Estimate& e) {
@@ -118,34 +150,6 @@ std::vector<std::string> cards_that_fit(const Estimate& e) {
     if (fits(e, c.usable_bytes)) names.emplace_back(c.name);
   }
   return names;
-}
-
-std::string advice(const ModelConfig& model, const Options& options, const Estimate& e) {
-  const Term* big = biggest_term(e.phases[e.peak_phase]);
-  if (!big) return "";
-  if (big->key == "activations_bytes" && e.checkpointing_saves_bytes > 0) {
-    return "activations dominate: --grad-checkpointing saves " + gib(e.checkpointing_saves_bytes);
-  }
-  if (big->key == "logits_loss_bytes") {
-    return "logits dominate (batch x seq x vocab in fp32): halve --batch, or use a chunked cross-entropy";
-  }
-  if (big->key == "optimizer_state_bytes" || big->key == "gradients_bytes" || big->key == "optimizer_temporaries_bytes") {
-    Options o = options;
-    o.optimizer = Optimizer::AdamW8bit;
-    Options l = options;
-    l.mode = Mode::Lora;
-    return "optimizer state and gradients dominate: --optimizer adamw-8bit saves " + gib(saving(model, o, e)) +
-           ", --mode lora saves " + gib(saving(model, l, e));
-  }
-  if (big->key == "kv_cache_bytes") {
-    Options o = options;
-    o.kv_bytes_per_element = 1;
-    return "the KV cache dominates: --kv-dtype fp8 saves " + gib(saving(model, o, e));
-  }
-  if (big->key == "weights_bytes" || big->key == "autocast_weight_copies_bytes") {
-    return "weights dominate: 16-bit weights (--precision bf16), quantisation, or sharding (--gpus N --zero 3)";
-  }
-  return "";
 }
 
 std::string render_json(const ModelConfig& model, const Options& o, const Estimate& e, const FitReport& fit) {
@@ -214,6 +218,7 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   // Asked for and nothing fits: null (unknown is never 0 in vramdoc's JSON, docs/cli.md).
   if (fit.max_batch) j["max_batch"] = fit.max_batch->value ? search(*fit.max_batch) : json(nullptr);
   if (fit.max_seq) j["max_seq"] = fit.max_seq->value ? search(*fit.max_seq) : json(nullptr);
+  j["remedies"] = remedies_json(fit);
   j["warnings"] = e.warnings;
   return json_document("vramdoc.estimate/1", j, JsonLayout::Line);
 }
@@ -246,8 +251,7 @@ std::string render_text(const ModelConfig& model, const Options& o, const Estima
   std::string cards;
   for (const auto& c : fit.fits_on) cards += (cards.empty() ? "" : ", ") + c;
   out += "\nfits on: " + (cards.empty() ? std::string("none of the listed cards") : cards) + "\n";
-  const std::string tip = advice(model, o, e);
-  if (!tip.empty()) out += "advice: " + tip + "\n";
+  out += remedies_text(fit, !fit.usable_bytes || fits(e, *fit.usable_bytes));
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/snapshot/analysis_parts.hpp"
 #include "core/timeline/classify.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::snapshot {
 
@@ -140,6 +141,27 @@ void judge_without_history(const std::string& source, SnapshotReport& r) {
   r.diagnosis = std::move(d);
 }
 
+// Free memory in pieces (issue 32): at least kPiecesMinFree and a quarter of what is reserved
+// lies free in the segments, and the largest free block is an eighth of that or less. However short
+// the recording, a request larger than that block needs new memory from the driver although the
+// memory is there: fragmentation, said rather than "too short to judge".
+constexpr std::uint64_t kPiecesMinFree = 1ULL << 30;
+
+void judge_free_in_pieces(SnapshotReport& r) {
+  const Fragmentation& f = r.fragmentation;
+  if (!r.diagnosis || f.free_bytes < kPiecesMinFree || f.free_bytes * 4 < f.reserved_bytes || f.largest_free_bytes * 8 > f.free_bytes) return;
+  timeline::Diagnosis& d = *r.diagnosis;
+  using timeline::Verdict;
+  if (d.verdict == Verdict::Leak || d.verdict == Verdict::Insufficient || d.verdict == Verdict::Fragmentation) return;
+  d.verdict = Verdict::Fragmentation;
+  d.rule = "free memory in pieces";
+  d.to_settle.clear();
+  d.reasons.push_back(format_bytes(f.free_bytes) + " of the " + format_bytes(f.reserved_bytes) + " reserved is free " + f.when +
+                      ", but its largest free block is " + format_bytes(f.largest_free_bytes) + ": a request larger than that cannot use it");
+  d.summary = timeline::summary_for(d);
+  d.remedies = timeline::remedies_for(d);
+}
+
 }  // namespace
 
 bool dumped_at_oom(const SnapshotReport& r) {
@@ -176,6 +198,7 @@ SnapshotReport analyze_snapshot(const Snapshot& s, const std::string& source, co
   }
   detail::fill_oom(s, trace, sites, r);
   if (!r.history) judge_without_history(source, r);
+  judge_free_in_pieces(r);
   std::size_t others = 0;
   for (std::size_t d = 0; d < s.traces.size(); ++d)
     if (std::int64_t(d) != r.device && !s.traces[d].empty()) ++others;

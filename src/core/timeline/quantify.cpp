@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/estimator/fit.hpp"
+#include "core/estimator/remedies.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/units.hpp"
 
@@ -14,11 +15,6 @@ namespace vramdoc::timeline {
 namespace {
 
 namespace est = vramdoc::estimator;
-
-struct Variant {
-  std::string name, change;
-  est::Options options;
-};
 
 std::string describe(const est::Options& o) {
   std::string s = std::string(est::to_string(o.mode)) + ", " + std::string(est::to_string(o.precision));
@@ -29,56 +25,29 @@ std::string describe(const est::Options& o) {
   return s;
 }
 
-// The remedies the estimator can model that change something for this job.
-std::vector<Variant> variants(const est::Options& job) {
-  std::vector<Variant> out;
-  const bool trains = job.mode != est::Mode::Infer;
-  if (trains && !job.grad_checkpointing) {
-    Variant v{"gradient checkpointing", "recompute activations in backward", job};
-    v.options.grad_checkpointing = true;
-    out.push_back(v);
-  }
-  if (job.batch > 1) {
-    Variant v{"halve the batch", "batch " + std::to_string(job.batch) + " -> " + std::to_string(job.batch / 2), job};
-    if (trains) v.change += ", 2 gradient-accumulation steps";
-    v.options.batch = job.batch / 2;
-    out.push_back(v);
-  }
-  if (job.precision == est::Precision::Fp32) {
-    Variant v{"bf16 mixed precision", "fp32 -> amp-bf16", job};
-    v.options.precision = est::Precision::AmpBf16;
-    out.push_back(v);
-  }
-  if (job.mode == est::Mode::Train) {
-    Variant v{"LoRA instead of full training", "train adapters of rank " + std::to_string(job.lora_rank) + " only", job};
-    v.options.mode = est::Mode::Lora;
-    out.push_back(v);
-  }
-  if (job.mode == est::Mode::Train && (job.optimizer == est::Optimizer::AdamW || job.optimizer == est::Optimizer::Adam)) {
-    Variant v{"8-bit optimizer", std::string(est::to_string(job.optimizer)) + " -> adamw-8bit", job};
-    v.options.optimizer = est::Optimizer::AdamW8bit;
-    out.push_back(v);
-  }
-  if (job.seq > 1) {
-    Variant v{"halve the sequence", "seq " + std::to_string(job.seq) + " -> " + std::to_string(job.seq / 2), job};
-    v.options.seq = job.seq / 2;
-    out.push_back(v);
-  }
-  return out;
-}
-
 std::optional<bool> fits_in(const est::Estimate& e, const std::optional<std::uint64_t>& capacity) {
   if (!capacity) return std::nullopt;
   return est::fits(e, *capacity);
 }
 
-// The remedy that fits while changing the least: the fitting row with the largest estimated peak.
-std::string mildest_fit(const std::vector<QuantifiedRemedy>& remedies) {
-  const QuantifiedRemedy* best = nullptr;
+// The cheapest remedy that fits (the list is ranked by what a remedy costs the user), "" when none does.
+std::string cheapest_fit(const std::vector<QuantifiedRemedy>& remedies) {
   for (const auto& r : remedies)
-    if (r.fits.value_or(false) && (!best || r.process_bytes > best->process_bytes)) best = &r;
-  if (!best) return "";
-  return best->name + " (" + best->change + ": estimated " + format_bytes(best->process_bytes) + ")";
+    if (r.fits.value_or(false)) return r.name + " (" + r.change + ": estimated " + format_bytes(r.process_bytes) + ")";
+  return "";
+}
+
+// A remedy of the estimator's list as a row: at the micro-batch it fits with, when it fits only there.
+QuantifiedRemedy row(const est::Remedy& r, std::uint64_t base_bytes) {
+  QuantifiedRemedy q{r.name, r.option, r.process_bytes, r.saving_bytes, r.fits};
+  if (!r.card.empty()) q.change += " (" + format_gib_unit(r.card_bytes) + ")";
+  if (!r.fits.value_or(true) && r.batch) {
+    q.change += ", batch " + std::to_string(*r.batch) + " with " + std::to_string(r.accumulation_steps) + " gradient-accumulation steps";
+    q.process_bytes = r.batch_process_bytes;
+    q.saving_bytes = static_cast<std::int64_t>(base_bytes) - static_cast<std::int64_t>(r.batch_process_bytes);
+    q.fits = true;
+  }
+  return q;
 }
 
 }  // namespace
@@ -95,6 +64,11 @@ void apply_quantified(Diagnosis& d) {
     set_shrink(*need, q.capacity_bytes);
   }
   d.summary = summary_for(d);
+  // The articles' list of remedies gives way to the ones estimated for this job (issue 32).
+  if (!q.remedies.empty())
+    d.remedies = {"Every remedy under \"quantified with the estimator\" was estimated for this job on this card, cheapest first; " +
+                  (q.fitting_remedy.empty() ? std::string("none fits alone: combine them, or use a bigger card")
+                                            : "the cheapest that fits: " + q.fitting_remedy) + "."};
 }
 
 std::optional<std::uint64_t> capacity_for(const Timeline& tl, const Diagnosis& d, std::string& source) {
@@ -121,34 +95,18 @@ Result<Quantified> quantify(const Timeline& tl, const Diagnosis& d, const est::M
   q.estimated_bytes = base->process_bytes;
   q.fits = fits_in(*base, q.capacity_bytes);
   if (d.verdict != Verdict::Leak) {
-    for (const auto& v : variants(job)) {
-      auto e = est::estimate(model, v.options);
-      if (!e) return make_error(v.name + ": " + e.error());
-      q.remedies.push_back({v.name, v.change, e->process_bytes,
-                            static_cast<std::int64_t>(base->process_bytes) - static_cast<std::int64_t>(e->process_bytes),
-                            fits_in(*e, q.capacity_bytes)});
-    }
+    est::RemedyRequest request{q.capacity_bytes, false, true};
+    auto list = est::remedies(model, job, request);
+    if (!list) return make_error(list.error());
+    for (const auto& r : *list) q.remedies.push_back(row(r, base->process_bytes));
   }
   if (d.verdict == Verdict::Insufficient && q.capacity_bytes) {
     auto best = est::max_batch(model, job, *q.capacity_bytes);
     if (!best) return make_error(best.error());
     q.max_batch = best->value;
     if (best->value > 0) q.max_batch_process_bytes = best->process_bytes;
-    // The batch that fits as a remedy row, alone and with checkpointing (what a user would try next).
-    for (const bool checkpoint : {false, true}) {
-      if (checkpoint && (job.mode == est::Mode::Infer || job.grad_checkpointing)) continue;
-      est::Options o = job;
-      o.grad_checkpointing = o.grad_checkpointing || checkpoint;
-      auto r = checkpoint ? est::max_batch(model, o, *q.capacity_bytes) : best;
-      if (!r) return make_error(r.error());
-      if (r->value == 0 || r->value >= job.batch) continue;
-      std::string change = "batch " + std::to_string(job.batch) + " -> " + std::to_string(r->value);
-      if (job.mode != est::Mode::Infer) change += ", " + std::to_string((job.batch + r->value - 1) / r->value) + " gradient-accumulation steps";
-      q.remedies.push_back({checkpoint ? "checkpointing + largest batch" : "largest batch that fits", change, r->process_bytes,
-                            static_cast<std::int64_t>(base->process_bytes) - static_cast<std::int64_t>(r->process_bytes), true});
-    }
   }
-  q.fitting_remedy = mildest_fit(q.remedies);
+  q.fitting_remedy = cheapest_fit(q.remedies);
   const auto& growth = d.evidence.growth_bytes_per_step;
   if (d.verdict == Verdict::Leak && q.capacity_bytes && growth && *growth > 0) {
     const double room = double(*q.capacity_bytes) - double(q.estimated_bytes);

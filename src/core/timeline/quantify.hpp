@@ -12,9 +12,9 @@
 
 namespace vramdoc::timeline {
 
-// Estimates `job` on `model` and every remedy the estimator can model (checkpointing, half the
-// batch, bf16 mixed precision, LoRA, an 8-bit optimizer, half the sequence) against the card's
-// capacity; for insufficient also the largest batch, for leak the steps left. Errors: the estimator's.
+// Estimates `job` on `model` and every remedy of estimator::remedies (core/estimator/remedies.hpp:
+// only those that apply to the job, cheapest first) against the card's capacity; for insufficient
+// also the largest batch, for leak the steps left. Errors: the estimator's.
 Result<Quantified> quantify(const Timeline& tl, const Diagnosis& d, const estimator::ModelConfig& model,
                             const estimator::Options& job);
 

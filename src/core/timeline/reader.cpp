@@ -7,6 +7,7 @@
 #include "core/input_file.hpp"
 #include "core/line_match.hpp"
 #include "core/redact.hpp"
+#include "core/timeline/marker.hpp"
 #include "core/timeline/oom_message.hpp"
 
 namespace vramdoc::timeline {
@@ -151,6 +152,16 @@ Mark parse_mark(const json& v, const std::string& where) {
     if (v.contains("pid") && !v["pid"].is_null()) m.pid = pid_number(v["pid"], where + " pid");
   } else {
     throw BadInput{where + " is not a mark [t, label, ...]"};
+  }
+  // Version 1 kept the marks file's line as the label: "step 12 allocated=1048576 reserved=...".
+  // Its fields are the framework's figures at the step end; they are read, not left as text.
+  if (!m.allocated_bytes && m.label.find('=') != std::string::npos) {
+    if (auto fields = parse_marker_line(m.label); fields && fields->allocated_bytes) {
+      m.label = fields->label;
+      m.allocated_bytes = fields->allocated_bytes;
+      if (!m.reserved_bytes) m.reserved_bytes = fields->reserved_bytes;
+      if (!m.pid) m.pid = fields->pid;
+    }
   }
   if (m.label.size() > 200) m.label.resize(200);
   return m;

@@ -90,6 +90,10 @@ std::string summary_for(const Diagnosis& d) {
         return "plateau: the allocator's cache grew in regular rises, but nothing is kept from step to step; not a leak.";
       return "plateau: the allocator's cache grew for larger shapes and levels off; not a leak.";
     case Verdict::Stable:
+      // Only the driver's number was measured: a leak inside the allocator's cache cannot show (issue 32).
+      if (ev.trend_series.starts_with("the driver's"))
+        return "stable: the driver's number rises during warm-up, then stays flat; no leak beyond the allocator's cache "
+               "(what the framework allocated was not measured: a smaller leak would not show).";
       return "stable: memory rises during warm-up, then stays flat; no leak.";
     case Verdict::Inconclusive: break;
   }
@@ -118,7 +122,8 @@ std::vector<std::string> remedies_for(const Diagnosis& d) {
                 ".detach().cpu() copies of its outputs, not the outputs (each one holds its whole graph).",
                 "Look for what runs every few steps (evaluation, logging, checkpointing) and appends to a list, dict or cache."};
       return {"Keep numbers, not tensors, across steps: total_loss += loss.item() (not loss); store .detach().cpu() copies of anything you log or collect.",
-              "Call optimizer.zero_grad() every step, before backward(), so gradients do not accumulate.",
+              "A missing optimizer.zero_grad() is not the cause: gradients add into the same .grad tensors, so memory stays flat "
+              "(the updates are wrong instead). Look for loss.backward(retain_graph=True) or a graph kept alive from step to step.",
               "Run evaluation under torch.no_grad() (or torch.inference_mode()) so no graph is kept.",
               "Look for lists, dicts or caches that grow every step (history of logits, outputs kept for metrics), and for CUDA extensions that never free.",
               "In multi-process jobs check that finished workers' memory is released."};

@@ -1,6 +1,7 @@
-// The view's input side: key bytes to actions, actions to state (selection, sort, the signal
-// prompt). The frame is drawn in screen.cpp.
+// The view's input side: key bytes to actions, actions to state (selection, sort and its order,
+// the filter, help, the signal prompt). The frame is drawn in screen.cpp.
 #include <algorithm>
+#include <cctype>
 
 #include "core/watch/screen.hpp"
 
@@ -22,6 +23,9 @@ KeyAction byte_action(char c) {
   switch (c) {
     case 'q': case 'Q': case '\x03': return {Action::Quit};
     case 's': case 'S': return {Action::CycleSort};
+    case 'r': case 'R': return {Action::Reverse};
+    case 'h': case 'H': case '?': return {Action::Help};
+    case '/': return {Action::Filter};
     case 'g': case 'G': return {Action::NextGpu};
     case 'j': return {Action::ProcessDown};
     case 'k': return {Action::ProcessUp};
@@ -35,6 +39,30 @@ KeyAction byte_action(char c) {
   return {Action::Other};
 }
 
+// Whether `needle` (already lower case) is in `text`, ignoring case.
+bool contains_folded(const std::string& text, const std::string& needle) {
+  std::string folded = text;
+  for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return folded.find(needle) != std::string::npos;
+}
+
+// One byte typed after /: Enter keeps the filter, Esc clears it, Backspace takes a character back.
+ScreenState type_filter(ScreenState state, char byte) {
+  constexpr std::size_t kMaxFilter = 64;
+  if (byte == '\r' || byte == '\n') {
+    state.typing_filter = false;
+  } else if (byte == '\x1b') {
+    state.typing_filter = false;
+    state.filter.clear();
+  } else if (byte == '\x7f' || byte == '\b') {
+    while (!state.filter.empty() && (static_cast<unsigned char>(state.filter.back()) & 0xC0) == 0x80) state.filter.pop_back();
+    if (!state.filter.empty()) state.filter.pop_back();
+  } else if (static_cast<unsigned char>(byte) >= 0x20 && state.filter.size() < kMaxFilter) {
+    state.filter += byte;
+  }
+  return state;
+}
+
 // The position of `key` in `rows`, if listed.
 std::optional<std::size_t> position_of(const std::vector<ProcessRow>& rows, const std::optional<ProcessKey>& key) {
   if (!key) return std::nullopt;
@@ -44,7 +72,7 @@ std::optional<std::size_t> position_of(const std::vector<ProcessRow>& rows, cons
 }
 
 ScreenState move_selection(ScreenState state, bool down, const Snapshot& snapshot) {
-  const auto rows = process_rows(snapshot, state.sort);
+  const auto rows = shown_processes(snapshot, state);
   if (rows.empty()) return state;
   auto at = position_of(rows, state.process);
   std::size_t next = down ? 0 : rows.size() - 1;  // nothing selected yet: the first (or last) row
@@ -54,7 +82,7 @@ ScreenState move_selection(ScreenState state, bool down, const Snapshot& snapsho
 }
 
 ScreenState ask_signal(ScreenState state, ProcessSignal signal, const Snapshot& snapshot) {
-  const auto rows = process_rows(snapshot, state.sort);
+  const auto rows = shown_processes(snapshot, state);
   const auto at = position_of(rows, state.process);
   if (!at) {
     state.status = "select a process first (up / down or j / k), then T, K or I";
@@ -66,6 +94,20 @@ ScreenState ask_signal(ScreenState state, ProcessSignal signal, const Snapshot& 
 }
 
 }  // namespace
+
+std::vector<ProcessRow> shown_processes(const Snapshot& snapshot, const ScreenState& state) {
+  auto rows = process_rows(snapshot, state.sort);
+  if (state.reverse) std::reverse(rows.begin(), rows.end());
+  if (state.filter.empty()) return rows;
+  std::string needle = state.filter;
+  for (char& c : needle) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::erase_if(rows, [&](const ProcessRow& r) {
+    const ProcessView& p = r.process;
+    return !contains_folded(std::to_string(p.gpu.pid), needle) && !contains_folded(p.details.user.value_or(""), needle) &&
+           !contains_folded(p.details.command.value_or(""), needle);
+  });
+  return rows;
+}
 
 std::vector<KeyAction> parse_keys(std::string_view bytes) {
   std::vector<KeyAction> keys;
@@ -80,13 +122,20 @@ std::vector<KeyAction> parse_keys(std::string_view bytes) {
       i += 2;
       continue;
     }
-    keys.push_back(byte_action(bytes[i]));
+    KeyAction key = byte_action(bytes[i]);
+    key.byte = bytes[i];
+    keys.push_back(key);
   }
   return keys;
 }
 
 ScreenState apply(ScreenState state, const KeyAction& key, const Snapshot& snapshot) {
   state.status.clear();
+  if (state.help) {  // any key closes the help screen
+    state.help = false;
+    return state;
+  }
+  if (state.typing_filter && key.byte) return type_filter(state, key.byte);
   if (state.prompt) {  // y sends; any other key, q included, only cancels
     if (key.action == Action::Yes) state.request = state.prompt;
     else state.status = "cancelled: no signal sent";
@@ -97,6 +146,9 @@ ScreenState apply(ScreenState state, const KeyAction& key, const Snapshot& snaps
   switch (key.action) {
     case Action::Quit: state.quit = true; break;
     case Action::CycleSort: state.sort = next_sort_key(state.sort); break;
+    case Action::Reverse: state.reverse = !state.reverse; break;
+    case Action::Help: state.help = true; break;
+    case Action::Filter: state.typing_filter = true; break;
     case Action::NextGpu:
       if (gpu_count) state.selected = (state.selected + 1) % gpu_count;
       break;
