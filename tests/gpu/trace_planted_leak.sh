@@ -66,7 +66,7 @@ if [[ -x ${VRAMDOC:-} ]]; then
     grep -qE "$row" "$work/run.leaks" || fail "run --trace: no leak row like $row"
   done
   grep -q "Traced allocations" "$work/run.err" || fail "run --trace: no traced-bytes section"
-  grep -q "id='traced'" "$work/run.html" || fail "run --trace: no traced line in the HTML chart"
+  grep -q 'class="mark traced"' "$work/run.html" || fail "run --trace: no traced line in the HTML chart"
   ls "$work/run.trace"/trace.*.vdt >/dev/null 2>&1 || fail "run --trace: no trace file next to the timeline"
 else
   echo "VRAMDOC not set: the run --trace check is skipped"

@@ -5,6 +5,7 @@
 
 #include "cli/style.hpp"
 #include "core/estimator/presets.hpp"
+#include "core/estimator/quick_start.hpp"
 #include "core/estimator/render.hpp"
 #include "core/json_document.hpp"
 #include "core/table.hpp"
@@ -87,11 +88,11 @@ TEST(Colour, RenderersPaintTheirVerdicts) {
   EXPECT_NE(estimator::render_text(*model, o, *e, fit, Style{true}).find("\n\x1b[32mFITS\x1b[0m on big"), std::string::npos);
   fit.usable_bytes = 1ULL << 30;
   EXPECT_NE(estimator::render_text(*model, o, *e, fit, Style{true}).find("\n\x1b[1;31mDOES NOT FIT\x1b[0m on big"), std::string::npos);
-  const std::vector<estimator::GpuCard> cards = {*estimator::find_gpu("RTX 3060 12GB"), *estimator::find_gpu("H200")};
-  o.mode = estimator::Mode::Infer;
-  const std::string table = estimator::render_comparison(*model, {{"infer", o}}, cards, Style{true});
-  EXPECT_NE(table.find("\x1b[1;31mOOM\x1b[0m"), std::string::npos) << table;
-  EXPECT_NE(table.find("\x1b[32mfits\x1b[0m"), std::string::npos) << table;
+  auto table = estimator::render_quick_start("llama-2-7b", Style{true});  // the quick start's table: fits and OOM cells
+  ASSERT_TRUE(table.ok()) << table.error();
+  EXPECT_NE(table->find("\x1b[1;31mOOM\x1b[0m"), std::string::npos) << *table;
+  EXPECT_NE(table->find("\x1b[32mfits\x1b[0m"), std::string::npos) << *table;
+  EXPECT_EQ(estimator::render_quick_start("llama-2-7b")->find('\x1b'), std::string::npos);
 
   timeline::Timeline tl;
   tl.name = "job";

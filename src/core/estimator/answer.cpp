@@ -14,7 +14,7 @@ namespace {
 Result<bool> choose_target(const FitRequest& request, FitReport& fit, std::vector<std::string>& notes) {
   if (!request.gpu.empty()) {
     auto card = find_gpu(request.gpu);
-    if (!card) return make_error("unknown --gpu '" + request.gpu + "' (see --list-gpus, or give --gpu-memory)");
+    if (!card) return make_error("--gpu: " + card.error());
     fit.target_name = std::string(card->name), fit.usable_bytes = card->usable_bytes;
     // An AMD card: the estimate holds (PyTorch's caching allocator is the same on ROCm), the rest of vramdoc does not run there.
     if (card->vendor == Vendor::Amd)

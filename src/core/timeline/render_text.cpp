@@ -180,7 +180,7 @@ nlohmann::json diagnosis_json(const Timeline& tl, const Diagnosis& d) {
                                {"growing_bytes", ev.trace->growing_bytes}, {"growing_count", ev.trace->growing_count}, {"top_site", ev.trace->top_site}}
                         : json(nullptr);
   auto level_json = [](const LevelFigures& f) {
-    return json{{"first_bytes", f.first_bytes}, {"last_bytes", f.last_bytes}, {"growth_bytes_per_unit", f.growth_bytes_per_unit},
+    return json{{"first_bytes", f.first_bytes}, {"last_bytes", f.last_bytes}, {"growth_bytes_per_unit", std::llround(f.growth_bytes_per_unit)},
                 {"mann_kendall_z", f.mk_z}, {"grows", f.grows}};
   };
   if (const auto& a = ev.accounting)
