@@ -17,7 +17,12 @@ check "insufficient report" 1 "$VRAMDOC" analyze "$data/timelines/issue15_insuff
 check "two-rank report" 1 "$VRAMDOC" analyze "$data/timelines/h200_two_ranks_leak.jsonl" --html "$tmp/ranks.html"
 check "snapshot report" 1 "$VRAMDOC" analyze "$data/snapshots/h200_leak.pickle" --html "$tmp/snapshot.html"
 check "trace page" 0 "$VRAMDOC" trace "$data/traces/issue15_short_leak" --html "$tmp/trace.html"
-LIMIT=37 check "probe page" 0 "$VRAMDOC" probe --cmd "bash $SRC/tests/cli/data/fake_job.sh {batch}" --html "$tmp/probe.html"
+# probe on the fake job with the fake NVML's process file (a trial without memory readings recommends
+# nothing, issue 30): batch 5 holds 95 % of the fake H200, batch 6 runs out, as tests/golden/cases.sh's probe case.
+printf 'devices=1\nprocesses_file=%s\n' "$tmp/procs" >"$tmp/nvml.conf"
+FAKE_NVML_CONFIG=$tmp/nvml.conf VRAMDOC_NVML_LIBRARY=$FAKES/nvml_full/libnvidia-ml.so.1 PROCS=$tmp/procs \
+  LIMIT=5 PER_ITEM=$((150754820096 * 95 / 100 / 5)) check "probe page" 0 "$VRAMDOC" probe \
+  --cmd "bash $SRC/tests/cli/data/fake_job.sh {batch}" --max 16 --html "$tmp/probe.html"
 
 # The check, appended to a copy of the page (the reports themselves carry no script): one JSON line.
 cat >"$tmp/check.js" <<'JS'
