@@ -12,3 +12,7 @@ s/Hostname="[^"]*"/Hostname="<node>"/g
 # `info`: the host's RAM in the hierarchy table and the VRAM vs RAM table (the last column).
 s/^\(  host RAM  *[0-9.]* [KMGT]iB\|  host RAM  *n\/a\)\(.*\)$/  host RAM  <host>/
 s/^\(  \(capacity\|free now\)  .*  \)[0-9.]* [KMGT]iB$/\1<host>/
+# The H200 snapshots' frames name the folder they were recorded in (/work/main/.gpuq/... on the
+# recording machine): the same text whether or not this checkout happens to be that folder.
+s#<src>/\.gpuq/#<recorded>/.gpuq/#g
+s#/[^" ]*/\.gpuq/#<recorded>/.gpuq/#g
