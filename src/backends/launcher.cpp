@@ -24,6 +24,20 @@ namespace vramdoc::backends {
 
 namespace {
 
+// The dispositions this process was started with, read before main() runs: what a handler
+// installed later (run's forwarding) must not hide.
+struct StartSignals {
+  sigset_t ignored;
+  StartSignals() {
+    sigemptyset(&ignored);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      struct sigaction now {};
+      if (sigaction(s, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) sigaddset(&ignored, s);
+    }
+  }
+};
+const StartSignals g_start_signals;
+
 // Gives the terminal's foreground to `group`, ignoring SIGTTOU while doing it (as shells do).
 void hand_terminal(pid_t group) {
   struct sigaction ignore {}, old {};
@@ -98,6 +112,8 @@ class StreamFds {
 
 }  // namespace
 
+bool ignored_at_start(int sig) { return sigismember(&g_start_signals.ignored, sig) == 1; }
+
 int shell_status(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
@@ -125,7 +141,9 @@ std::unique_ptr<Process> Process::start(const std::vector<std::string>& argv, co
     sigset_t none, defaults;
     sigemptyset(&none);
     sigemptyset(&defaults);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&defaults, s);
+    sigaddset(&defaults, SIGPIPE);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+      if (!ignored_at_start(s)) sigaddset(&defaults, s);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &defaults);
     flags |= POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
@@ -193,7 +211,10 @@ void close_all_but(int keep_a, int keep_b) {
   ignore.sa_handler = SIG_IGN;
   defaults.sa_handler = SIG_DFL;
   sigaction(SIGPIPE, &ignore, nullptr);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &defaults, nullptr);  // not run's forwarding
+  // Not run's handlers. A SIGTERM or SIGHUP meant for vramdoc (its process group's) must not end
+  // the relay: the job writing on would die of SIGPIPE. Ctrl-C still ends it.
+  for (int sig : {SIGTERM, SIGHUP}) sigaction(sig, &ignore, nullptr);
+  for (int sig : {SIGINT, SIGQUIT}) sigaction(sig, ignored_at_start(sig) ? &ignore : &defaults, nullptr);
   close_all_but(out_fd, err_fd);
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   const int targets[2] = {STDOUT_FILENO, STDERR_FILENO};

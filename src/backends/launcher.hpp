@@ -34,8 +34,15 @@ struct LaunchOptions {
   bool own_group = false;        // the child leads a new process group; signal() and stop() reach all of it
   bool take_terminal = false;    // with own_group: when our stdin is the terminal's foreground, the
                                  // child's group gets it until the child ends (Ctrl-C reaches it)
-  bool default_signals = false;  // SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE at their defaults, none blocked
+  // SIGPIPE at its default, none blocked; SIGINT, SIGTERM, SIGHUP and SIGQUIT at their defaults
+  // unless we were started ignoring them (nohup, a script's `cmd &`): then the child ignores them
+  // too, as it would without us in between.
+  bool default_signals = false;
 };
+
+// Whether this process was started with `sig` (SIGINT, SIGTERM, SIGHUP or SIGQUIT) ignored:
+// nohup, or a non-interactive shell's `cmd &`. Read before main(), so later handlers do not hide it.
+bool ignored_at_start(int sig);
 
 // Exit status as a shell reports it: the exit code, or 128 + N when signal N killed it.
 int shell_status(int wait_status);

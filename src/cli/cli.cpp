@@ -160,15 +160,16 @@ int parse_args(CLI::App& app, const std::vector<std::string>& args) {
     print(app.help());
     return kOk;
   } catch (const CLI::ExtrasError&) {
+    // The message quotes the argument as given (`--bad$'\e]52;...'`, a file name with a newline).
     std::fprintf(stderr, "vramdoc %s: %s\nRun 'vramdoc %s --help' for the options.\n", name.c_str(),
-                 extras_message(app).c_str(), name.c_str());
+                 terminal_safe(extras_message(app)).c_str(), name.c_str());
     return kUsage;
   } catch (const CLI::ParseError& e) {
     // A misspelt option is said first, even when it also left a required argument missing.
     const auto left = app.remaining();
     const bool misspelt = dynamic_cast<const CLI::RequiredError*>(&e) && !left.empty() && left.front().starts_with("-");
-    std::fprintf(stderr, "vramdoc %s: %s\nRun 'vramdoc %s --help' for the options.\n", name.c_str(),
-                 (misspelt ? extras_message(app) : parse_error_message(e)).c_str(), name.c_str());
+    const std::string message = terminal_safe(misspelt ? extras_message(app) : parse_error_message(e));
+    std::fprintf(stderr, "vramdoc %s: %s\nRun 'vramdoc %s --help' for the options.\n", name.c_str(), message.c_str(), name.c_str());
     return kUsage;
   }
   if (!set_color_mode(color)) return fail(name, "--color must be auto, always or never, got '" + color + "'");
@@ -176,8 +177,14 @@ int parse_args(CLI::App& app, const std::vector<std::string>& args) {
 }
 
 int fail(std::string_view command, std::string_view message, int code) {
-  // A message may quote a file's field or a process's name: nothing in it acts on the terminal.
-  const std::string safe = terminal_safe_lines(message);
+  // A message may quote a file's field, a file name or a process's name: nothing in it acts on
+  // the terminal, and a line after a newline (one of ours, or one in a file name) is indented, so
+  // it cannot pass for a message of vramdoc's own.
+  std::string safe;
+  for (const char c : terminal_safe_lines(message)) {
+    if (!safe.empty() && safe.back() == '\n' && c != ' ') safe += "  ";
+    safe += c;
+  }
   std::fprintf(stderr, "vramdoc %.*s: %s\n", static_cast<int>(command.size()), command.data(), safe.c_str());
   return code;
 }

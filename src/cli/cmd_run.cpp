@@ -19,7 +19,7 @@ namespace vramdoc::cli {
 namespace {
 
 struct RunOptions {
-  std::string interval = "20ms", out, html, step_regex, trace_dir;
+  std::string interval = "20ms", out, html, step_regex, trace_dir, sigterm = "detach";
   EstimatorArgs job;
   bool trace = false, trace_python = false, json = false, no_report = false, no_step_hook = false;
   std::vector<std::string> command;
@@ -39,6 +39,11 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   auto* json = app.add_flag("--json", o.json, "print the report as one JSON object on stdout, after the job's own output, instead of the text on stderr");
   app.add_flag("--no-report", o.no_report, "print no report when the job ends (the timeline keeps it all: vramdoc analyze FILE)")
       ->excludes(json);
+  app.add_option("--sigterm", o.sigterm,
+                 "what SIGTERM sent to vramdoc does: detach (default: vramdoc writes its report and goes, the job goes on) "
+                 "or forward (the job gets it, as SIGINT, SIGHUP and SIGQUIT always do)")
+      ->check(CLI::IsMember({"detach", "forward"}))
+      ->type_name("detach|forward");
   app.add_option("--trace-dir", o.trace_dir, "where the traced processes write their traces (default: the timeline's name + .trace)");
   add_estimator_options(app, o.job, EstimatorUse::Job);
 }
@@ -52,7 +57,7 @@ int parse_run(const std::vector<std::string>& args, RunOptions& o, backends::Run
   if (dash != args.end()) o.command.assign(dash + 1, args.end());
   CLI::App app{"Run a job, record its GPU memory timeline (NVML, the job's whole process tree, per process and GPU), and\n"
                "diagnose it: leak, insufficient, fragmentation, plateau or stable, per process and for the job.\n"
-               "The exit status is the job's.\n"
+               "The exit status is the job's; 143 when SIGTERM stopped vramdoc (the job goes on: docs/run-analyze.md).\n"
                "The job may write \"step N\" lines to the file named by $VRAMDOC_MARK_FILE to mark steps.", "run"};
   add_run_options(app, o);
   if (int rc = parse_args(app, own); rc >= 0) return rc;
@@ -71,6 +76,7 @@ int parse_run(const std::vector<std::string>& args, RunOptions& o, backends::Run
   request.command = o.command, request.interval_seconds = *interval, request.out = o.out;
   request.trace = o.trace, request.trace_python = o.trace_python, request.step_hook = !o.no_step_hook;
   request.trace_dir = o.trace_dir, request.tracer_built = have_cupti_tracer();
+  request.forward_sigterm = o.sigterm == "forward";
   request.note = [](const std::string& line) { fail("run", line, 0); };
   return -1;
 }
@@ -78,7 +84,7 @@ int parse_run(const std::vector<std::string>& args, RunOptions& o, backends::Run
 // The report's sources: the recording, and what the trace folder holds.
 report::JobSources sources_of(backends::RunRecord& rec, std::optional<estimator::JobModel> job) {
   report::JobSources s;
-  s.run = report::JobRun{rec.status, rec.timeline_lost ? "" : rec.timeline_file, rec.sampled};
+  s.run = report::JobRun{rec.status, rec.timeline_lost ? "" : rec.timeline_file, rec.sampled, rec.detached_job_pid};
   s.start_unix_ns = rec.start_unix_ns;
   s.unsampled_why = rec.unsampled_why;
   s.job = std::move(job);

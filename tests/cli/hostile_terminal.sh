@@ -111,4 +111,15 @@ is_json $out "probe --json"
 printf 'tls_server_config:\n  \033]52;c;aGk=\007: x\n' >"$dir/web.yml"
 check "web config error" 2 "$VRAMDOC" watch --serve 127.0.0.1:0 --web-config "$dir/web.yml"
 raw $err
+
+# An unknown option as given (a script passing a hostile name through): CLI11's message was printed
+# raw, OSC 52 included. A file name with a newline: the message's second half stood on a line of
+# its own, as if vramdoc had said it.
+check "an unknown option with an escape" 2 "$VRAMDOC" estimate $'--bad\e]52;c;aGk\a'
+raw $err
+contains "the option shown escaped" $err "unknown option '--bad\\\\x1b\\]52;c;aGk\\\\x07'"
+check "a file name with a newline" 2 "$VRAMDOC" analyze "$dir/none"$'\nvramdoc analyze: forged'
+raw $err
+[[ $(grep -c '^vramdoc analyze: forged' "$err") == 0 ]] || { echo "FAIL: a newline in a file name forged a line"; cat "$err"; fails=$((fails + 1)); }
+contains "the line after the newline is indented" $err '^  vramdoc analyze: forged'
 finish

@@ -26,7 +26,7 @@ import json, sys
 text = open(sys.argv[1]).read()
 assert text.startswith("job line\n{"), text[:40]  # the job's output first, then the report
 report = json.loads(text[len("job line\n"):])
-assert report.pop("run") == {"timeline_file": "j.jsonl", "sampled": True}
+assert report.pop("run") == {"timeline_file": "j.jsonl", "sampled": True, "detached": None}
 assert report.pop("schema") == "vramdoc.run/1"
 assert report["exit_status"] == 3 and report["outcome"] == "failed", report
 analyzed = json.load(open(sys.argv[2]))

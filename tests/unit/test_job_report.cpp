@@ -115,7 +115,7 @@ TEST(JobReport, JsonIsTheDiagnosisPlusOneKeyPerSection) {
 
   const auto r = full_report();
   auto j = nlohmann::json::parse(report::render_json(r));
-  EXPECT_EQ(j["run"], (nlohmann::json{{"timeline_file", "t.jsonl"}, {"sampled", false}}));
+  EXPECT_EQ(j["run"], (nlohmann::json{{"timeline_file", "t.jsonl"}, {"sampled", false}, {"detached", nullptr}}));
   EXPECT_EQ(j["trace"], trace::overlay_json(*r.traced));
   EXPECT_EQ(j["call_sites"]["processes"][0]["pid"], 7);
   EXPECT_EQ(j["call_sites"]["processes"][0]["leaks"][0]["call_site"], "keep_one (train.cu:25)");

@@ -56,7 +56,8 @@ std::string last_output_line(const WatchedFile* log) {
 // stopped), stdin from /dev/null, stdout and stderr into the log.
 std::unique_ptr<Process> start_trial(const TrialSettings& s, const std::string& command, const std::string& timeline_path,
                                      const std::string& log_path, int& error_number) {
-  std::vector<std::string> argv = {s.self_exe, "run", "--no-report", "--interval", s.interval, "--out", timeline_path};
+  // --sigterm forward: stopping a trial (Process::stop) stops its job, not only the recorder.
+  std::vector<std::string> argv = {s.self_exe, "run", "--no-report", "--sigterm", "forward", "--interval", s.interval, "--out", timeline_path};
   if (!s.step_regex.empty()) argv.insert(argv.end(), {"--step-regex", s.step_regex});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", command});
   LaunchOptions options;

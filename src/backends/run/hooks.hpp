@@ -24,6 +24,9 @@ class RunFolder {
   RunFolder& operator=(RunFolder&&) = delete;
   ~RunFolder();
   const std::string& mark_file() const { return mark_file_; }
+  const std::string& folder() const { return folder_; }
+  // Leaves the folder on disk (a job that goes on after vramdoc may still write its marks there).
+  void release() { folder_.clear(); }
   // The step hook alone (run's default, without --trace-python): the hook written here and the
   // variables that load it with its step marks on: PYTHONPATH (the hook first) and VRAMDOC_STEP_HOOK=1.
   Result<Environment> step_hook() const;

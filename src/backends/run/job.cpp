@@ -35,11 +35,17 @@ bool write_all(int fd, const char* data, std::size_t size) {
 constexpr auto kOutputAfterExit = std::chrono::seconds(1);
 
 volatile sig_atomic_t g_job_group = 0;
-const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-struct sigaction g_previous[sizeof kForwarded / sizeof kForwarded[0]];
+volatile sig_atomic_t g_detach = 0;  // SIGTERM came: stop recording, leave the job running
+volatile sig_atomic_t g_forward_sigterm = 0;
+volatile sig_atomic_t g_pending = 0;  // a signal to forward that came before the job's group was known
+const int kHandled[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction g_previous[sizeof kHandled / sizeof kHandled[0]];
+bool g_installed[sizeof kHandled / sizeof kHandled[0]];
 
-void forward(int sig) {
-  if (g_job_group > 0) kill(-static_cast<pid_t>(g_job_group), sig);
+void on_signal(int sig) {
+  if (sig == SIGTERM && !g_forward_sigterm) g_detach = 1;
+  else if (g_job_group > 0) kill(-static_cast<pid_t>(g_job_group), sig);
+  else g_pending = sig;
 }
 
 }  // namespace
@@ -56,7 +62,7 @@ std::unique_ptr<Job> Job::start(const std::vector<std::string>& argv,
   return std::unique_ptr<Job>(new Job(std::move(process)));
 }
 
-void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
+bool Job::pump_output(const std::function<void(const std::string&)>& on_line) {
   // Our stdout closed (`vramdoc run ... | head`): close the job's pipe too, so that its next write
   // fails as it would without vramdoc in between, instead of vramdoc dying of SIGPIPE.
   struct sigaction ignore {}, old_pipe {};
@@ -69,7 +75,15 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
   char buf[65536];
   int open_fds = 2;
   std::optional<std::chrono::steady_clock::time_point> ended;  // when the job's main process ended
+  bool detached = false;
   while (open_fds > 0) {
+    // SIGTERM: vramdoc goes, the job stays; a relay passes its output on from now (poll wakes on
+    // the signal, or within 100 ms).
+    if (detach_requested()) {
+      process_->relay_output();
+      detached = true;
+      break;
+    }
     // The job has ended but something it started in the background still holds the pipes: its
     // output gets a second here, then a relay passes the rest on (the job is not cut off).
     if (!ended && process_->poll()) ended = std::chrono::steady_clock::now();
@@ -105,21 +119,36 @@ void Job::pump_output(const std::function<void(const std::string&)>& on_line) {
   }
   for (auto& l : lines) l.finish(scan);
   sigaction(SIGPIPE, &old_pipe, nullptr);
+  return detached;
 }
 
-SignalForwarder::SignalForwarder(pid_t job_group) {
-  g_job_group = job_group;
+SignalForwarder::SignalForwarder(bool forward_sigterm) {
+  g_job_group = 0;
+  g_detach = 0;
+  g_pending = 0;
+  g_forward_sigterm = forward_sigterm;
   struct sigaction sa {};
-  sa.sa_handler = forward;
+  sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i) sigaction(kForwarded[i], &sa, &g_previous[i]);
+  for (std::size_t i = 0; i < sizeof kHandled / sizeof kHandled[0]; ++i) {
+    // Ignored when vramdoc started (nohup, `cmd &` in a script): ignored still, and not passed on.
+    g_installed[i] = !ignored_at_start(kHandled[i]) && sigaction(kHandled[i], &sa, &g_previous[i]) == 0;
+  }
 }
 
 SignalForwarder::~SignalForwarder() {
-  for (std::size_t i = 0; i < sizeof kForwarded / sizeof kForwarded[0]; ++i) sigaction(kForwarded[i], &g_previous[i], nullptr);
+  for (std::size_t i = 0; i < sizeof kHandled / sizeof kHandled[0]; ++i)
+    if (g_installed[i]) sigaction(kHandled[i], &g_previous[i], nullptr);
   g_job_group = 0;
 }
+
+void SignalForwarder::forward_to(pid_t job_group) {
+  g_job_group = job_group;
+  if (const int sig = g_pending) g_pending = 0, kill(-job_group, sig);
+}
+
+bool detach_requested() { return g_detach != 0; }
 
 std::vector<pid_t> job_processes(pid_t root, const std::string& proc_root) {
   std::map<pid_t, std::vector<pid_t>> children;

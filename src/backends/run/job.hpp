@@ -29,7 +29,9 @@ class Job {
   // core/line_match.hpp) of either stream. Returns when both close, or a second after the job
   // ended while a background process of it still holds them: then a relay process passes the
   // rest of its output on until that process closes them too (Process::relay_output).
-  void pump_output(const std::function<void(const std::string&)>& on_line);
+  // Also returns, true, when SIGTERM asked vramdoc to go (detach_requested): the job goes on,
+  // its output passed on by a relay the same way.
+  bool pump_output(const std::function<void(const std::string&)>& on_line);
   // Waits for the job to end: its exit code, or 128 + the signal that killed it.
   int wait() { return process_->wait(); }
   // Sends `sig` to the job's process group.
@@ -40,15 +42,24 @@ class Job {
   std::unique_ptr<Process> process_;
 };
 
-// While alive, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to vramdoc go to the job's process group
-// instead (vramdoc itself stays to record the end); the previous handlers come back after.
+// While alive, SIGINT, SIGHUP and SIGQUIT sent to vramdoc go to the job's process group instead
+// (vramdoc itself stays to record the end). SIGTERM does not: it asks vramdoc to stop recording
+// and go, leaving the job running (detach_requested; docs/security.md). A signal vramdoc was
+// started ignoring stays ignored. The previous handlers come back after.
 class SignalForwarder {
  public:
-  explicit SignalForwarder(pid_t job_group);
+  // Made before the job starts (a SIGTERM in between must not kill vramdoc and break the job's
+  // pipes); `forward_sigterm`: SIGTERM is forwarded too (`run --sigterm forward`; probe's trials).
+  explicit SignalForwarder(bool forward_sigterm);
+  // The job's group, once started: a signal that came before is passed on now.
+  void forward_to(pid_t job_group);
   ~SignalForwarder();
   SignalForwarder(const SignalForwarder&) = delete;
   SignalForwarder& operator=(const SignalForwarder&) = delete;
 };
+
+// SIGTERM came while a SignalForwarder was alive.
+bool detach_requested();
 
 // The job's processes: the root, its descendants, and any process still in its process group
 // (workers that were re-parented). Read from procfs; `proc_root` is for tests.

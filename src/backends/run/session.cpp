@@ -1,6 +1,7 @@
 #include "backends/run/session.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -108,17 +109,20 @@ Result<bool> prepare_environment(const RunRequest& o, const std::string& trace_d
 }
 
 // Passes the job's output through, turning --step-regex matches into marks and OOM lines into
-// messages, until the job ends; its exit status.
-int pump_job(Job& job, TimelineRecorder& recorder, const std::optional<timeline::StepRegex>& step_re) {
-  SignalForwarder forward(job.pid());
+// messages, until the job ends: its exit status; or until SIGTERM asks vramdoc to go: none (the
+// job goes on, its output relayed).
+std::optional<int> pump_job(Job& job, TimelineRecorder& recorder, const std::optional<timeline::StepRegex>& step_re,
+                            SignalForwarder& forwarder) {
+  forwarder.forward_to(job.pid());
   recorder.start(job.pid());
   long steps = 0;
-  job.pump_output([&](const std::string& line) {
+  const bool detached = job.pump_output([&](const std::string& line) {
     if (step_re)
       if (auto label = step_re->step_label(line, steps)) recorder.mark(*label);
     if (timeline::parse_oom_message(line)) recorder.oom_message(redact_text(line));
   });
-  const int status = job.wait();
+  std::optional<int> status;
+  if (!detached) status = job.wait();
   recorder.stop();
   return status;
 }
@@ -180,20 +184,35 @@ std::variant<RunRecord, NotStarted> RunSession::record() {
   if (!std::getenv("PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED", "1");  // line by line through our pipe
   env.insert(env.end(), s.env.begin(), s.env.end());
   int error_number = 0;
+  SignalForwarder forwarder(o.forward_sigterm);  // before the job starts: no signal falls in between
   auto job = Job::start(o.command, env, error_number);
   if (!job) {
     s.folder.reset();
     s.out->discard();
     return NotStarted{"cannot run '" + o.command[0] + "': " + start_failure(o.command[0], error_number), error_number};
   }
-  r.status = pump_job(*job, recorder, o.step_regex);
+  const auto status = pump_job(*job, recorder, o.step_regex, forwarder);
+  if (!status) {  // SIGTERM: the job goes on, and may still write marks into the folder
+    r.detached_job_pid = static_cast<long>(job->pid());
+    r.status = 128 + SIGTERM;
+    if (s.folder) {
+      o.note("SIGTERM: recording stopped, the job (pid " + std::to_string(*r.detached_job_pid) +
+             ") goes on; its marker folder " + s.folder->folder() + " is left for it");
+      s.folder->release();
+    } else {
+      o.note("SIGTERM: recording stopped, the job (pid " + std::to_string(*r.detached_job_pid) + ") goes on");
+    }
+  } else {
+    r.status = *status;
+  }
   job.reset();
   s.folder.reset();
 
-  const auto outcome = recorder.oom_messages() ? timeline::Outcome::Oom
+  const auto outcome = !status                  ? timeline::Outcome::Detached
+                       : recorder.oom_messages() ? timeline::Outcome::Oom
                        : r.status == 0         ? timeline::Outcome::Ok
                                                : timeline::Outcome::Failed;
-  sink.write(timeline::end_line(recorder.now(), outcome, r.status, gpu ? gpu->capacity_bytes(recorder.gpus()) : std::nullopt));
+  sink.write(timeline::end_line(recorder.now(), outcome, status, gpu ? gpu->capacity_bytes(recorder.gpus()) : std::nullopt));
   s.out->close();
   auto written = sink.finish();
   if (written) {

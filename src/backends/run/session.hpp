@@ -27,13 +27,15 @@ struct RunRequest {
   bool step_hook = true;                   // not --no-step-hook
   std::string trace_dir;                   // --trace-dir; empty: the timeline's name + .trace
   bool tracer_built = false;               // this vramdoc has the CUPTI tracer (cli/features.hpp)
+  bool forward_sigterm = false;            // --sigterm forward: SIGTERM goes to the job, as SIGINT does
   std::function<void(const std::string&)> note;  // a warning for the user, said at once (stderr)
 };
 
 // What the recording holds once the job ended.
 struct RunRecord {
   timeline::Timeline timeline;       // the lines written, as analyze would read them
-  int status = 0;                    // the job's, as a shell reports it
+  int status = 0;                    // the job's, as a shell reports it; 143 when detached
+  std::optional<long> detached_job_pid;  // SIGTERM stopped the recording; this job went on
   bool sampled = false;              // GPU memory sampling was available
   std::string unsampled_why;         // why not, when it was not
   std::uint64_t start_unix_ns = 0;   // the wall clock at the timeline's t = 0

@@ -27,6 +27,7 @@ struct JobRun {
   int exit_status = 0;        // as a shell reports it: 128+N when killed by signal N
   std::string timeline_file;  // the file `run` wrote; empty when it could not be written
   bool sampled = true;        // false: GPU memory sampling was unavailable (no driver)
+  std::optional<long> detached_job_pid = std::nullopt;  // SIGTERM stopped the recording; this job went on
 };
 
 struct JobReport {

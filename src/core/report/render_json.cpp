@@ -13,7 +13,9 @@ namespace {
 using nlohmann::json;
 
 json run_json(const JobRun& run) {
-  return {{"timeline_file", run.timeline_file.empty() ? json(nullptr) : json(run.timeline_file)}, {"sampled", run.sampled}};
+  json detached = run.detached_job_pid ? json{{"job_pid", *run.detached_job_pid}, {"by", "SIGTERM"}} : json(nullptr);
+  return {{"timeline_file", run.timeline_file.empty() ? json(nullptr) : json(run.timeline_file)}, {"sampled", run.sampled},
+          {"detached", detached}};
 }
 
 json python_json(const trace::PythonStackSet& python) {

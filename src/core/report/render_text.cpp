@@ -11,8 +11,10 @@ namespace {
 
 // Without sampling, run said so when it started and the verdict says why it cannot tell: once each.
 std::string run_text(const JobRun& run) {
-  return "\nvramdoc run: the job exited with status " + std::to_string(run.exit_status) +
-         "; timeline: " + (run.timeline_file.empty() ? std::string("none (not written)") : terminal_safe(run.timeline_file)) + "\n";
+  const std::string how = run.detached_job_pid ? "vramdoc run: SIGTERM stopped the recording; the job (pid " +
+                                                     std::to_string(*run.detached_job_pid) + ") goes on, its output still passed through"
+                                               : "vramdoc run: the job exited with status " + std::to_string(run.exit_status);
+  return "\n" + how + "; timeline: " + (run.timeline_file.empty() ? std::string("none (not written)") : terminal_safe(run.timeline_file)) + "\n";
 }
 
 std::string oom_snapshot_text(const snapshot::SnapshotReport& s) {

@@ -98,6 +98,9 @@ Diagnosis classify(const Timeline& given, const std::optional<TraceEvidence>& tr
                           " beyond the cache; " + (a->growing ? std::string(level_name(*a->growing)) + " grow" : std::string("no level grows")) +
                           " (" + std::to_string(a->units) + " " + a->unit + "s)");
   }
+  if (given.outcome == Outcome::Detached)  // the end line says so: what came after is not here
+    d.reasons.push_back("the recording stopped while the job went on (vramdoc run was sent SIGTERM; the end line says "
+                        "\"detached\"): this is the job up to then, not how it ended");
   add_readings(given, d.picture);
   if (d.verdict != Verdict::Insufficient) d.evidence.need.reset();
   d.summary = summary_for(d);

@@ -26,6 +26,7 @@ const char* outcome_name(Outcome outcome) {
     case Outcome::Ok: return "ok";
     case Outcome::Oom: return "oom";
     case Outcome::Failed: return "failed";
+    case Outcome::Detached: return "detached";
     case Outcome::Unknown: break;
   }
   return "unknown";
@@ -92,7 +93,11 @@ std::uint32_t pid_number(const json& v, const std::string& where) {
 Outcome parse_outcome(const json& v) {
   if (!v.is_string()) return Outcome::Unknown;
   const auto s = v.get<std::string>();
-  return s == "ok" ? Outcome::Ok : s == "oom" ? Outcome::Oom : s == "failed" ? Outcome::Failed : Outcome::Unknown;
+  return s == "ok"       ? Outcome::Ok
+         : s == "oom"      ? Outcome::Oom
+         : s == "failed"   ? Outcome::Failed
+         : s == "detached" ? Outcome::Detached
+                           : Outcome::Unknown;
 }
 
 // Column positions; t and process_used are required.

@@ -56,7 +56,8 @@ struct ProcessSeries {
 };
 
 // How the job ended, when known.
-enum class Outcome { Unknown, Ok, Oom, Failed };
+// Detached: the recording stopped while the job went on (vramdoc run was sent SIGTERM).
+enum class Outcome { Unknown, Ok, Oom, Failed, Detached };
 
 struct Timeline {
   std::string name;
@@ -81,7 +82,7 @@ struct Timeline {
 
 // The step number of a "step N" mark (also "iter N", "iteration N"); empty for other labels.
 std::optional<long> step_number(const std::string& label);
-// "ok", "oom", "failed", "unknown".
+// "ok", "oom", "failed", "detached", "unknown".
 const char* outcome_name(Outcome outcome);
 
 }  // namespace vramdoc::timeline
