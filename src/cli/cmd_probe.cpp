@@ -75,7 +75,7 @@ void add_probe_options(CLI::App& app, ProbeOptions& o) {
   app.add_option("--interval", o.interval, "memory sampling interval (default 20ms)");
   app.add_option("--step-regex", o.step_regex, timeline::kStepRegexHelp);
   app.add_option("--margin", o.margin_percent, "headroom kept below the card's memory, percent (default 10)")->check(CLI::Range(0.0, 90.0));
-  app.add_option("--gpu-memory", o.gpu_memory, "the card's memory (default: the device's total)");
+  app.add_option("--gpu-memory", o.gpu_memory, "size the job for a card of this memory (default: the device's total); a PyTorch job's allocator is capped to it");
   app.add_option("--device", o.device, "GPU index for the card's memory (default 0)");
   app.add_option("--keep", o.keep_dir, "keep each trial's timeline and log in this folder");
   app.add_option("--html", o.html, "write an HTML report with the chart of peak memory");
@@ -144,6 +144,7 @@ int cmd_probe(const std::vector<std::string>& args) {
   settings.step_regex = o.step_regex, settings.steps = o.steps, settings.max_steps = o.max_steps;
   settings.settle.flat_steps = o.settle_steps;
   settings.trial_seconds = plan->trial_seconds;
+  if (!o.gpu_memory.empty()) settings.gpu_memory_bytes = plan->card_bytes;  // told a card: the job is held to it
   probe::Search search({o.start, o.max, plan->card_bytes, o.margin_percent / 100.0, plan->estimate, o.max_trials, o.confirm_steps});
   const bool stopped_early = backends::run_search(search, settings, plan->steps, o.command, plan->parameter, plan->budget_seconds,
                                                   [](const std::string& line) { fail("probe", line, 0); });

@@ -5,23 +5,26 @@ set -u
 nvidia-smi -L >/dev/null 2>&1 || { echo "SKIP: no NVIDIA GPU (nvidia-smi -L found none)"; exit 77; }
 python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || { echo "SKIP: no PyTorch with CUDA"; exit 77; }
 source "$(dirname "$0")/../cli_lib.sh"
-job="python3 $SRC/tests/gpu/probe_train.py --memory-fraction 0.1"
+job="python3 $SRC/tests/gpu/probe_train.py"
 dir=${OUT:-/tmp}/probe
 mkdir -p "$dir"
 
-# 1. the largest batch under a 10 % allocator cap (about 14 GiB on an H200): the card probe sizes
-# against is that tenth, so the margin means the same as on a real card of that size.
+# 1. the largest batch on a tenth of the card (about 14 GiB on an H200): --gpu-memory holds the
+# job to it (the step hook caps PyTorch's allocator at that less the context), so the margin means
+# the same as on a real card of that size. The job runs 3 steps and ends by itself: that counts as
+# settled. The checks run the job under the same cap (VRAMDOC_GPU_MEMORY_BYTES, as probe's trials).
 card_mib=$(( $(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1) / 10 ))
-"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 3" --steps 3 --max 256 --gpu-memory "${card_mib}MiB" --json > "$dir/probe.json" 2> "$dir/probe.log"
+"$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 3" --max 256 --gpu-memory "${card_mib}MiB" --json > "$dir/probe.json" 2> "$dir/probe.log"
 cat "$dir/probe.log"
-read -r verdict largest recommended < <(python3 -c "
-import json; j = json.load(open('$dir/probe.json')); print(j['verdict'], j['largest_ok'], j['recommended'])")
-echo "verdict=$verdict largest=$largest recommended=$recommended"
+read -r verdict largest recommended outside < <(python3 -c "
+import json; j = json.load(open('$dir/probe.json')); print(j['verdict'], j['largest_ok'], j['recommended'], j['outside_allocator_bytes'] or '')")
+echo "verdict=$verdict largest=$largest recommended=$recommended outside=$outside"
 [[ $verdict == fits_up_to ]] || { echo "FAIL: verdict $verdict"; fails=$((fails + 1)); }
-check "the largest batch runs" 0 $job --batch-size "$largest" --steps 3
-check "the next batch does not" 1 $job --batch-size $((largest + 1)) --steps 3
+held=(env VRAMDOC_GPU_MEMORY_BYTES=$((card_mib << 20)) VRAMDOC_GPU_OUTSIDE_BYTES=$outside "$VRAMDOC" run --no-report --out "$dir/check.jsonl" --)
+check "the largest batch runs" 0 "${held[@]}" $job --batch-size "$largest" --steps 3
+check "the next batch does not" 1 "${held[@]}" $job --batch-size $((largest + 1)) --steps 3
 contains "and it is an OOM" "$err" "out of memory"
-check "the recommended batch runs 10x the steps" 0 $job --batch-size "$recommended" --steps 30
+check "the recommended batch runs 10x the steps" 0 "${held[@]}" $job --batch-size "$recommended" --steps 30
 
 # 2. a leaking job is a leak, not "max batch N"
 "$VRAMDOC" probe --cmd "$job --batch-size {batch} --steps 12 --leak" --steps 12 --max 256 --json > "$dir/leak.json" 2>>"$dir/probe.log"

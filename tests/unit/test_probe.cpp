@@ -130,22 +130,46 @@ TEST(ProbeFit, NeedsTwoValues) {
   EXPECT_FALSE(fit_peaks(one));
 }
 
-TEST(ProbeRecommend, KeepsTheMarginAndOnlyRecommendsValuesThatRan) {
+// 90 % of 80 GiB = 72 GiB: batch 41 (71.5 GiB) keeps the margin. The plain search ran 40 and 44,
+// not 41; before 2026-12-02 only values that ran were recommended, and the jump past the margin
+// left the H200's recommendations far below the limit (ResNet-50: answer 361, recommended 10).
+TEST(ProbeRecommend, KeepsTheMarginBetweenValuesThatRan) {
   auto s = simulate(1, 4096, linear_job(10.0 * GiB, 1.5 * GiB, 80.0 * GiB));
   auto r = conclude(s, "batch", 80 * GiB, 0.1, false);
   ASSERT_TRUE(r.recommendation.value);
-  // 90 % of 80 GiB = 72 GiB: batch 41 (71.5 GiB) would do, but only values that ran count.
-  const Trial* chosen = nullptr;
-  for (const auto& t : s.trials())
-    if (t.value == *r.recommendation.value) chosen = &t;
-  ASSERT_NE(chosen, nullptr);
-  EXPECT_EQ(chosen->outcome, Outcome::Ok);
-  EXPECT_LE(static_cast<double>(*chosen->peak_bytes), 0.9 * 80 * GiB);
+  EXPECT_EQ(*r.recommendation.value, 41U);
+  bool ran_above = false, ran_below = false;
   for (const auto& t : s.trials()) {
-    if (t.outcome == Outcome::Ok && t.peak_bytes && static_cast<double>(*t.peak_bytes) <= 0.9 * 80 * GiB) {
-      EXPECT_LE(t.value, *r.recommendation.value);
-    }
+    ran_above = ran_above || (t.outcome == Outcome::Ok && t.value > 41);
+    ran_below = ran_below || (t.outcome == Outcome::Ok && t.value <= 41);
   }
+  EXPECT_TRUE(ran_above && ran_below);  // interpolated, not extrapolated
+  EXPECT_NE(r.recommendation.basis.find("interpolated between 40"), std::string::npos) << r.recommendation.basis;
+}
+
+// H200, 2026-12-02 (issue 30, item 4): the driver's peak is the allocator's bytes plus the CUDA
+// context; the margin is kept on what the allocator controls, not on the context.
+TEST(ProbeRecommend, TheMarginIsOnTheAllocatorsPartNotOnTheContext) {
+  std::vector<Trial> trials;
+  for (std::uint64_t b : {1, 10, 20, 30}) {  // 4 GiB of context + 2 GiB of weights + 0.5 GiB a batch item
+    Trial t;
+    t.value = b;
+    t.measured = true;
+    t.peak_bytes = static_cast<std::uint64_t>((6.0 + 0.5 * static_cast<double>(b)) * GiB);
+    t.outside_allocator_bytes = 4 * GiB;
+    trials.push_back(t);
+  }
+  // The allocator can have 16 - 4 = 12 GiB; 10 % of it kept free: a peak of at most 14.8 GiB,
+  // batch 17 (10 % of the whole card, 14.4 GiB, said 16).
+  const auto rec = recommend(trials, 16 * GiB, 0.1);
+  ASSERT_TRUE(rec.value);
+  EXPECT_EQ(*rec.value, 17U);
+  EXPECT_NE(rec.basis.find("4.00 GiB outside the allocator"), std::string::npos) << rec.basis;
+  EXPECT_DOUBLE_EQ(allowed_peak_bytes(16 * GiB, 0.1, 4 * GiB), 14.8 * GiB);
+  EXPECT_DOUBLE_EQ(allowed_peak_bytes(16 * GiB, 0.1, 0), 0.9 * 16 * GiB);
+  // Never above the answer, and nothing when even the smallest value peaked above the margin.
+  EXPECT_EQ(*recommend(trials, 16 * GiB, 0.1, 10).value, 10U);
+  EXPECT_FALSE(recommend(trials, 6 * GiB, 0.1).value);
 }
 
 // Issue 30 (and 32, item 3): without a measured peak nothing says what headroom a value keeps;

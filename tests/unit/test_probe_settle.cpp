@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/probe/guide.hpp"
+#include "core/probe/judge.hpp"
 #include "core/probe/report.hpp"
 #include "core/probe/settle.hpp"
 #include "core/units.hpp"
@@ -96,6 +97,45 @@ TEST(ProbeSettle, HookMarksAndStepLinesAreNotCountedTwice) {
   const auto hooked = tl.marks;
   for (const auto& m : hooked) tl.marks.push_back({m.t_seconds + 0.001, m.label, std::nullopt, std::nullopt, std::nullopt});
   EXPECT_EQ(settling(tl).steps, 8);
+}
+
+// H200, 2026-12-02 (tests/gpu/probe_pytorch.sh): the job ran 3 steps and exited 0; with K = 5 no
+// trial "settled". A job that ends by itself ran to its end: settled from its last change.
+TEST(ProbeSettle, AJobThatEndsByItselfAfterItsLastStepHasSettled) {
+  const auto tl = recording({6, 9, 9});
+  EXPECT_FALSE(settling(tl).settled_at);
+  EXPECT_EQ(settling(tl).flat_from, 2);
+  Trial ended;
+  judge_trial(ended, tl, TrialEnd{0, false, "", 3});
+  EXPECT_EQ(ended.outcome, Outcome::Ok);
+  EXPECT_TRUE(ended.ran_to_end);
+  EXPECT_EQ(ended.settled_at, 2);
+  // Stopped by probe after 3 steps (--max-steps 3): it did not end by itself, not settled.
+  Trial stopped;
+  judge_trial(stopped, tl, TrialEnd{143, true, "", 3});
+  EXPECT_EQ(stopped.outcome, Outcome::Ok);
+  EXPECT_FALSE(stopped.ran_to_end);
+  EXPECT_FALSE(stopped.settled_at);
+  // The report says how it ran.
+  ended.value = 6;
+  ended.measured = true;
+  SearchLimits limits;
+  limits.max_trials = 0, limits.confirm_steps = 0;
+  Search s(limits);
+  s.record(ended);
+  s.record(out_of_memory(7, 2));
+  EXPECT_EQ(verdict_line(conclude(s, "batch", 16 * GiB, 0.1, false)),
+            "fits up to batch 6 (ran 3 steps to the job's end, flat from step 2); batch 7 ran out of memory at step 3");
+}
+
+// What the driver charges beyond the allocator's reserved bytes (the CUDA context) at step ends.
+TEST(ProbeSettle, TheMemoryOutsideTheAllocatorIsMeasured) {
+  const auto s = settling(recording({6, 9, 9, 9}, 0.75));
+  ASSERT_TRUE(s.outside_allocator_bytes);
+  EXPECT_NEAR(static_cast<double>(*s.outside_allocator_bytes) / GiB, 0.75, 0.001);
+  auto tl = recording({6, 9, 9, 9});
+  for (auto& m : tl.marks) m.reserved_bytes.reset();
+  EXPECT_FALSE(settling(tl).outside_allocator_bytes);  // no step hook: unknown, not 0
 }
 
 TEST(ProbeSettle, NoReadingsIsNotMeasured) {
@@ -190,8 +230,34 @@ TEST(ProbeSearch, AtMostEightTrialsTheConfirmationIncluded) {
   EXPECT_EQ(s.reason(), StopReason::TrialsSpent);
   EXPECT_EQ(*s.confirmed(), 32U);
   const auto r = conclude(s, "batch", std::nullopt, 0.1, false);
-  EXPECT_EQ(verdict_code(r), "fits_up_to");
-  EXPECT_EQ(verdict_line(r), "fits up to batch 32 (ran 50 steps, settled at step 6); batch 64 ran out of memory at step 3; 33-63 not tried (8 trials)");
+  // H200, 2026-12-02: the cap ended a search at "fits up to 6" with 7-16 untried, and the JSON
+  // said fits_up_to: the open bracket is said in the verdict, the line and a field.
+  EXPECT_EQ(verdict_code(r), "fits_at_least");
+  EXPECT_EQ(verdict_line(r), "fits up to batch 32 (ran 50 steps, settled at step 6); 33-63 untried (the 8 trials spent); "
+                             "batch 64 ran out of memory at step 3");
+  const auto j = to_json(r);
+  EXPECT_EQ(j["untried"]["first"], 33);
+  EXPECT_EQ(j["untried"]["last"], 63);
+}
+
+// The cap spent before any trial ran out of memory: everything above the answer up to --max is untried.
+TEST(ProbeSearch, TrialsSpentWithoutAnOomLeavesTheRestUntried) {
+  SearchLimits limits;
+  limits.max = 4096, limits.max_trials = 4;
+  Search s(limits);
+  while (auto v = s.next()) {
+    Trial t = ran(*v, 12, 6, 1);
+    t.confirmation = s.confirming();
+    s.record(t);
+  }
+  const auto r = conclude(s, "batch", std::nullopt, 0.1, false);
+  EXPECT_EQ(verdict_code(r), "fits_at_least");
+  EXPECT_EQ(verdict_line(r), "fits up to batch 4 (ran 12 steps, settled at step 6); 5-4096 untried (the 4 trials spent); none ran out of memory");
+  EXPECT_EQ(to_json(r)["untried"]["last"], 4096);
+  Search bracketed(limits);
+  bracketed.record(ran(4, 60, 6, 1));
+  bracketed.record(out_of_memory(5, 1));
+  EXPECT_TRUE(to_json(conclude(bracketed, "batch", std::nullopt, 0.1, false))["untried"].is_null());
 }
 
 // A trial that already ran the confirmation's length needs no second run.

@@ -1,5 +1,6 @@
 #include "backends/probe/trials.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -61,6 +62,7 @@ std::unique_ptr<Process> start_trial(const TrialSettings& s, const std::string& 
   if (!s.step_regex.empty()) argv.insert(argv.end(), {"--step-regex", s.step_regex});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", command});
   LaunchOptions options;
+  options.extra_env = gpu_memory_environment(s);
   options.in = Stream::null();
   options.out = options.err = Stream::file(log_path);
   options.own_group = true;
@@ -112,6 +114,13 @@ probe::TrialEnd watch_trial(Process& trial, const TrialSettings& s, const std::o
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> gpu_memory_environment(const TrialSettings& s) {
+  if (!s.gpu_memory_bytes) return {};
+  std::vector<std::pair<std::string, std::string>> env = {{"VRAMDOC_GPU_MEMORY_BYTES", std::to_string(*s.gpu_memory_bytes)}};
+  if (s.outside_allocator_bytes) env.emplace_back("VRAMDOC_GPU_OUTSIDE_BYTES", std::to_string(*s.outside_allocator_bytes));
+  return env;
+}
+
 probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::StepRegex>& steps, const std::string& command,
                        std::uint64_t value) {
   probe::Trial trial;
@@ -142,11 +151,13 @@ bool run_search(probe::Search& search, const TrialSettings& settings, const std:
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   const auto started = Clock::now();
+  std::optional<std::uint64_t> outside;  // the largest context the trials measured: the next trial's cap leaves it room
   while (auto value = search.next()) {
     const double spent = std::chrono::duration<double>(Clock::now() - started).count();
     if (spent >= budget_seconds || g_interrupted) return true;
     const bool confirming = search.confirming();
     TrialSettings these = settings;
+    if (outside) these.outside_allocator_bytes = outside;
     if (confirming) {  // the answer, run for the confirmation's length whether or not it settles
       these.steps = these.max_steps = search.limits().confirm_steps;
       these.stop_when_settled = false;
@@ -157,6 +168,7 @@ bool run_search(probe::Search& search, const TrialSettings& settings, const std:
     trial.confirmation = confirming;
     if (g_interrupted) return true;
     progress(probe::progress_line(parameter, trial));
+    if (trial.outside_allocator_bytes) outside = std::max(outside.value_or(0), *trial.outside_allocator_bytes);
     search.record(trial);
   }
   return false;

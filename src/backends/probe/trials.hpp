@@ -7,6 +7,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/probe/search.hpp"
 #include "core/probe/settle.hpp"
@@ -24,7 +26,15 @@ struct TrialSettings {
   bool stop_when_settled = true;  // stop once memory has settled (settle): off for the confirmation
   probe::SettleRule settle;       // when a trial's memory counts as settled
   double trial_seconds = 0;       // stop the trial after this long (0: no limit)
+  // --gpu-memory: the card the job is held to. Each trial's PyTorch allocator is capped at it less
+  // the memory outside the allocator (the step hook, sitecustomize.py: VRAMDOC_GPU_MEMORY_BYTES),
+  // so the driver's number stays within it as on a card of that size.
+  std::optional<std::uint64_t> gpu_memory_bytes;
+  std::optional<std::uint64_t> outside_allocator_bytes;  // what the trials so far measured outside it (the context)
 };
+
+// The environment that holds a trial's job to settings.gpu_memory_bytes (empty without it).
+std::vector<std::pair<std::string, std::string>> gpu_memory_environment(const TrialSettings& settings);
 
 // Runs one trial of `command` (a shell command line) and returns what happened: it stops once
 // its memory has settled (and `steps` have run), at `max_steps`, at the trial time or when the

@@ -18,6 +18,12 @@
 #      out-of-memory error (an allocator OOM observer, called before PyTorch raises) it pickles
 #      PyTorch's own snapshot of that moment, with the failed request added under "vramdoc_oom",
 #      to python.PID.oom.pickle (read like any snapshot: docs/snapshots.md).
+# With VRAMDOC_GPU_MEMORY_BYTES (vramdoc probe --gpu-memory SIZE) it holds the job to a card of
+# SIZE: once CUDA is initialised, the allocator of the current device is capped with
+# torch.cuda.set_per_process_memory_fraction((SIZE - outside) / total), where outside is what the
+# driver charges the process beyond the allocator (the CUDA context: VRAMDOC_GPU_OUTSIDE_BYTES as
+# probe measured it in earlier trials, else the device's used memory at that moment when it is at
+# most a tenth of SIZE, else nothing); a fraction the job sets itself applies when it is smaller.
 # It never raises into the job: every step is guarded, and a failure is written into the JSON
 # ("error") or, before a folder is known, ignored.
 import atexit
@@ -26,6 +32,7 @@ import sys
 
 _VRAMDOC_DIR = os.environ.get("VRAMDOC_PYTHON_TRACE_DIR", "")
 _VRAMDOC_STEP_HOOK = os.environ.get("VRAMDOC_STEP_HOOK", "") == "1" and os.environ.get("VRAMDOC_MARK_FILE", "")
+_VRAMDOC_GPU_MEMORY = os.environ.get("VRAMDOC_GPU_MEMORY_BYTES", "")
 _VRAMDOC_MAX_FRAMES = 24
 _VRAMDOC_MAX_GROUPS = 200
 
@@ -341,6 +348,9 @@ def _vramdoc_step_hook(torch):
             state["handles"].append(module_module.register_module_forward_hook(after_forward))
         if original_train is not None:
             torch.nn.Module.train = train
+    except BaseException:
+        pass
+    try:  # on its own: a torch without nn.Module (the tests' stand-in) still has its fraction marked
         fraction = torch.cuda.memory.set_per_process_memory_fraction
         wrapped = wrap_fraction(fraction)
         torch.cuda.memory.set_per_process_memory_fraction = wrapped
@@ -350,12 +360,56 @@ def _vramdoc_step_hook(torch):
         pass
 
 
+def _vramdoc_gpu_memory_cap(torch):
+    """Caps the allocator of the current device so that the process's memory stays within
+    VRAMDOC_GPU_MEMORY_BYTES (see the top of this file); the job's own smaller fraction wins."""
+    size = int(_VRAMDOC_GPU_MEMORY)
+    outside_given = os.environ.get("VRAMDOC_GPU_OUTSIDE_BYTES", "")
+    state = {"fraction": None}
+    job_fraction = torch.cuda.memory.set_per_process_memory_fraction  # the step hook's wrapper, when it is on
+
+    def apply():
+        try:
+            index = torch.cuda.current_device()
+            free, total = torch.cuda.mem_get_info(index)
+            if outside_given.isdigit():
+                outside = int(outside_given)
+            else:  # at initialisation the process holds its context; more is another process's
+                used = total - free
+                outside = used if used <= size // 10 else 0
+            fraction = float(size - outside) / float(total)
+            if 0 < fraction < 1:
+                state["fraction"] = fraction
+                job_fraction(fraction)  # the current device's, as `index`
+        except BaseException:
+            pass
+
+    def set_per_process_memory_fraction(fraction, device=None):
+        try:
+            torch.cuda.init()  # our cap first (apply() runs at initialisation), then the job's when smaller
+            if state["fraction"] is not None:
+                fraction = min(float(fraction), state["fraction"])
+        except BaseException:
+            pass
+        return job_fraction(fraction, device)
+
+    torch.cuda._lazy_call(apply)
+    torch.cuda.memory.set_per_process_memory_fraction = set_per_process_memory_fraction
+    if getattr(torch.cuda, "set_per_process_memory_fraction", None) is job_fraction:
+        torch.cuda.set_per_process_memory_fraction = set_per_process_memory_fraction
+
+
 def _vramdoc_start(torch):
     if _VRAMDOC_STEP_HOOK:
         try:
             _vramdoc_step_hook(torch)
         except BaseException:
             pass  # the hook never takes the job down: without it, the job runs unmarked
+    if _VRAMDOC_GPU_MEMORY.isdigit():
+        try:
+            _vramdoc_gpu_memory_cap(torch)
+        except BaseException:
+            pass  # without the cap the job has the whole card: probe's trials say so by their peaks
     if not _VRAMDOC_DIR:
         return
     oom_seen, failed = [], []
@@ -421,5 +475,5 @@ try:
     _vramdoc_run_shadowed_sitecustomize()
 except BaseException:
     pass
-if (_VRAMDOC_DIR or _VRAMDOC_STEP_HOOK) and "torch" not in sys.modules:
+if (_VRAMDOC_DIR or _VRAMDOC_STEP_HOOK or _VRAMDOC_GPU_MEMORY) and "torch" not in sys.modules:
     sys.meta_path.insert(0, _VramdocTorchFinder())

@@ -99,43 +99,101 @@ std::optional<PeakFit> fit_peaks(const std::vector<Trial>& trials) {
   return fit;
 }
 
+namespace {
+
+struct Measured {
+  std::uint64_t value;
+  double peak;  // the largest peak measured at this value or any smaller one: memory never falls as the value grows
+};
+
+// The values that ran with a measured peak, at most `answer`, in order, their peaks made nondecreasing.
+std::vector<Measured> envelope(const std::vector<Trial>& trials, std::uint64_t answer) {
+  std::vector<Measured> pts;
+  for (const auto& t : trials)
+    if (t.outcome == Outcome::Ok && t.peak_bytes && t.value <= answer) pts.push_back({t.value, static_cast<double>(*t.peak_bytes)});
+  std::sort(pts.begin(), pts.end(), [](const Measured& a, const Measured& b) { return a.value < b.value || (a.value == b.value && a.peak > b.peak); });
+  std::vector<Measured> out;
+  for (const auto& p : pts) {
+    if (!out.empty() && out.back().value == p.value) continue;
+    out.push_back({p.value, out.empty() ? p.peak : std::max(p.peak, out.back().peak)});
+  }
+  return out;
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+}  // namespace
+
+double allowed_peak_bytes(double capacity_bytes, double margin_fraction, double outside_bytes) {
+  const double outside = std::clamp(outside_bytes, 0.0, capacity_bytes);
+  return capacity_bytes - margin_fraction * (capacity_bytes - outside);
+}
+
 Recommendation recommend(const std::vector<Trial>& trials, std::optional<std::uint64_t> capacity_bytes,
-                         double margin_fraction) {
+                         double margin_fraction, std::optional<std::uint64_t> answer) {
   Recommendation rec;
   rec.margin_fraction = margin_fraction;
   std::optional<std::uint64_t> largest_ok;
   for (const auto& t : trials)
-    if (t.outcome == Outcome::Ok) largest_ok = std::max(largest_ok.value_or(0), t.value);
+    if (t.outcome == Outcome::Ok && (!answer || t.value <= *answer)) largest_ok = std::max(largest_ok.value_or(0), t.value);
   if (!largest_ok) {
     rec.basis = "no value ran";
     return rec;
   }
-  char buf[256];
-  if (capacity_bytes) {
-    double limit = static_cast<double>(*capacity_bytes) * (1 - margin_fraction);
-    for (const auto& t : trials) {
-      if (t.outcome != Outcome::Ok || !t.peak_bytes || static_cast<double>(*t.peak_bytes) > limit) continue;
-      if (!rec.value || t.value > *rec.value) rec.value = t.value;
-    }
-    if (rec.value) {
-      std::snprintf(buf, sizeof buf, "the largest value that ran with its peak at most %.0f %% of the card's memory",
-                    100 * (1 - margin_fraction));
-      rec.basis = buf;
-      return rec;
-    }
-  }
-  // Peaks unknown (no driver to read them): nothing measured says what headroom any value keeps.
-  if (!capacity_bytes || !std::any_of(trials.begin(), trials.end(), [](const Trial& t) { return t.peak_bytes.has_value(); })) {
+  const auto pts = envelope(trials, *largest_ok);
+  if (!capacity_bytes || pts.empty()) {  // peaks unknown (no driver): nothing measured says what headroom any value keeps
     rec.basis = "nothing is recommended: no trial's peak memory was measured";
     return rec;
   }
-  // Every peak above the margin: step down from the largest value that ran, by the margin (a
-  // smaller batch of the same job holds less), and say that this value itself was not measured.
-  auto stepped = static_cast<std::uint64_t>(std::floor(static_cast<double>(*largest_ok) * (1 - margin_fraction)));
-  rec.value = std::max<std::uint64_t>(1, stepped);
-  std::snprintf(buf, sizeof buf, "%.0f %% below the largest value that ran (%llu): peak memory of every trial was above the margin",
-                100 * margin_fraction, static_cast<unsigned long long>(*largest_ok));
-  rec.basis = buf;
+  // The margin is kept on what the allocator controls: the card less what lies outside it (the
+  // CUDA context, measured as the driver's number less the reserved bytes), not on the context.
+  std::uint64_t outside = 0;
+  for (const auto& t : trials) outside = std::max(outside, t.outside_allocator_bytes.value_or(0));
+  const double cap = static_cast<double>(*capacity_bytes);
+  const double allowed = allowed_peak_bytes(cap, margin_fraction, static_cast<double>(outside));
+  char margin[200];
+  std::snprintf(margin, sizeof margin, "%.0f %% of the memory the allocator can have kept free: a peak of at most %s of %s",
+                100 * margin_fraction, gib(allowed).c_str(), gib(cap).c_str());
+  const std::string context = outside > 0 ? " (" + gib(static_cast<double>(outside)) + " outside the allocator: the CUDA context)" : "";
+  // The largest value whose peak, interpolated between the two values that ran around it, stays
+  // within the allowed peak. Never above the largest value that ran, never extrapolated.
+  std::optional<Measured> below;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    if (pts[i].peak > allowed) {
+      if (below) {
+        const auto& hi = pts[i];
+        const double share = hi.peak > below->peak ? (allowed - below->peak) / (hi.peak - below->peak) : 0;
+        auto v = below->value + static_cast<std::uint64_t>(std::floor(share * static_cast<double>(hi.value - below->value)));
+        // Nor above where the fitted curve crosses the allowed peak (a convex curve bends above the chord).
+        if (const auto fit = fit_peaks(trials); fit && fit->predict(static_cast<double>(v)) > allowed) {
+          std::uint64_t good = below->value, bad = v;  // the fit's crossing, bisected: predict(good) is not checked (it ran)
+          while (bad - good > 1) {
+            const std::uint64_t mid = good + (bad - good) / 2;
+            (fit->predict(static_cast<double>(mid)) <= allowed ? good : bad) = mid;
+          }
+          v = good;
+        }
+        rec.value = v;
+        rec.basis = v == below->value ? "the largest value that ran that keeps " + std::string(margin) + context
+                                      : "its peak interpolated between " + std::to_string(below->value) + " (" + gib(below->peak) +
+                                            ") and " + std::to_string(hi.value) + " (" + gib(hi.peak) + "), which ran, keeps " + margin + context;
+      }
+      break;
+    }
+    below = pts[i];
+  }
+  if (!rec.value && below) {  // every measured value within the allowed peak: the largest of them
+    rec.value = below->value;
+    rec.basis = "the largest value that ran that keeps " + std::string(margin) + context;
+  }
+  if (rec.value) return rec;
+  // Every peak above the margin, the smallest value's too: no value is known to keep it.
+  rec.basis = "nothing is recommended: every value that ran peaked above " + std::string(margin) + context +
+              " (the smallest, " + std::to_string(pts.front().value) + ", at " + gib(pts.front().peak) + ")";
   return rec;
 }
 

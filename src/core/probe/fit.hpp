@@ -30,9 +30,16 @@ struct Recommendation {
   std::string basis;                   // one sentence: why this value
 };
 
-// The largest value that ran AND whose measured peak leaves `margin_fraction` of `capacity_bytes`
-// free. Only values that actually ran are recommended: a fitted prediction never is.
+// The largest peak that keeps `margin_fraction` of what the allocator can have free: the card
+// less `outside_bytes` (the context, outside the allocator's control) less the margin of the rest.
+double allowed_peak_bytes(double capacity_bytes, double margin_fraction, double outside_bytes);
+
+// The largest value, at most `answer` (the confirmed largest value; default: the largest that
+// ran), whose peak stays within allowed_peak_bytes (the trials' largest outside_allocator_bytes
+// as the context): a value that ran, or one between two values that ran with its peak interpolated
+// between theirs (memory never falls as the value grows: the peaks are made nondecreasing first).
+// Never extrapolated beyond the values measured; nothing without a measured peak.
 Recommendation recommend(const std::vector<Trial>& trials, std::optional<std::uint64_t> capacity_bytes,
-                         double margin_fraction);
+                         double margin_fraction, std::optional<std::uint64_t> answer = std::nullopt);
 
 }  // namespace vramdoc::probe

@@ -13,6 +13,8 @@ namespace {
 
 // The prior's weight on the guess's neighbourhood (split_prior).
 constexpr double kCoreOdds = 0.8;
+// A peak this close to the card is saturated (saturated()): the limit's uncertainty, 1.5 % of the card.
+constexpr double kSaturatedShare = 0.985;
 // An OOM message's in use + free this far above the card told is the device's, not the job's.
 constexpr double kMessageBeyondCard = 1.05;
 // The fit uses this many trials, those with the largest values.
@@ -64,8 +66,19 @@ std::vector<Trial> nearest_to_limit(const std::vector<Trial>& trials) {
 
 }  // namespace
 
-std::optional<PeakModel> peak_model(const std::vector<Trial>& trials,
-                                    const std::function<std::optional<double>(std::uint64_t)>& estimate_bytes) {
+bool saturated(const Trial& trial, double capacity_bytes) {
+  return trial.outcome == Outcome::Ok && trial.peak_bytes && static_cast<double>(*trial.peak_bytes) >= kSaturatedShare * capacity_bytes;
+}
+
+std::optional<PeakModel> peak_model(const std::vector<Trial>& all,
+                                    const std::function<std::optional<double>(std::uint64_t)>& estimate_bytes,
+                                    std::optional<double> capacity_bytes) {
+  // Saturated peaks say the value ran, not what it needs: fitted, they flattened the curve and
+  // the model put the limit just above each value that ran (ResNet-50 crawled 345 350 355 357 361).
+  std::vector<Trial> trials;
+  for (const auto& t : all)
+    if (!capacity_bytes || !saturated(t, *capacity_bytes)) trials.push_back(t);
+  if (measured(trials).empty()) trials = all;
   const auto pts = measured(trials);
   if (pts.empty()) return std::nullopt;
   const auto top = *std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.value < b.value; });
@@ -117,12 +130,16 @@ std::uint64_t split_prior(double center, double scale, std::uint64_t lo, std::ui
 }
 
 std::optional<double> reachable_bytes(const std::vector<Trial>& trials, std::optional<double> card_bytes) {
+  double largest_peak = 0;  // of a trial that ran: the job reached it, so the limit is not below it
+  for (const auto& t : trials)
+    if (t.outcome == Outcome::Ok && t.peak_bytes) largest_peak = std::max(largest_peak, static_cast<double>(*t.peak_bytes));
   for (const auto& t : trials) {
     if (t.outcome != Outcome::Oom) continue;
     auto m = timeline::parse_oom_message(t.detail);
     if (!m || !m->in_use_bytes || !m->free_bytes) continue;
     const auto reach = static_cast<double>(*m->in_use_bytes + *m->free_bytes);
     if (card_bytes && reach > kMessageBeyondCard * *card_bytes) return std::nullopt;
+    if (reach < largest_peak) return std::nullopt;
     return reach;
   }
   return std::nullopt;

@@ -20,10 +20,18 @@ struct PeakModel {
 
 // The model from the trials that ran with a known peak: with `estimate_bytes`, a + k x estimate(v)
 // fitted to them (k = 1 from one trial); else the fitted fixed + per_item x v (+ quadratic), or
-// from one trial the proportional bound. Empty when no trial ran with a peak, or the model does
+// from one trial the proportional bound. With `capacity_bytes`, trials whose peak reached the card
+// (saturated(): the allocator freed its cache and retried, so the peak stopped following the value)
+// are left out while any other trial ran. Empty when no trial ran with a peak, or the model does
 // not grow with the value.
 std::optional<PeakModel> peak_model(const std::vector<Trial>& trials,
-                                    const std::function<std::optional<double>(std::uint64_t)>& estimate_bytes);
+                                    const std::function<std::optional<double>(std::uint64_t)>& estimate_bytes,
+                                    std::optional<double> capacity_bytes = std::nullopt);
+
+// True when a trial's measured peak is within the limit's uncertainty of the card: near its
+// limit PyTorch frees its cache and retries before it fails, so such peaks sit at the card
+// whatever the value (H200, ResNet-50 at 16 GiB: batch 345 to 361 all peaked at 16.4-16.7 GiB).
+bool saturated(const Trial& trial, double capacity_bytes);
 
 // The largest value in [lo, hi] whose predicted peak is at most `bytes` (lo when none is).
 std::uint64_t value_within(const PeakModel& model, double bytes, std::uint64_t lo, std::uint64_t hi);
@@ -41,7 +49,10 @@ std::uint64_t split_prior(double center, double scale, std::uint64_t lo, std::ui
 // The memory the job can reach on the card: in use + free from an OOM message of the trials
 // (the out-of-memory error's own figures), else empty. Empty too when that is more than 5 % above
 // `card_bytes`: the message's free memory is the device's, and a job held to a share of it
-// (set_per_process_memory_fraction, "16.00 GiB allowed") reaches only the card it was told.
+// (set_per_process_memory_fraction, "16.00 GiB allowed") reaches only the card it was told; and
+// when it is below the peak of a trial that ran: another process held the card at that moment
+// (H200, 2026-12-02: a JAX job beside the probe), and a limit below a measured peak sent the
+// search creeping up one value a trial (3 4 5 6 under 17x).
 std::optional<double> reachable_bytes(const std::vector<Trial>& trials, std::optional<double> card_bytes = std::nullopt);
 
 }  // namespace vramdoc::probe

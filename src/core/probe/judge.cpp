@@ -10,6 +10,7 @@ namespace vramdoc::probe {
 void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const TrialEnd& end, const SettleRule& rule) {
   trial.exit_code = end.status;
   bool oom = false;
+  std::optional<int> flat_from;  // where the readings last changed, however few steps followed
   if (timeline) {
     if (timeline->outcome != timeline::Outcome::Unknown && timeline->exit_status) trial.exit_code = *timeline->exit_status;
     for (const auto& sample : timeline->samples)
@@ -19,6 +20,8 @@ void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const
     const auto settled = settling(*timeline, rule);
     trial.steps = std::max<int>(settled.steps, static_cast<int>(std::min<long>(end.steps_seen, 1 << 30)));
     trial.settled_at = settled.settled_at;
+    flat_from = settled.flat_from;
+    trial.outside_allocator_bytes = settled.outside_allocator_bytes;
     trial.measured = settled.measured;
     // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
     // by time), the timeline classifier's leak verdict.
@@ -35,6 +38,11 @@ void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const
     trial.outcome = Outcome::Oom;
   } else if (trial.exit_code == 0 || end.stopped_by_us) {
     trial.outcome = Outcome::Ok;
+    // A job that ended by itself after its last step ran to its end: no later step can raise its
+    // memory, so it counts as settled from where its readings last changed, however few steps
+    // followed (H200, 2026-12-02: a 3-step job never met K = 5 and no trial of it "settled").
+    trial.ran_to_end = !end.stopped_by_us && trial.exit_code == 0;
+    if (trial.ran_to_end && !trial.settled_at) trial.settled_at = flat_from;
   } else {
     trial.outcome = Outcome::Failed;
     trial.detail = end.last_line;

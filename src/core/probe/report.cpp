@@ -28,18 +28,21 @@ std::vector<const Trial*> trials_of(const std::vector<Trial>& trials, std::uint6
   return out;
 }
 
-// How long a value that ran ran: "ran 50 steps, settled at step 9".
+// How long a value that ran ran: "ran 50 steps, settled at step 9", or for a job that ended by
+// itself "ran 3 steps to the job's end, flat from step 2" (settled: no later step can change it).
 std::string how_long_ran(const std::vector<Trial>& trials, std::uint64_t value) {
-  int steps = 0;
+  const Trial* longest = nullptr;
   std::optional<int> settled;
   for (const Trial* t : trials_of(trials, value)) {
     if (t->outcome != Outcome::Ok) continue;
-    steps = std::max(steps, t->steps);
+    if (!longest || t->steps > longest->steps) longest = t;
     if (t->settled_at && !settled) settled = t->settled_at;
   }
-  if (steps == 0) return "no steps marked";
-  return "ran " + std::to_string(steps) + " steps, " +
-         (settled ? "settled at step " + std::to_string(*settled) : std::string("memory not settled"));
+  if (!longest || longest->steps == 0) return "no steps marked";
+  const std::string ran = "ran " + std::to_string(longest->steps) + " steps";
+  if (longest->ran_to_end)
+    return ran + " to the job's end" + (longest->settled_at ? ", flat from step " + std::to_string(*longest->settled_at) : "");
+  return ran + ", " + (settled ? "settled at step " + std::to_string(*settled) : std::string("memory not settled"));
 }
 
 // When the first trial of `value` that ran out of memory did: "at step 17".
@@ -64,11 +67,17 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
   r.budget_exhausted = budget_exhausted;
   r.confirm_steps = search.limits().confirm_steps;
   r.confirmed = search.confirmed();
+  for (const auto& t : r.trials)
+    if (t.outside_allocator_bytes) r.outside_allocator_bytes = std::max(r.outside_allocator_bytes.value_or(0), *t.outside_allocator_bytes);
+  if (r.reason == StopReason::TrialsSpent && r.largest_ok) {
+    const std::uint64_t last = r.smallest_oom ? *r.smallest_oom - 1 : search.limits().max;
+    if (last > *r.largest_ok) r.untried = std::make_pair(*r.largest_ok + 1, last);
+  }
   // An answer is reported once confirmed (or when no confirmation was asked for); a search the
   // budget stopped recommends from what ran.
   const bool answered = r.reason == StopReason::Bracketed || r.reason == StopReason::ReachedMax || r.reason == StopReason::TrialsSpent;
   if ((answered && (r.confirmed || r.confirm_steps == 0)) || (budget_exhausted && r.largest_ok && r.reason != StopReason::Unmeasured)) {
-    r.recommendation = recommend(r.trials, capacity_bytes, margin_fraction);
+    r.recommendation = recommend(r.trials, capacity_bytes, margin_fraction, r.largest_ok);
   } else {
     r.recommendation.margin_fraction = margin_fraction;
     r.recommendation.basis = "nothing is recommended: " + std::string(stop_reason_name(r.reason));
@@ -85,7 +94,7 @@ std::string verdict_code(const ProbeReport& r) {
     case StopReason::Bracketed: return unconfirmed ? "incomplete" : "fits_up_to";
     case StopReason::ReachedMax: return unconfirmed ? "incomplete" : "fits_up_to_max";
     case StopReason::Unmeasured: return "unmeasured";
-    case StopReason::TrialsSpent: return unconfirmed ? "incomplete" : "fits_up_to";
+    case StopReason::TrialsSpent: return unconfirmed ? "incomplete" : r.untried ? "fits_at_least" : "fits_up_to";
     case StopReason::Running: return "incomplete";
   }
   return "incomplete";
@@ -118,12 +127,11 @@ std::string verdict_line(const ProbeReport& r) {
       std::string line = "fits up to " + std::string(r.reason == StopReason::ReachedMax ? "the --max " : "") + p + " " +
                          num(*r.largest_ok) + " (" + how_long_ran(r.trials, *r.largest_ok) + ")";
       if (r.reason == StopReason::ReachedMax) return line + "; no out-of-memory found";
-      if (!r.smallest_oom) return line + "; nothing above it tried (" + num(r.trials.size()) + " trials)";
-      line += "; " + p + " " + num(*r.smallest_oom) + " ran out of memory " + when_out_of_memory(r.trials, *r.smallest_oom);
-      if (r.reason == StopReason::TrialsSpent && *r.smallest_oom > *r.largest_ok + 1)
-        line += "; " + num(*r.largest_ok + 1) + (*r.smallest_oom > *r.largest_ok + 2 ? "-" + num(*r.smallest_oom - 1) : "") +
-                " not tried (" + num(r.trials.size()) + " trials)";
-      return line;
+      if (r.untried)  // the cap ended the search with the bracket open: the answer is a lower bound
+        line += "; " + num(r.untried->first) + (r.untried->second > r.untried->first ? "-" + num(r.untried->second) : "") +
+                " untried (the " + num(r.trials.size()) + " trials spent)";
+      if (!r.smallest_oom) return line + "; none ran out of memory";
+      return line + "; " + p + " " + num(*r.smallest_oom) + " ran out of memory " + when_out_of_memory(r.trials, *r.smallest_oom);
     }
     case StopReason::Running:
       return r.largest_ok ? "incomplete (time budget spent): " + p + " " + num(*r.largest_ok) + " ran"
@@ -136,6 +144,7 @@ std::string progress_line(const std::string& parameter, const Trial& t) {
   std::string peak = t.peak_bytes ? format_bytes(*t.peak_bytes) : "n/a";
   std::string line = parameter + " " + num(t.value) + (t.confirmation ? " (confirmation)" : "") + ": " +
                      outcome_name(t.outcome) + ", peak " + peak + ", " + std::to_string(t.steps) + " steps" +
+                     (t.ran_to_end ? ", ran to the job's end" : "") +
                      (t.settled_at ? ", settled at step " + std::to_string(*t.settled_at) : t.outcome == Outcome::Ok ? ", not settled" : "") +
                      ", " + fmt("%.1f s", t.seconds);
   if (t.memory_grew) line += ", memory grew across steps (" + t.growth + ")";
@@ -149,10 +158,10 @@ std::string render_text(const ProbeReport& r, const Style& style) {
   TextTable table({r.parameter, "outcome", "steps", "settled at", "peak GiB", "grew", "seconds"});
   for (const auto& t : sorted) {
     table.add_row({num(t.value) + (t.confirmation ? " (confirm)" : ""), outcome_name(t.outcome), std::to_string(t.steps),
-                   t.settled_at ? std::to_string(*t.settled_at) : "-", t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a",
+                   t.settled_at ? std::to_string(*t.settled_at) + (t.ran_to_end ? " (end)" : "") : "-", t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a",
                    t.memory_grew ? "yes" : "no", fmt("%.1f", t.seconds)});
   }
-  const bool fits = verdict_code(r).rfind("fits", 0) == 0 && !r.budget_exhausted;
+  const bool fits = verdict_code(r).rfind("fits", 0) == 0 && !r.budget_exhausted && !r.untried;  // an open bracket: yellow
   const bool fails = r.reason == StopReason::FailsAtStart || r.reason == StopReason::Leaks || r.reason == StopReason::OtherFailure ||
                      r.reason == StopReason::Unmeasured;
   const Tone tone = fits ? Tone::Good : fails ? Tone::Bad : Tone::Warn;
@@ -166,7 +175,10 @@ std::string render_text(const ProbeReport& r, const Style& style) {
              "^2 (not linear: e.g. attention's s^2)";
     out += fmt(", R^2 %.3f", r.fit->r_squared) + "\n";
   }
-  if (r.capacity_bytes) out += "  card memory: " + format_bytes(*r.capacity_bytes) + "\n";
+  if (r.capacity_bytes)
+    out += "  card memory: " + format_bytes(*r.capacity_bytes) +
+           (r.outside_allocator_bytes ? " (" + format_bytes(*r.outside_allocator_bytes) + " of a trial's memory outside the allocator: the CUDA context)" : "") +
+           "\n";
   if (r.recommendation.value) {
     out += "  recommended " + r.parameter + ": " + num(*r.recommendation.value) + " (" + r.recommendation.basis + ")\n";
   } else {
@@ -191,6 +203,8 @@ nlohmann::json to_json(const ProbeReport& r) {
   j["recommendation_basis"] = r.recommendation.basis;
   j["confirm_steps"] = r.confirm_steps;
   j["confirmed"] = opt(r.confirmed);
+  j["outside_allocator_bytes"] = opt(r.outside_allocator_bytes);
+  j["untried"] = r.untried ? nlohmann::json{{"first", r.untried->first}, {"last", r.untried->second}} : nlohmann::json(nullptr);
   if (r.fit) {
     j["fit"] = {{"fixed_bytes", r.fit->fixed_bytes}, {"per_item_bytes", r.fit->per_item_bytes},
                 {"r_squared", r.fit->r_squared}, {"points", r.fit->points}, {"linear", r.fit->linear()},
@@ -205,6 +219,7 @@ nlohmann::json to_json(const ProbeReport& r) {
                            {"exit_code", t.exit_code ? nlohmann::json(*t.exit_code) : nlohmann::json(nullptr)},
                            {"detail", t.detail}, {"seconds", t.seconds}, {"steps", t.steps},
                            {"settled_at", t.settled_at ? nlohmann::json(*t.settled_at) : nlohmann::json(nullptr)},
+                           {"outside_allocator_bytes", opt(t.outside_allocator_bytes)}, {"ran_to_end", t.ran_to_end},
                            {"measured", t.measured}, {"confirmation", t.confirmation}});
   }
   return j;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,11 @@ struct ProbeReport {
   bool budget_exhausted = false;
   int confirm_steps = 0;                  // the confirmation's length asked for (0: none)
   std::optional<std::uint64_t> confirmed;  // the value whose confirmation held
+  // The trial cap ended the search before the neighbours were found: the values between the
+  // largest that ran and the smallest that did not (or --max) that no trial tried, first and last.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> untried;
+  // The largest memory outside the allocator a trial measured (the CUDA context; settle.hpp).
+  std::optional<std::uint64_t> outside_allocator_bytes;
 };
 
 // Builds the report from a finished (or budget-stopped) search.
@@ -34,7 +40,8 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
 
 // One line: "too big even at batch 1", "leaks: ...", "fits up to batch 48", ...
 std::string verdict_line(const ProbeReport& report);
-// Machine-readable verdict: too_big, leak, other_failure, unmeasured, fits_up_to, fits_up_to_max, incomplete.
+// Machine-readable verdict: too_big, leak, other_failure, unmeasured, fits_up_to, fits_up_to_max,
+// fits_at_least (the trial cap left values above the answer untried: `untried`), incomplete.
 std::string verdict_code(const ProbeReport& report);
 
 // The verdict line, the table of trials, the fit and the recommendation; with colour, the verdict

@@ -64,7 +64,7 @@ Search::Search(SearchLimits limits) : limits_(limits) {
 
 std::optional<std::uint64_t> Search::guided() const {
   if (!limits_.capacity_bytes || !largest_ok_) return std::nullopt;
-  const auto model = peak_model(trials_, limits_.estimate_bytes);
+  const auto model = peak_model(trials_, limits_.estimate_bytes, static_cast<double>(*limits_.capacity_bytes));
   if (!model) return std::nullopt;
   const std::uint64_t lo = *largest_ok_;
   const double cap = static_cast<double>(*limits_.capacity_bytes);
@@ -90,13 +90,23 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   const double cap = static_cast<double>(*limits_.capacity_bytes);
   const auto reachable = reachable_bytes(trials_, cap);
   const double target = reachable.value_or(kCardReach * cap);
-  const double crossing = predicted_value(model, target, lo, std::max(limits_.max, ceiling));
+  // Searched from the smallest value, not from lo: a model whose limit lies below a value that ran
+  // is wrong there, and each value that runs above it then counts against it (contradictions());
+  // clamped to lo, the guess followed every value that ran, one small step at a time (ResNet-50
+  // held to 16 GiB, its peaks saturated: 345 350 355 357 361, no OOM in 8 trials).
+  const double crossing = predicted_value(model, target, limits_.start, std::max(limits_.max, ceiling));
   const double slope = model.predict(crossing + 1) - model.predict(crossing);
   const double scale = slope > 0 ? std::max(0.5, (reachable ? kKnownLimitShare : kCardLimitShare) * cap / slope) : 0.05 * crossing + 0.5;
   // The message's reach bounds the recorded peaks from above (a sampler only misses memory): the
   // limit lies below where the model crosses it, so the guess sits one core's half-width lower.
   const double center = reachable ? crossing - kCoreScales * scale : crossing;
   const double a = static_cast<double>(lo), b = static_cast<double>(ceiling);
+  if (smallest_oom_ && center < a - kCoreScales * scale) {
+    // The model's limit lies below a value that ran: it is wrong here, and the prior's tail would
+    // creep up from the bracket's low end one value a trial (H200, 2026-12-02: 3 4 5 6 under 17x).
+    // Bisect the bracket: geometrically when wide, else its middle.
+    return static_cast<std::uint64_t>(std::clamp(std::round(b >= kGeometricSplit * a ? std::sqrt(a * b) : (a + b) / 2), a + 1, b - 1));
+  }
   if (smallest_oom_ && center >= b + kCoreScales * scale && b >= kGeometricSplit * a) {
     // A trial ran out well below the model's limit: the model is wrong here (a curve it has not
     // seen). Split the wide bracket geometrically: a point that runs refits the curve. (A narrow

@@ -33,6 +33,8 @@ struct Trial {
   double seconds = 0;
   int steps = 0;                            // steps it completed (marked); an OOM came in step steps + 1
   std::optional<int> settled_at;            // the step from which its memory stayed flat (settle.hpp); empty: not settled
+  std::optional<std::uint64_t> outside_allocator_bytes;  // driver's number less reserved at step ends: the context (settle.hpp)
+  bool ran_to_end = false;                  // the job ended by itself (exit 0, not stopped by probe): settled however few steps it ran
   bool measured = false;                    // the driver gave memory readings: without them a trial cannot fit
   bool confirmation = false;                // the longer run of the answer (SearchLimits::confirm_steps)
 };

@@ -1,6 +1,7 @@
 #include "core/probe/settle.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "core/timeline/job.hpp"
@@ -13,6 +14,7 @@ namespace {
 struct StepReadings {
   std::vector<std::uint64_t> driver;    // the last sample at or before each step's end
   std::vector<std::uint64_t> reserved;  // the step hook's reserved bytes at each step's end
+  std::vector<std::uint64_t> outside;   // the driver's number less those reserved bytes, where the driver's is the larger
   int steps = 0;
 };
 
@@ -32,9 +34,21 @@ StepReadings step_readings(const timeline::Timeline& whole) {
     for (; i < tl.samples.size() && tl.samples[i].t_seconds <= end; ++i) last = tl.samples[i].process_used_bytes, have = true;
     if (have) r.driver.push_back(last);
   }
-  for (const auto& m : tl.marks)
-    if (m.reserved_bytes && timeline::step_number(m.label)) r.reserved.push_back(*m.reserved_bytes);
+  std::size_t j = 0;
+  std::optional<std::uint64_t> driver;
+  for (const auto& m : tl.marks) {
+    if (!m.reserved_bytes || !timeline::step_number(m.label)) continue;
+    r.reserved.push_back(*m.reserved_bytes);
+    for (; j < tl.samples.size() && tl.samples[j].t_seconds <= m.t_seconds; ++j) driver = tl.samples[j].process_used_bytes;
+    if (driver && *driver >= *m.reserved_bytes) r.outside.push_back(*driver - *m.reserved_bytes);
+  }
   return r;
+}
+
+std::optional<std::uint64_t> median(std::vector<std::uint64_t> v) {
+  if (v.empty()) return std::nullopt;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
 // How many readings at the end of `series` lie within the tolerance of each other (0: none).
@@ -52,8 +66,13 @@ std::size_t flat_tail(const std::vector<std::uint64_t>& series, const SettleRule
   return n;
 }
 
-// One process: the first step (1-based) of the flat tail of both series, when K steps followed it.
-std::optional<int> settled_at(const StepReadings& r, const SettleRule& rule) {
+// One process: the first step (1-based) of the flat tail of both series, and whether K steps followed it.
+struct FlatTail {
+  int from = 0;          // 1-based
+  bool settled = false;  // K steps (K + 1 readings) in it
+};
+
+std::optional<FlatTail> flat_tail_of(const StepReadings& r, const SettleRule& rule) {
   if (r.driver.empty() && r.reserved.empty()) return std::nullopt;
   // A series' flat tail of n readings began after step (size - n): the step of its last change.
   int after = 0;
@@ -63,8 +82,7 @@ std::optional<int> settled_at(const StepReadings& r, const SettleRule& rule) {
   }
   const int shortest = static_cast<int>(std::min(r.driver.empty() ? r.reserved.size() : r.driver.size(),
                                                  r.reserved.empty() ? r.driver.size() : r.reserved.size()));
-  if (shortest - after < rule.flat_steps + 1) return std::nullopt;  // K steps of no change: K + 1 readings
-  return after + 1;
+  return FlatTail{after + 1, shortest - after >= rule.flat_steps + 1};  // K steps of no change: K + 1 readings
 }
 
 }  // namespace
@@ -75,13 +93,17 @@ Settling settling(const timeline::Timeline& trial, const SettleRule& rule) {
   s.measured = std::any_of(trial.samples.begin(), trial.samples.end(), [](const timeline::Sample& x) { return x.process_used_bytes > 0; });
   bool all_settled = true, any = false;
   int latest = 0;
+  std::optional<int> flat_from;
   for (const auto& p : timeline::split_by_process(trial)) {
     const auto r = step_readings(p.timeline);
     if (r.steps == 0) continue;  // a process that marks no steps (a DataLoader worker, a helper)
     any = true;
     s.steps = std::max(s.steps, r.steps);
     s.has_reserved = s.has_reserved || !r.reserved.empty();
-    if (auto at = settled_at(r, rule)) latest = std::max(latest, *at);
+    if (auto outside = median(r.outside)) s.outside_allocator_bytes = std::max(s.outside_allocator_bytes.value_or(0), *outside);
+    const auto tail = flat_tail_of(r, rule);
+    if (tail) flat_from = std::max(flat_from.value_or(0), tail->from);
+    if (tail && tail->settled) latest = std::max(latest, tail->from);
     else all_settled = false;
   }
   if (!s.measured) {
@@ -89,10 +111,12 @@ Settling settling(const timeline::Timeline& trial, const SettleRule& rule) {
   } else if (!any) {
     s.why = "no steps marked (no step lines, no optimizer steps seen): whether memory settled cannot be told";
   } else if (all_settled) {
+    s.flat_from = flat_from;
     s.settled_at = latest;
     s.why = "settled at step " + std::to_string(latest) + ": flat for the " + std::to_string(s.steps - latest) +
             " steps since (" + (s.has_reserved ? "reserved bytes and the driver's number" : "the driver's number") + ")";
   } else {
+    s.flat_from = flat_from;
     s.why = "not settled after " + std::to_string(s.steps) + " steps";
   }
   return s;

@@ -23,6 +23,11 @@ struct Settling {
   bool measured = false;               // the driver gave readings during the trial
   bool has_reserved = false;           // the step hook gave the allocator's reserved bytes
   std::optional<int> settled_at;       // the first step (1-based) whose end had the level every later step kept, once K steps followed it
+  // The driver's number less the allocator's reserved bytes at the step ends (the median; the
+  // largest over processes): the CUDA context and what the allocator does not control. Empty
+  // without the step hook's reserved bytes.
+  std::optional<std::uint64_t> outside_allocator_bytes;
+  std::optional<int> flat_from;        // that step however few steps followed it (the latest over the processes): a job that ended by itself
   std::string why;                     // one line for the report
 };
 

@@ -3,6 +3,7 @@ import traceback
 import weakref
 
 from . import memory
+from .memory import set_per_process_memory_fraction  # noqa: F401  (torch.cuda's name for it)
 
 _initialized = False
 _queued = []
@@ -13,6 +14,41 @@ _reserved = 0
 
 class _Block:
     pass
+
+
+_TOTAL = int(os.environ.get("FAKE_TORCH_TOTAL", str(80 << 30)))  # the device's memory
+_CONTEXT = int(os.environ.get("FAKE_TORCH_CONTEXT", "0"))  # what the driver charges beyond the allocator
+_fraction_capacity = 0  # set_per_process_memory_fraction's cap, bytes (0: none)
+
+
+def init():
+    if not _initialized:
+        _initialize()
+
+
+def _initialize():
+    global _initialized
+    _initialized = True
+    for fn in _queued:
+        fn()
+
+
+def current_device():
+    return 0
+
+
+def mem_get_info(device=None):
+    """(free, total) of the device: the context and the cache are in use."""
+    init()
+    return _TOTAL - _CONTEXT - _reserved, _TOTAL
+
+
+class _Properties:
+    total_memory = _TOTAL
+
+
+def get_device_properties(device=None):
+    return _Properties()
 
 
 def _lazy_call(fn):
@@ -45,12 +81,11 @@ def memory_stats_as_nested_dict():
 
 
 def _allocate(nbytes):
-    global _initialized, _peak, _reserved
-    if not _initialized:
-        _initialized = True
-        for fn in _queued:
-            fn()
+    global _peak, _reserved
+    init()
     capacity = int(os.environ.get("FAKE_TORCH_CAPACITY", "0"))
+    if _fraction_capacity:
+        capacity = min(capacity, _fraction_capacity) if capacity else _fraction_capacity
     if capacity and memory_allocated() + nbytes > capacity:
         import torch
 

@@ -17,3 +17,13 @@ def _snapshot():
                  "blocks": [{"address": key, "size": n, "requested_size": n, "state": "active_allocated", "frames": fr}]}
                 for key, (n, fr) in _live.items()]
     return {"segments": segments, "device_traces": [[]], "allocator_settings": {}, "external_annotations": []}
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """The allocator's cap: fraction x the device's memory (PyTorch's rule: 0 <= fraction <= 1)."""
+    import torch.cuda as cuda
+
+    if not 0 <= fraction <= 1:
+        raise ValueError("Invalid fraction value: %s. Allowed range: 0~1" % fraction)
+    cuda.init()
+    cuda._fraction_capacity = int(fraction * cuda._TOTAL)
