@@ -53,6 +53,22 @@ Result<std::string> read_capped(std::istream& in, const std::string& name, std::
   return text;
 }
 
+// Gives `in` to `piece` in pieces until its end, failing as soon as more than `max_bytes` arrived.
+Result<bool> pieces_capped(std::istream& in, const std::string& name, std::uint64_t max_bytes,
+                           const std::function<bool(std::string_view)>& piece) {
+  std::string buffer(std::size_t{1} << 20, '\0');
+  std::uint64_t total = 0;
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    total += got;
+    if (total > max_bytes) return make_error(name + " is larger than " + format_bytes(max_bytes) + ": not an input vramdoc reads");
+    if (got > 0 && !piece(std::string_view(buffer.data(), got))) return true;
+  }
+  if (in.bad()) return make_error("cannot read " + name + ": a read error");
+  return true;
+}
+
 }  // namespace
 
 std::string input_name(const std::string& path) { return path == "-" ? "standard input" : path; }
@@ -65,6 +81,16 @@ Result<std::string> read_input_file(const std::string& path, std::uint64_t max_b
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error("cannot read " + path);
   return read_capped(in, path, max_bytes, *size);
+}
+
+Result<bool> read_input_pieces(const std::string& path, std::uint64_t max_bytes, const std::function<bool(std::string_view)>& piece) {
+  if (path == "-") return pieces_capped(std::cin, input_name(path), max_bytes, piece);
+  auto size = regular_file_size(path);
+  if (!size) return make_error(size.error());
+  if (*size > max_bytes) return make_error(path + " is larger than " + format_bytes(max_bytes) + ": not an input vramdoc reads");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("cannot read " + path);
+  return pieces_capped(in, path, max_bytes, piece);
 }
 
 Result<std::uint64_t> check_input_file(const std::string& path, std::uint64_t max_bytes) {

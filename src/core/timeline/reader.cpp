@@ -9,6 +9,8 @@
 #include "core/redact.hpp"
 #include "core/timeline/marker.hpp"
 #include "core/timeline/oom_message.hpp"
+#include "core/timeline/sample_row.hpp"
+#include "core/timeline/thinning.hpp"
 
 namespace vramdoc::timeline {
 
@@ -256,8 +258,10 @@ void read_series(const json& v, Timeline& tl, const std::string& where) {
   tl.processes.push_back(std::move(p));
 }
 
-// A version 2 sample's arrays: one value per series declared so far, one per header GPU.
-void read_series_values(const json& row, const Columns& c, const Sample& total, Timeline& tl, const std::string& where) {
+// A version 2 sample's arrays: one value per series declared so far, one per header GPU, into
+// `out` as (series index, sample).
+void read_series_values(const json& row, const Columns& c, const Sample& total, const Timeline& tl,
+                        std::vector<std::pair<std::size_t, Sample>>& out, const std::string& where) {
   const json &values = row[c.series], &gpu_used = row[c.gpu_used];
   if (!values.is_array() || values.size() != tl.processes.size())
     throw BadInput{where + " series is not a list of " + std::to_string(tl.processes.size()) + " values"};
@@ -268,11 +272,11 @@ void read_series_values(const json& row, const Columns& c, const Sample& total, 
     Sample s;
     s.t_seconds = total.t_seconds;
     s.process_used_bytes = bytes(values[k], where + " series " + std::to_string(k));
-    auto& series = tl.processes[k];
+    const auto& series = tl.processes[k];
     for (std::size_t g = 0; g < tl.gpus.size(); ++g)
       if (series.who.gpu && tl.gpus[g].index == *series.who.gpu)
         s.device_used_bytes = optional_bytes(gpu_used[g], where + " gpu_used " + std::to_string(g));
-    series.samples.push_back(s);
+    out.emplace_back(k, s);
   }
 }
 
@@ -312,12 +316,9 @@ void read_header(const json& header, Timeline& tl, int& version, Columns& c) {
   read_command_and_env(header, tl);
 }
 
-// One line after the header: a sample, a series, a mark, an OOM message or the end.
-void read_body_line(const json& v, const Columns& c, int version, Timeline& tl, const std::string& where) {
-  if (v.is_array()) {
-    tl.samples.push_back(parse_sample(v, c, where));
-    if (c.series >= 0) read_series_values(v, c, tl.samples.back(), tl, where);
-  } else if (v.is_object() && v.contains("mark")) tl.marks.push_back(parse_mark(v, where));
+// One line after the header other than a sample: a series, a mark, an OOM message or the end.
+void read_body_line(const json& v, int version, Timeline& tl, const std::string& where) {
+  if (v.is_object() && v.contains("mark")) tl.marks.push_back(parse_mark(v, where));
   else if (v.is_object() && v.contains("series") && version == 2) read_series(v, tl, where);
   else if (v.is_object() && v.contains("oom_message") && v["oom_message"].is_string()) tl.messages.push_back(v["oom_message"].get<std::string>());
   else if (v.is_object() && v.contains("end") && v["end"].is_object()) read_end(v["end"], tl, where);
@@ -342,15 +343,146 @@ void finish_timeline(Timeline& tl, const std::string& source) {
 
 struct LineReader::State {
   std::string source;
+  Window window;
   Timeline tl;
   Columns c;
   int version = 0;
   bool header = false;
   std::size_t line_no = 0;
   std::optional<std::string> error;
+  // The samples, kept within a fixed size: the job's, and each series'.
+  SampleKeeper total;
+  std::vector<SampleKeeper> series;
+  std::vector<int> gpu_column;  // per series: its GPU's place in gpu_used, -1 when none
+  std::vector<std::pair<std::size_t, Sample>> series_values;  // one line's, reused
+  SampleRow row;                                               // one line's, reused
+  std::size_t samples_read = 0;
+  std::optional<double> last_t;
+  std::optional<std::size_t> back_in_time;  // the first sample earlier than the one before it
+  bool after_window = false;                // samples after the window's end were left out
 };
 
-LineReader::LineReader(std::string source) : state_(std::make_unique<State>()) { state_->source = std::move(source); }
+namespace {
+
+using State = LineReader::State;
+
+// A sample read (the job's, and its series' values in state.series_values): order checked, the
+// window applied, kept.
+void keep_sample(State& s, const Sample& total) {
+  const std::size_t index = s.samples_read++;
+  if (s.last_t && total.t_seconds < *s.last_t && !s.back_in_time) s.back_in_time = index;
+  s.last_t = total.t_seconds;
+  if (!s.window.contains(total.t_seconds)) {
+    if (s.window.until_seconds && total.t_seconds > *s.window.until_seconds) s.after_window = true;
+    return;
+  }
+  s.total.add(total);
+  for (const auto& [k, sample] : s.series_values) s.series[k].add(sample);
+}
+
+// A series declared: its keeper, every series' share of the budget, its GPU's column.
+void add_series_keepers(State& s) {
+  while (s.series.size() < s.tl.processes.size()) {
+    const auto& who = s.tl.processes[s.series.size()].who;
+    int column = -1;
+    for (std::size_t g = 0; g < s.tl.gpus.size(); ++g)
+      if (who.gpu && s.tl.gpus[g].index == *who.gpu) column = static_cast<int>(g);
+    s.gpu_column.push_back(column);
+    s.series.emplace_back();
+  }
+  const std::size_t cap = kept_samples_per_series(s.series.size() + 1);
+  s.total.set_cap(cap);
+  for (auto& k : s.series) k.set_cap(cap);
+}
+
+bool plain_bytes(const RowCell& cell) { return cell.kind == RowCell::Kind::Number && cell.number <= kMaxBytes; }
+bool plain_optional_bytes(const RowCell& cell) { return cell.kind == RowCell::Kind::Null || plain_bytes(cell); }
+std::optional<std::uint64_t> cell_bytes(const RowCell& cell) {
+  if (cell.kind == RowCell::Kind::Null) return std::nullopt;
+  return static_cast<std::uint64_t>(cell.number);
+}
+
+// The fast path of a sample line (sample_row.hpp): true when it was a plain, valid sample and is
+// kept; false leaves the line to the JSON reader, which gives the same sample or the error.
+bool fast_sample(State& s, std::string_view line) {
+  if (!parse_sample_row(line, s.row)) return false;
+  const Columns& c = s.c;
+  const auto& cells = s.row.cells;
+  if (cells.size() != c.count) return false;
+  const RowCell& t = cells[static_cast<std::size_t>(c.t)];
+  if (t.kind != RowCell::Kind::Number || t.number > 1e11 || !plain_bytes(cells[static_cast<std::size_t>(c.process_used)])) return false;
+  for (int k : {c.device_used, c.allocated, c.reserved})
+    if (k >= 0 && !plain_optional_bytes(cells[static_cast<std::size_t>(k)])) return false;
+  const RowCell* values = nullptr;
+  const RowCell* gpus = nullptr;
+  if (c.series >= 0) {
+    values = &cells[static_cast<std::size_t>(c.series)];
+    gpus = &cells[static_cast<std::size_t>(c.gpu_used)];
+    if (values->kind != RowCell::Kind::List || values->end - values->begin != s.tl.processes.size()) return false;
+    if (gpus->kind != RowCell::Kind::List || gpus->end - gpus->begin != s.tl.gpus.size()) return false;
+    for (const RowCell* list : {values, gpus})
+      for (std::uint32_t i = list->begin; i < list->end; ++i)
+        if (!plain_optional_bytes(s.row.items[i])) return false;
+  }
+  Sample total;
+  total.t_seconds = t.number;
+  total.process_used_bytes = static_cast<std::uint64_t>(cells[static_cast<std::size_t>(c.process_used)].number);
+  if (c.device_used >= 0) total.device_used_bytes = cell_bytes(cells[static_cast<std::size_t>(c.device_used)]);
+  if (c.allocated >= 0) total.allocated_bytes = cell_bytes(cells[static_cast<std::size_t>(c.allocated)]);
+  if (c.reserved >= 0) total.reserved_bytes = cell_bytes(cells[static_cast<std::size_t>(c.reserved)]);
+  s.series_values.clear();
+  if (values) {
+    for (std::size_t k = 0; k < s.tl.processes.size(); ++k) {
+      const RowCell& v = s.row.items[values->begin + k];
+      if (v.kind == RowCell::Kind::Null) continue;  // unknown at this tick
+      Sample p;
+      p.t_seconds = total.t_seconds;
+      p.process_used_bytes = static_cast<std::uint64_t>(v.number);
+      if (s.gpu_column[k] >= 0) p.device_used_bytes = cell_bytes(s.row.items[gpus->begin + static_cast<std::uint32_t>(s.gpu_column[k])]);
+      s.series_values.emplace_back(k, p);
+    }
+  }
+  keep_sample(s, total);
+  return true;
+}
+
+// One line after the header through the JSON reader.
+void read_line(State& s, std::string_view line, bool complete) {
+  const std::string where = "line " + std::to_string(s.line_no);
+  json v = json::parse(line, nullptr, false);
+  if (v.is_discarded()) {
+    if (!complete) return;  // the last line of a file still being written
+    if (auto [at, word] = non_number(line); at != std::string_view::npos) throw BadInput{where + ": " + non_number_error(word)};
+    throw BadInput{where + " is not JSON"};
+  }
+  if (v.is_array()) {
+    const Sample total = parse_sample(v, s.c, where);
+    s.series_values.clear();
+    if (s.c.series >= 0) read_series_values(v, s.c, total, s.tl, s.series_values, where);
+    keep_sample(s, total);
+    return;
+  }
+  const std::size_t marks = s.tl.marks.size();
+  read_body_line(v, s.version, s.tl, where);
+  if (s.tl.marks.size() > marks && !s.window.contains(s.tl.marks.back().t_seconds)) s.tl.marks.pop_back();
+  if (s.series.size() < s.tl.processes.size()) add_series_keepers(s);
+}
+
+// What the window leaves of a timeline read whole (the shared JSON).
+void apply_window(Timeline& tl, const Window& w) {
+  if (!w.since_seconds && !w.until_seconds) return;
+  const bool after = w.until_seconds && !tl.samples.empty() && tl.samples.back().t_seconds > *w.until_seconds;
+  std::erase_if(tl.samples, [&](const Sample& x) { return !w.contains(x.t_seconds); });
+  std::erase_if(tl.marks, [&](const Mark& m) { return !w.contains(m.t_seconds); });
+  if (after) tl.outcome = Outcome::Unknown, tl.messages.clear(), tl.oom.reset();
+}
+
+}  // namespace
+
+LineReader::LineReader(std::string source, Window window) : state_(std::make_unique<State>()) {
+  state_->source = std::move(source);
+  state_->window = window;
+}
 LineReader::~LineReader() = default;
 LineReader::LineReader(LineReader&&) noexcept = default;
 LineReader& LineReader::operator=(LineReader&&) noexcept = default;
@@ -358,7 +490,7 @@ LineReader& LineReader::operator=(LineReader&&) noexcept = default;
 void LineReader::add(std::string_view line, bool complete) {
   State& s = *state_;
   if (s.error) return;
-  const std::string where = "line " + std::to_string(++s.line_no);
+  ++s.line_no;
   try {
     if (!s.header) {
       json header = json::parse(line, nullptr, false);
@@ -368,14 +500,10 @@ void LineReader::add(std::string_view line, bool complete) {
       s.header = true;
       return;
     }
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-    json v = json::parse(line, nullptr, false);
-    if (v.is_discarded()) {
-      if (!complete) return;  // the last line of a file still being written
-      if (auto [at, word] = non_number(line); at != std::string_view::npos) throw BadInput{where + ": " + non_number_error(word)};
-      throw BadInput{where + " is not JSON"};
-    }
-    read_body_line(v, s.c, s.version, s.tl, where);
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) return;
+    if (line[first] == '[' && fast_sample(s, line)) return;
+    read_line(s, line, complete);
   } catch (const BadInput& e) {
     s.error = e.what;
   } catch (const std::exception& e) {  // a wrongly typed field nlohmann rejects
@@ -387,8 +515,16 @@ Result<Timeline> LineReader::finish() {
   State& s = *state_;
   if (s.error) return make_error(s.source + ": " + *s.error);
   if (!s.header) return make_error(s.source + ": the file is empty");
+  if (s.back_in_time) return make_error(s.source + ": sample " + std::to_string(*s.back_in_time) + " goes back in time");
   try {
     Timeline tl = std::move(s.tl);
+    tl.samples = s.total.take();
+    tl.thinned = s.total.thinning();
+    for (std::size_t k = 0; k < tl.processes.size() && k < s.series.size(); ++k) {
+      tl.processes[k].thinned = s.series[k].thinning();
+      tl.processes[k].samples = s.series[k].take();
+    }
+    if (s.after_window) tl.outcome = Outcome::Unknown, tl.messages.clear(), tl.oom.reset();
     finish_timeline(tl, s.source);
     return tl;
   } catch (const BadInput& e) {
@@ -396,13 +532,13 @@ Result<Timeline> LineReader::finish() {
   }
 }
 
-Result<Timeline> read_timeline(std::string_view text, const std::string& source) {
+Result<Timeline> read_timeline(std::string_view text, const std::string& source, const Window& window) {
   try {
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return make_error(source + ": the file is empty");
     const auto first_end = text.find('\n');
     json first = json::parse(text.substr(0, first_end), nullptr, false);
     if (!first.is_discarded() && first.is_object() && first.contains("vramdoc_timeline")) {
-      LineReader reader(source);
+      LineReader reader(source, window);
       for (std::size_t pos = 0; pos < text.size();) {
         const std::size_t next = text.find('\n', pos);
         reader.add(text.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos), next != std::string_view::npos);
@@ -420,6 +556,7 @@ Result<Timeline> read_timeline(std::string_view text, const std::string& source)
     }
     Timeline tl = read_shared(doc);
     finish_timeline(tl, source);
+    apply_window(tl, window);
     return tl;
   } catch (const BadInput& e) {
     return make_error(source + ": " + e.what);
@@ -428,10 +565,41 @@ Result<Timeline> read_timeline(std::string_view text, const std::string& source)
   }
 }
 
-Result<Timeline> read_timeline_file(const std::string& path) {
-  auto text = read_input_file(path, kMaxTimelineFileBytes);
-  if (!text) return make_error(text.error());
-  return read_timeline(*text, input_name(path));
+Result<Timeline> read_timeline_file(const std::string& path, const Window& window) {
+  // The first line tells the format: ours is given to a LineReader line by line as the file is
+  // read; the shared JSON (one document) is gathered whole and read at the end.
+  const std::string name = input_name(path);
+  std::string pending;          // a line not yet ended; the whole text for the shared JSON
+  std::optional<bool> ours;     // told by the first line
+  LineReader reader(name, window);
+  std::optional<std::string> too_long;
+  auto take_lines = [&]() {
+    std::size_t pos = 0;
+    for (std::size_t nl; (nl = pending.find('\n', pos)) != std::string::npos; pos = nl + 1)
+      reader.add(std::string_view(pending).substr(pos, nl - pos), true);
+    pending.erase(0, pos);
+  };
+  auto read = read_input_pieces(path, kMaxTimelineFileBytes, [&](std::string_view piece) {
+    pending.append(piece);
+    if (!ours) {
+      const std::size_t nl = pending.find('\n');
+      if (nl == std::string::npos) return true;
+      const json first = json::parse(std::string_view(pending).substr(0, nl), nullptr, false);
+      ours = !first.is_discarded() && first.is_object() && first.contains("vramdoc_timeline");
+    }
+    if (!*ours) return true;
+    take_lines();
+    if (pending.size() > kMaxTimelineLineBytes) {
+      too_long = name + ": a line longer than " + std::to_string(kMaxTimelineLineBytes >> 20) + " MiB: not a timeline vramdoc reads";
+      return false;
+    }
+    return true;
+  });
+  if (!read) return make_error(read.error());
+  if (too_long) return make_error(*too_long);
+  if (!ours || !*ours) return read_timeline(pending, name, window);  // the shared JSON, or a single line
+  if (!pending.empty()) reader.add(pending, false);
+  return reader.finish();
 }
 
 }  // namespace vramdoc::timeline

@@ -1,6 +1,7 @@
 // A GPU-memory timeline of one job: samples of the driver's numbers, step marks, the outcome.
 // Plain data, filled by the readers (our JSON Lines format, the shared timeline JSON) or by `run`.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -48,11 +49,19 @@ struct ProcessInfo {
   std::string command;               // its command name (/proc/PID/comm)
 };
 
+// How a long recording's samples were thinned to a fixed size (thinning.hpp): how many were read,
+// and the width of the time bins that kept each one's lowest and highest reading.
+struct Thinning {
+  std::size_t samples_read = 0;
+  double bin_seconds = 0;
+};
+
 // The driver's number for one process on one GPU: process_used is that process's bytes there,
 // device_used that GPU's used memory.
 struct ProcessSeries {
   ProcessInfo who;
   std::vector<Sample> samples;  // in time order
+  std::optional<Thinning> thinned;  // empty: every sample read is here
 };
 
 // How the job ended, when known.
@@ -78,6 +87,7 @@ struct Timeline {
   std::optional<double> start_unix_seconds;  // version 2: the wall clock at t = 0
   std::vector<GpuInfo> gpus;                 // version 2: the machine's GPUs
   std::vector<ProcessSeries> processes;      // version 2: per process and GPU; `samples` sum them
+  std::optional<Thinning> thinned;           // a long recording read in a fixed size; empty: every sample is here
 };
 
 // The step number of a "step N" mark (also "iter N", "iteration N"); empty for other labels.
