@@ -1,8 +1,9 @@
-// vramdoc analyze FILE... [--json] [--html FILE] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
+// vramdoc analyze FILE... [--json] [--html FILE] [--since T] [--until T] [--trace-dir DIR] [--config FILE|--model PRESET --batch B --seq S ...]:
 // diagnose recorded timelines (several files, one per node, are one job) and a PyTorch memory
 // snapshot (a pickle, told by its first bytes) as one report (core/report/build.hpp).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <tuple>
 
 #include "backends/trace/folder.hpp"
 #include "cli/command.hpp"
@@ -12,6 +13,7 @@
 #include "core/snapshot/file.hpp"
 #include "core/timeline/classify.hpp"
 #include "core/timeline/reader.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::cli {
 
@@ -19,10 +21,24 @@ namespace {
 
 struct AnalyzeOptions {
   std::vector<std::string> files;
-  std::string html, trace_dir;
+  std::string html, trace_dir, since, until;
   EstimatorArgs job;
   bool json = false;
 };
+
+// --since / --until as a window of the recording's clock; the error names the option.
+Result<timeline::Window> read_window(const AnalyzeOptions& o) {
+  timeline::Window w;
+  for (auto [text, bound, option] : {std::tuple{&o.since, &w.since_seconds, "--since"}, std::tuple{&o.until, &w.until_seconds, "--until"}}) {
+    if (text->empty()) continue;
+    auto seconds = parse_duration(*text);
+    if (!seconds) return make_error(std::string(option) + ": " + seconds.error());
+    *bound = *seconds;
+  }
+  if (w.since_seconds && w.until_seconds && *w.since_seconds >= *w.until_seconds)
+    return make_error("--since " + o.since + " is not before --until " + o.until + ": the window holds nothing");
+  return w;
+}
 
 // The files given, read: the timelines, and at most one PyTorch memory snapshot (told by its
 // first bytes); the error names the file.
@@ -37,6 +53,8 @@ Result<report::JobSources> read_sources(const AnalyzeOptions& o) {
     if (!snapshot_file.empty()) return make_error("one memory snapshot per report: " + snapshot_file + " and " + f + " (analyze each alone)");
     snapshot_file = f;
   }
+  auto window = read_window(o);
+  if (!window) return make_error(window.error());
   const std::size_t timelines = o.files.size() - (snapshot_file.empty() ? 0 : 1);
   if (!o.trace_dir.empty() && timelines > 1) return make_error("--trace-dir goes with one timeline file, not " + std::to_string(timelines));
   if (timelines == 0 && (!o.trace_dir.empty() || s.job))
@@ -48,7 +66,7 @@ Result<report::JobSources> read_sources(const AnalyzeOptions& o) {
   }
   for (const auto& f : o.files) {
     if (f == snapshot_file) continue;
-    auto tl = timeline::read_timeline_file(f);
+    auto tl = timeline::read_timeline_file(f, *window);
     if (!tl) return make_error(tl.error());
     s.timelines.push_back(std::move(*tl));
   }
@@ -71,6 +89,8 @@ int cmd_analyze(const std::vector<std::string>& args) {
   app.add_option("--trace-dir", o.trace_dir,
                  "also show the allocation traces in DIR (vramdoc run --trace: traced bytes, call sites) and the "
                  "Python lines (--trace-python); one timeline file only");
+  app.add_option("--since", o.since, "analyse only the recording from this time on (its own clock: 90s, 2h, 1.5d): a window of a long job");
+  app.add_option("--until", o.until, "analyse only the recording up to this time (its own clock); the job's end and OOM are then not the window's");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (std::count(o.files.begin(), o.files.end(), "-") + (o.job.config == "-") > 1)
     return fail("analyze", "standard input (-) is read once: give - for one file or for --config, not both");

@@ -55,11 +55,13 @@ BuiltReport build_job_report(JobSources s) {
     if (s.snapshot) r = report_of_snapshot(std::move(*s.snapshot));
     return out;
   }
-  r.timeline = s.timelines.front();  // the traces' clock: the recording's own
-  if (s.trace_folder) add_trace_folder(s, std::move(*s.trace_folder), r, out.notes);
+  if (s.trace_folder) {
+    r.timeline = s.timelines.front();  // the traces' clock: the recording's own
+    add_trace_folder(s, std::move(*s.trace_folder), r, out.notes);
+  }
   // One story: the verdict weighs what the trace saw (docs/run-analyze.md, "Consistent with the trace");
   // a job of several processes is judged process by process (core/timeline/job.hpp).
-  auto judged = timeline::judge_job(s.timelines, r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
+  auto judged = timeline::judge_job(std::move(s.timelines), r.traced ? std::optional(timeline::trace_evidence(*r.traced)) : std::nullopt);
   r.timeline = std::move(judged.headline);
   r.diagnosis = std::move(judged.diagnosis);
   r.processes = std::move(judged.processes);

@@ -60,8 +60,12 @@ bool ends_evaluation(const std::string& label) { return label == "phase train" |
 std::size_t rises_within(const Timeline& tl, double start, double end, double& start_bytes, double& peak_bytes) {
   std::size_t rises = 0;
   std::optional<double> level;
-  for (const auto& s : tl.samples) {
-    if (s.t_seconds < start || s.t_seconds > end || s.process_used_bytes == 0) continue;
+  // the samples are in time order: only those within [start, end] are looked at (a long recording
+  // with many evaluations stays linear)
+  auto first = std::lower_bound(tl.samples.begin(), tl.samples.end(), start, [](const Sample& s, double v) { return s.t_seconds < v; });
+  for (auto it = first; it != tl.samples.end() && it->t_seconds <= end; ++it) {
+    const Sample& s = *it;
+    if (s.process_used_bytes == 0) continue;
     const double y = static_cast<double>(s.process_used_bytes);
     if (!level) {
       level = start_bytes = peak_bytes = y;

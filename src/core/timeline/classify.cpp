@@ -73,9 +73,10 @@ void project_oom(Diagnosis& d) {
 
 }  // namespace
 
-Diagnosis classify(const Timeline& given, const std::optional<TraceEvidence>& trace) {
+Diagnosis classify(const Timeline& given, const std::optional<TraceEvidence>& trace, std::size_t grid_points) {
   Timeline regular;  // a version 2 recording leaves out unchanged ticks: the rules read every tick
-  if (has_left_out_ticks(given)) regular = given, regular.samples = regular_samples(given);
+  // (a thinned one keeps each bin's extremes instead, which a grid would lose)
+  if (!given.thinned && has_left_out_ticks(given)) regular = given, regular.samples = regular_samples(given, grid_points);
   const Timeline& recorded = regular.samples.empty() ? given : regular;
   Timeline on_device;
   const bool use_device = job_never_listed(recorded);

@@ -2,14 +2,16 @@
 // Method and thresholds: docs/run-analyze.md.
 #pragma once
 #include "core/timeline/diagnosis.hpp"
+#include "core/timeline/series.hpp"
 #include "core/timeline/timeline.hpp"
 
 namespace vramdoc::timeline {
 
 // Diagnoses a timeline (one job's, or one process's series of it). Never fails: input too poor
 // to judge gives Inconclusive with the reason. `trace`: what an allocation trace of the same run
-// says (trace_evidence.hpp); the verdict then agrees with it.
-Diagnosis classify(const Timeline& tl, const std::optional<TraceEvidence>& trace = std::nullopt);
+// says (trace_evidence.hpp); the verdict then agrees with it. `grid_points`: the most points of
+// the regular grid a recording that left out unchanged ticks is judged on (series.hpp).
+Diagnosis classify(const Timeline& tl, const std::optional<TraceEvidence>& trace = std::nullopt, std::size_t grid_points = kMaxGridPoints);
 
 // One sentence: the verdict and its main figure.
 std::string summary_for(const Diagnosis& d);

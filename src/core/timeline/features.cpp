@@ -20,7 +20,7 @@ double growth_floor(const Series& s) { return std::max(8 * kMiB, 0.01 * median(s
 
 Analysis analyse(Series s, double tolerance) {
   Analysis a;
-  a.series = std::move(s);
+  a.series = bounded(std::move(s));  // a days-long job's steps, grouped: the statistics stay bounded
   if (a.series.y.empty()) return a;
   a.levels = find_levels(a.series, tolerance, a.series.x_is_steps ? kMinQuietSteps : kMinQuietSeconds);
   a.trend = trend_after(a.series, a.levels.warmup_end);
@@ -38,7 +38,9 @@ void find_step_time(const Timeline& tl, const std::vector<double>& ends, Evidenc
     ev.step_source = "marks";
     return;
   }
-  if (tl.samples.size() < 24) return;
+  // A thinned recording (thinning.hpp) keeps each bin's lowest and highest reading: no longer a
+  // signal sampled evenly, and a step shorter than a bin is not in it.
+  if (tl.samples.size() < 24 || tl.thinned) return;
   const double t0 = tl.samples.front().t_seconds, t1 = tl.samples.back().t_seconds;
   const double dt = (t1 - t0) / static_cast<double>(tl.samples.size() - 1);
   if (dt <= 0) return;
@@ -54,7 +56,7 @@ void find_step_time(const Timeline& tl, const std::vector<double>& ends, Evidenc
 
 void fill_basics(const Timeline& tl, Diagnosis& d) {
   auto& ev = d.evidence;
-  ev.samples = tl.samples.size();
+  ev.samples = tl.thinned ? tl.thinned->samples_read : tl.samples.size();
   ev.duration_seconds = tl.samples.back().t_seconds - tl.samples.front().t_seconds;
   // The job's first and last readings while it held GPU memory: before its CUDA context exists
   // and after it exits, the driver charges it nothing, and those zeros say nothing about it.
@@ -101,7 +103,8 @@ void record_trend(const Analysis& a, Diagnosis& d) {
   const std::size_t w = std::min(a.levels.warmup_end, s.y.size() - 1);
   ev.settled = a.levels.settled_at.has_value();
   ev.warmup_seconds = s.t[w] - s.t[0];
-  if (s.x_is_steps) ev.warmup_steps = w;
+  // grouped (a long job's steps): the steps up to the warm-up's end are counted on x
+  if (s.x_is_steps) ev.warmup_steps = s.grouped > 1 ? static_cast<std::size_t>(std::max(0.0, s.x[w] - s.x[0])) : w;
   std::vector<chart::Point> basis;
   for (std::size_t i = 0; i < s.y.size(); ++i) basis.push_back({s.t[i], s.y[i]});
   d.picture.basis = chart::reduce(basis, kPictureBins);

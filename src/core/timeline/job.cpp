@@ -80,6 +80,7 @@ std::vector<ProcessTimeline> split_by_process(const Timeline& tl, double shift_s
     t.command = tl.command;          // the job's: what the classifier looks for a framework in
     t.environment = tl.environment;
     t.samples = series.samples;
+    t.thinned = series.thinned;
     shift(t.samples, shift_seconds);
     t.marks = marks_for(tl, series.who.pid, oom && i == ran_out);
     for (auto& m : t.marks) m.t_seconds += shift_seconds;
@@ -110,16 +111,20 @@ std::vector<ProcessTimeline> job_processes(const std::vector<Timeline>& files, s
   return out;
 }
 
-JobJudgement judge_job(const std::vector<Timeline>& files, const std::optional<TraceEvidence>& trace) {
+JobJudgement judge_job(std::vector<Timeline> files, const std::optional<TraceEvidence>& trace) {
   JobJudgement out;
-  std::vector<std::string> notes;
-  auto processes = job_processes(files, notes);
-  if (files.size() == 1 && processes.size() <= 1) {  // one process: the job is its own headline
-    out.headline = files.front();
-    if (processes.size() == 1) out.headline.marks = processes.front().timeline.marks;  // its own steps
+  if (files.size() == 1 && files.front().processes.size() <= 1) {  // one process: the job is its own headline
+    const Timeline& tl = files.front();
+    // its own steps (split_by_process's marks, without copying a long recording's samples)
+    std::optional<std::vector<Mark>> own;
+    if (tl.processes.size() == 1) own = marks_for(tl, tl.processes.front().who.pid, tl.outcome == Outcome::Oom || !tl.messages.empty());
+    out.headline = std::move(files.front());
+    if (own) out.headline.marks = std::move(*own);
     out.diagnosis = classify(out.headline, trace);
     return out;
   }
+  std::vector<std::string> notes;
+  auto processes = job_processes(files, notes);
   JobVerdicts verdicts = judge_processes(processes);
   verdicts.notes.insert(verdicts.notes.begin(), notes.begin(), notes.end());
   const std::size_t w = verdicts.worst.value_or(0);

@@ -81,6 +81,6 @@ struct JobJudgement {
 // Judges `files` (at least one) as one job. `trace`: what an allocation trace of the job says;
 // it is weighed when the job is one process (a trace of several processes is the job's, not one
 // process's: each is then judged on its own series).
-JobJudgement judge_job(const std::vector<Timeline>& files, const std::optional<TraceEvidence>& trace = std::nullopt);
+JobJudgement judge_job(std::vector<Timeline> files, const std::optional<TraceEvidence>& trace = std::nullopt);
 
 }  // namespace vramdoc::timeline

@@ -111,8 +111,10 @@ std::string process_name(const ProcessInfo& who, bool with_host) {
 
 JobVerdicts judge_processes(const std::vector<ProcessTimeline>& processes) {
   JobVerdicts j;
+  // The job's processes share one budget of grid points: judging many stays bounded (issue 25).
+  const std::size_t grid = std::clamp(kJobGridPoints / std::max<std::size_t>(1, processes.size()), kMinGridPoints, kMaxGridPoints);
   for (const auto& p : processes) {
-    j.processes.push_back({p.who, p.gpu_uuid, classify(p.timeline)});
+    j.processes.push_back({p.who, p.gpu_uuid, classify(p.timeline, std::nullopt, grid)});
     if (!p.timeline.messages.empty() && processes.size() > 1)
       j.notes.push_back("the out-of-memory message is given to " + process_name(p.who, false) +
                         ", the process closest to its GPU's capacity");

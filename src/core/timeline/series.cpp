@@ -99,6 +99,23 @@ Series driver_floors(const Timeline& tl, const std::vector<double>& step_ends, s
   return s;
 }
 
+Series bounded(Series s, std::size_t max_points) {
+  const std::size_t n = s.y.size();
+  if (n <= max_points || max_points == 0) return s;
+  const std::size_t group = (n + max_points - 1) / max_points;
+  std::size_t w = 0;
+  for (std::size_t from = 0; from < n; from += group) {
+    std::size_t low = from;
+    for (std::size_t i = from + 1; i < std::min(n, from + group); ++i)
+      if (s.y[i] < s.y[low]) low = i;
+    s.x[w] = s.x[low], s.t[w] = s.t[low], s.y[w] = s.y[low];
+    ++w;
+  }
+  s.x.resize(w), s.t.resize(w), s.y.resize(w);
+  s.grouped = group;
+  return s;
+}
+
 Levels find_levels(const Series& s, double tolerance, double min_quiet) {
   Levels l;
   l.tolerance = tolerance;

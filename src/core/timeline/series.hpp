@@ -15,16 +15,24 @@ struct Series {
   std::string what;  // how it was made, for the evidence
   bool x_is_steps = false;
   std::vector<double> x, t, y;
+  std::size_t grouped = 1;  // the points merged into each (bounded(): a long job's steps); 1: none
 };
 
 // Whether the recording left out ticks that changed nothing (version 2, docs/timeline-format.md):
 // its sampling interval is known and its samples are well under its ticks.
 bool has_left_out_ticks(const Timeline& tl);
 
+// The most points of a regular grid (below): the period search is quadratic in them.
+inline constexpr std::size_t kMaxGridPoints = 16384;
+// What all the grids of one job's processes may hold together: a job of 4,096 processes gets
+// 1,024 points each (judge_processes), so that judging it stays bounded.
+inline constexpr std::size_t kJobGridPoints = std::size_t{1} << 22;
+inline constexpr std::size_t kMinGridPoints = 512;
+
 // The samples on a regular grid, the recording's interval (coarser when that would give more than
 // `max_points`), each the last reading at or before its time: what every tick showed. The rules
 // that count samples or bins, or look for a period, read this instead of the lines of the file.
-std::vector<Sample> regular_samples(const Timeline& tl, std::size_t max_points = 100000);
+std::vector<Sample> regular_samples(const Timeline& tl, std::size_t max_points = kMaxGridPoints);
 
 // Step ends, in time order, from "step N" marks (our run writes these from --step-regex and the
 // marker file). Empty when the timeline has none.
@@ -37,6 +45,13 @@ Series retained_per_step(const Timeline& tl, const std::vector<double>& step_end
 // The driver's number (process_used): per-step minima when steps are known, otherwise minima
 // over at most `max_bins` equal time bins.
 Series driver_floors(const Timeline& tl, const std::vector<double>& step_ends, std::size_t max_bins = 240);
+
+// The most points of a series the trend is measured on (Theil-Sen and Mann-Kendall are quadratic).
+inline constexpr std::size_t kMaxSeriesPoints = 2048;
+
+// `s` with at most `max_points` points: beyond, consecutive groups of equal size (in x) merged
+// into their lowest point (its x, t and y), a floor as every series here is.
+Series bounded(Series s, std::size_t max_points = kMaxSeriesPoints);
 
 // Level changes larger than a tolerance, and where the signal first settles.
 struct Levels {
