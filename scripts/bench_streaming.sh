@@ -19,6 +19,6 @@ for n in "${sizes[@]}"; do
   sys=$(sed -n 's/.*System time (seconds): //p' "$dir/time_$n.txt")
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/time_$n.txt")
   verdict=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$dir/out_$n.json" 2>/dev/null || echo error)
-  size=$(du -m "$f" | cut -f1)
+  size=$(( $(stat -c %s "$f") / 1000000 ))
   echo "| $n | $size MB | $verdict | $wall | $(python3 -c "print(f'{$user + $sys:.1f} s')") | $((rss / 1024)) MB |"
 done

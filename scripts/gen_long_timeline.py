@@ -41,10 +41,10 @@ def main():
     base = 20 * GIB          # weights, optimizer state, the context
     working = 6 * GIB        # a step's activations: up during the step, down at its end
     allocated0 = 18 * GIB
-    per = a.mark_every if a.mark_every > 0 else 50
-    step = 0
+    per = a.mark_every if a.mark_every > 0 else 50  # samples per step (marked or not)
     for i in range(a.samples):
         t = i * a.interval
+        step = i // per
         kept = a.leak_bytes * step if a.kind == "leak" else 0
         phase = (i % per) / per
         # within a step: rising activations, then freed; a little noise so no two ticks are alike
@@ -54,7 +54,6 @@ def main():
         if a.mark_every > 0 and i % a.mark_every == a.mark_every - 1:
             allocated = allocated0 + kept + rng.randrange(0, MIB)
             w(f'{{"allocated":{allocated},"mark":"step {step}","pid":{pid},"reserved":{allocated + 2 * GIB},"t":{t:.4f}}}\n')
-            step += 1
     end_t = max(0, a.samples - 1) * a.interval
     w(json.dumps({"end": {"exit_status": 0, "outcome": "ok", "t": round(end_t, 4), "total": total}}, separators=(",", ":")) + "\n")
     if out is not sys.stdout:
