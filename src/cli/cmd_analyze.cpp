@@ -89,8 +89,8 @@ int cmd_analyze(const std::vector<std::string>& args) {
   app.add_option("--trace-dir", o.trace_dir,
                  "also show the allocation traces in DIR (vramdoc run --trace: traced bytes, call sites) and the "
                  "Python lines (--trace-python); one timeline file only");
-  app.add_option("--since", o.since, "analyse only the recording from this time on (its own clock: 90s, 2h, 1.5d): a window of a long job");
-  app.add_option("--until", o.until, "analyse only the recording up to this time (its own clock); the job's end and OOM are then not the window's");
+  app.add_option("--since", o.since, "analyse only the recording from this time on (its own clock: 90s, 2h, 1.5d): a window of a long job")->type_name("DURATION");
+  app.add_option("--until", o.until, "analyse only the recording up to this time (its own clock); the job's end and OOM are then not the window's")->type_name("DURATION");
   if (int rc = parse_args(app, args); rc >= 0) return rc;
   if (std::count(o.files.begin(), o.files.end(), "-") + (o.job.config == "-") > 1)
     return fail("analyze", "standard input (-) is read once: give - for one file or for --config, not both");
