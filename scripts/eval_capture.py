@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The capture's accuracy: `vramdoc estimate --from-trace` on each case's captured trace against the
 same job measured on the GPU (scripts/gpu/measure_capture.py's OUTDIR), per kind and per split.
-  python3 scripts/eval_capture.py OUTDIR [--binary build/vramdoc] [--rows] [--held-out]
+  python3 scripts/eval_capture.py OUTDIR [--binary build/vramdoc] [--real DIR]... [--rows] [--held-out]
 Without --held-out the held-out and fresh held-out cases are left out of everything (tune on dev only;
-look once, at the end).
+look once, at the end). A case's real run is OUTDIR/real/ID.json, else DIR/real/ID.json or DIR/ID.json of
+the first --real DIR that has it (an earlier round's real runs beside this round's captures).
 Errors are (estimate - measured) / measured; the bar (issue 27): peak allocated median |error| <= 1 %,
 p95 <= 3 %; the driver's process total median <= 2 %, p95 <= 6 %."""
 import json
@@ -11,7 +12,7 @@ import os
 import subprocess
 import sys
 
-KINDS = [("resnet", "CNN"), ("vgg", "CNN"), ("convnext", "CNN"), ("efficientnet", "CNN"), ("densenet", "CNN"),
+KINDS = [("deit", "ViT/Swin"), ("resnet", "CNN"), ("vgg", "CNN"), ("convnext", "CNN"), ("efficientnet", "CNN"), ("densenet", "CNN"),
          ("mobilenet", "CNN"), ("regnet", "CNN"), ("vit_", "ViT/Swin"), ("swin", "ViT/Swin"), ("bert", "BERT"),
          ("roberta", "BERT"), ("t5", "encoder-decoder"), ("bart", "encoder-decoder"), ("whisper", "encoder-decoder"),
          ("gan.py", "GAN"), ("unet.py", "UNet"), ("-lora", "LLM + LoRA"), ("--model llama ", "LLM"),
@@ -35,14 +36,16 @@ def percentile(values, q):
 def main():
     out = sys.argv[1]
     binary = sys.argv[sys.argv.index("--binary") + 1] if "--binary" in sys.argv else "build/vramdoc"
+    real_dirs = [os.path.join(out, "real")] + [d for i, a in enumerate(sys.argv[:-1]) if a == "--real"
+                                                for d in (os.path.join(sys.argv[i + 1], "real"), sys.argv[i + 1])]
     cases = json.load(open(os.path.join(out, "cases.json")))
     rows = []
     for c in cases:
         if c["split"] != "dev" and "--held-out" not in sys.argv:
             continue
-        real_path = os.path.join(out, "real", c["id"] + ".json")
+        real_path = next((p for p in (os.path.join(d, c["id"] + ".json") for d in real_dirs) if os.path.exists(p)), None)
         trace = os.path.join(out, "capture", c["id"] + ".trace")
-        if not (os.path.exists(real_path) and os.path.exists(trace)):
+        if real_path is None or not os.path.exists(trace):
             continue
         real = json.load(open(real_path))
         if real.get("error") or not real.get("driver_process_used"):
@@ -77,7 +80,7 @@ def main():
         print()
     print("| set | cases | allocated median / p95 |error| % | reserved median / p95 % | process median / p95 % |")
     print("|---|---|---|---|---|")
-    groups = [("all", rows)] + [(split, [r for r in rows if r["split"] == split]) for split in ("dev", "held-out", "fresh")]
+    groups = [("all", rows)] + [(split, [r for r in rows if r["split"] == split]) for split in ("dev", "held-out", "fresh", "fresh2")]
     groups += [(k, [r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})]
     for name, g in groups:
         if not g:
