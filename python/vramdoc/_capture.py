@@ -590,7 +590,8 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
                 params = ";" + ",".join(word(a) for a in args if not isinstance(a, torch.Tensor))
             elif name in REDUCE_OPS:  # the reduced dimensions, counted from 0
                 args = tree_unflatten(flat, spec)[0]
-                dims = args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else None
+                dims = args[1] if len(args) > 1 and not isinstance(args[1], bool) else None
+                dims = [dims] if isinstance(dims, int) else dims if isinstance(dims, (list, tuple)) else None
                 rank = args[0].dim() if isinstance(args[0], torch.Tensor) else 0
                 params = ";" + (word([d % rank if rank else d for d in dims]) if dims else "-")
             self.writer.line("k %s %d %d %s:%s%s\n" % (name, self.stream, self.thread, dtype, shapes or "-", params))
