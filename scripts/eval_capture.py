@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The capture's accuracy: `vramdoc estimate --from-trace` on each case's captured trace against the
 same job measured on the GPU (scripts/gpu/measure_capture.py's OUTDIR), per kind and per split.
-  python3 scripts/eval_capture.py OUTDIR [--binary build/vramdoc] [--rows] [--held-out]
+  python3 scripts/eval_capture.py OUTDIR [--binary build/vramdoc] [--real DIR]... [--rows] [--held-out] [--worst]
 Without --held-out the held-out and fresh held-out cases are left out of everything (tune on dev only;
-look once, at the end).
+look once, at the end). A case's real run is OUTDIR/real/ID.json, else DIR/real/ID.json or DIR/ID.json of
+the first --real DIR that has it (an earlier round's real runs beside this round's captures).
+--worst adds, per kind and split, the cases and the worst |error| of peak allocated / process total.
 Errors are (estimate - measured) / measured; the bar (issue 27): peak allocated median |error| <= 1 %,
 p95 <= 3 %; the driver's process total median <= 2 %, p95 <= 6 %."""
 import json
@@ -11,11 +13,14 @@ import os
 import subprocess
 import sys
 
-KINDS = [("resnet", "CNN"), ("vgg", "CNN"), ("convnext", "CNN"), ("efficientnet", "CNN"), ("densenet", "CNN"),
+KINDS = [("deit", "ViT/Swin"), ("resnet", "CNN"), ("vgg", "CNN"), ("convnext", "CNN"), ("efficientnet", "CNN"), ("densenet", "CNN"),
          ("mobilenet", "CNN"), ("regnet", "CNN"), ("vit_", "ViT/Swin"), ("swin", "ViT/Swin"), ("bert", "BERT"),
          ("roberta", "BERT"), ("t5", "encoder-decoder"), ("bart", "encoder-decoder"), ("whisper", "encoder-decoder"),
          ("gan.py", "GAN"), ("unet.py", "UNet"), ("-lora", "LLM + LoRA"), ("--model llama ", "LLM"),
          ("encoder.py", "encoder (plain)")]
+
+
+SPLITS = ("dev", "held-out", "fresh", "fresh2")
 
 
 def kind_of(case):
@@ -35,14 +40,16 @@ def percentile(values, q):
 def main():
     out = sys.argv[1]
     binary = sys.argv[sys.argv.index("--binary") + 1] if "--binary" in sys.argv else "build/vramdoc"
+    real_dirs = [os.path.join(out, "real")] + [d for i, a in enumerate(sys.argv[:-1]) if a == "--real"
+                                                for d in (os.path.join(sys.argv[i + 1], "real"), sys.argv[i + 1])]
     cases = json.load(open(os.path.join(out, "cases.json")))
     rows = []
     for c in cases:
         if c["split"] != "dev" and "--held-out" not in sys.argv:
             continue
-        real_path = os.path.join(out, "real", c["id"] + ".json")
+        real_path = next((p for p in (os.path.join(d, c["id"] + ".json") for d in real_dirs) if os.path.exists(p)), None)
         trace = os.path.join(out, "capture", c["id"] + ".trace")
-        if not (os.path.exists(real_path) and os.path.exists(trace)):
+        if real_path is None or not os.path.exists(trace):
             continue
         real = json.load(open(real_path))
         if real.get("error") or not real.get("driver_process_used"):
@@ -77,13 +84,25 @@ def main():
         print()
     print("| set | cases | allocated median / p95 |error| % | reserved median / p95 % | process median / p95 % |")
     print("|---|---|---|---|---|")
-    groups = [("all", rows)] + [(split, [r for r in rows if r["split"] == split]) for split in ("dev", "held-out", "fresh")]
+    groups = [("all", rows)] + [(split, [r for r in rows if r["split"] == split]) for split in SPLITS]
     groups += [(k, [r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})]
     for name, g in groups:
         if not g:
             continue
         stat = lambda key: "%.2f / %.2f" % (percentile([abs(r[key]) for r in g], 0.5), percentile([abs(r[key]) for r in g], 0.95))  # noqa: E731
         print("| %s | %d | %s | %s | %s |" % (name, len(g), stat("e_alloc"), stat("e_reserved"), stat("e_process")))
+    if "--worst" in sys.argv:
+        splits = [s for s in SPLITS if any(r["split"] == s for r in rows)]
+        print()
+        print("| kind | " + " | ".join(splits) + " |")
+        print("|---|" + "---|" * len(splits))
+        for k in sorted({r["kind"] for r in rows}):
+            cells = []
+            for s in splits:
+                g = [r for r in rows if r["kind"] == k and r["split"] == s]
+                cells.append("%d: %.1f / %.1f" % (len(g), max(abs(r["e_alloc"]) for r in g), max(abs(r["e_process"]) for r in g))
+                             if g else "-")
+            print("| %s | %s |" % (k, " | ".join(cells)))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,12 @@ float32.jsonl and bfloat16.jsonl, docs/results/capture-h200-2026-12-01-b/):
   python3 scripts/gen_conv_workspace_table.py DIR > src/core/capture/cudnn_conv_h200.inc
 Each grid point's workspace per direction becomes the pattern of tensors cuDNN's chosen engine copies
 (core/capture/conv_workspace.hpp): which of input X, output Y and weight W (their bytes: an NCHW
-layout transform each), plus D partial fp32 weight gradients (split-K), to within 4 KiB; a workspace
-that fits no pattern is kept as its share of X + Y + W in per mille. Depthwise points whose three
+layout transform each), plus, for the weight gradient only, D partial fp32 weight gradients (split-K),
+to within 4 KiB; a workspace that fits no pattern is kept as its share of X + Y + W in parts per
+million (a grid point's own shape, a ResNet stem at batch 128, gets its size back to the byte). (A
+forward or data-gradient pass has no partial weight gradients: fitted there, D x W's small fp32 copy
+matched sizes by chance, and a grouped convolution's data gradient took 5576 of them, 0.59 GB on
+RegNetY's shapes against the H200's 0.03 GB.) Depthwise points whose three
 directions all take nothing are left out (the replay's rule for them is the same)."""
 import json
 import os
@@ -22,10 +26,10 @@ def tensors(r, es):
     return n * c * h * h * es, n * k * ho * ho * es, w
 
 
-def pattern(ws, x, y, w, es):
+def pattern(ws, x, y, w, es, partials):
     if ws <= 4096:
         return 0
-    w32 = w // es * 4
+    w32 = w // es * 4 if partials else 0
     for a, b, c in ((1, 1, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 0, 0)):
         rest = ws - (a * x + b * y + c * w)
         if rest < 0:
@@ -34,7 +38,7 @@ def pattern(ws, x, y, w, es):
         for dd in (d, d - 1):
             if 0 <= dd < (1 << 20) and 0 <= rest - dd * w32 <= 4096:
                 return a | (b << 1) | (c << 2) | (dd << 3)
-    return RATIO_FLAG | min(RATIO_FLAG - 1, round(1000 * ws / max(1, x + y + w)))
+    return RATIO_FLAG | min(RATIO_FLAG - 1, round(1000000 * ws / max(1, x + y + w)))
 
 
 def main():
@@ -48,7 +52,7 @@ def main():
                 if "error" in r:
                     continue
                 x, y, w = tensors(r, es)
-                pats = [pattern(sum(r[d + "_temps"]), x, y, w, es) for d in ("fwd", "dgrad", "wgrad")]
+                pats = [pattern(sum(r[d + "_temps"]), x, y, w, es, d == "wgrad") for d in ("fwd", "dgrad", "wgrad")]
                 depthwise = r["groups"] == r["c"] and r["groups"] > 1
                 if depthwise and not any(pats):
                     continue

@@ -120,8 +120,9 @@ AUTOCAST_FP32_APPEND = {"norm.Scalar": "norm.ScalarOpt_dtype", "norm.ScalarOpt_d
                         "norm.names_ScalarOpt_dim": "norm.names_ScalarOpt_dim_dtype"}
 AUTOCAST_PROMOTE = "addcdiv addcmul atan2 bilinear cross dot vdot grid_sampler index_put tensordot scatter_add".split()
 
-# Ops whose CUDA kernels use library workspaces or temporaries the meta kernels do not show: the
-# replay adds them at the `k` line (core/capture/workspaces.cpp).
+# Ops whose CUDA kernels use library workspaces or temporaries the meta kernels do not show (softmax's
+# backward: grad * output; _safe_softmax: its -inf mask): the replay adds them at the `k` line
+# (core/capture/workspaces.cpp).
 KERNEL_OPS = set("""mm addmm bmm baddbmm addmv mv addbmm addr dot _addmm_activation _scaled_mm _int_mm
     convolution convolution_backward cudnn_convolution cudnn_convolution_transpose
     _scaled_dot_product_flash_attention _scaled_dot_product_flash_attention_backward
@@ -129,8 +130,9 @@ KERNEL_OPS = set("""mm addmm bmm baddbmm addmv mv addbmm addr dot _addmm_activat
     _scaled_dot_product_cudnn_attention _scaled_dot_product_cudnn_attention_backward
     _efficient_attention_forward _efficient_attention_backward _flash_attention_forward _flash_attention_backward
     embedding_dense_backward native_batch_norm_backward cudnn_batch_norm cudnn_batch_norm_backward
-    nll_loss_forward""".split())
+    nll_loss_forward _softmax_backward_data _safe_softmax sum mean""".split())
 CONV_OPS = {"convolution", "convolution_backward", "cudnn_convolution", "cudnn_convolution_transpose"}
+REDUCE_OPS = {"sum", "mean"}  # a reduction over leading dimensions gathers its blocks' results in a buffer
 
 
 def sdp_choice(cc, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
@@ -148,6 +150,12 @@ def sdp_choice(cc, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=F
     grouped = dense and query.shape[-3] != key.shape[-3]
     on = lambda name: getattr(flags, name, lambda: True)()  # noqa: E731
     cudnn_first = cc in ((9, 0), (10, 0)) and os.environ.get("TORCH_CUDNN_SDPA_PREFERRED", "1") != "0"
+    # every fused kernel needs the last dimension at stride 1 (check_last_dim_stride_equals_1_dense, a
+    # head dim of 1 aside): a UNet's q = x.reshape(...).transpose(-1, -2) takes the math kernel
+    unit_stride = (all(t.stride(-1) == 1 for t in (query, key, value)) or query.shape[-1] == 1) and (
+        attn_mask is None or attn_mask.stride(-1) == 1)
+    if dense and not unit_stride:
+        return 0
     # cuDNN's kernel has no gradient for the mask: T5's learned position bias goes to the next backend
     mask_grad = attn_mask is not None and attn_mask.requires_grad and torch.is_grad_enabled()
     if (cudnn_first and on("cudnn_sdp_enabled") and half and dense and not mask_grad and d_q <= 256 and d_q % 8 == 0
@@ -580,6 +588,12 @@ def _build(torch, writer, settings):  # noqa: C901 (one closure over torch, by d
             if name in CONV_OPS or "attention" in name:
                 args = tree_unflatten(flat, spec)[0]
                 params = ";" + ",".join(word(a) for a in args if not isinstance(a, torch.Tensor))
+            elif name in REDUCE_OPS:  # the reduced dimensions, counted from 0
+                args = tree_unflatten(flat, spec)[0]
+                dims = args[1] if len(args) > 1 and not isinstance(args[1], bool) else None
+                dims = [dims] if isinstance(dims, int) else dims if isinstance(dims, (list, tuple)) else None
+                rank = args[0].dim() if isinstance(args[0], torch.Tensor) else 0
+                params = ";" + (word([d % rank if rank else d for d in dims]) if dims else "-")
             self.writer.line("k %s %d %d %s:%s%s\n" % (name, self.stream, self.thread, dtype, shapes or "-", params))
 
         def values(self, func, flat, spec, out, dev):
@@ -980,6 +994,11 @@ def _install_autocast(torch, cap, Fake):
     def kernel(op, policy):
         schema_args = op._schema.arguments
         dtype_at = next((i for i, a in enumerate(schema_args) if a.name == "dtype"), None)
+        if policy == "pass" and torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
+            # An op of CPU's lists that CUDA's lack falls through on CUDA: a composite runs its
+            # decomposition with autocast still on, so that its parts take CUDA's policies
+            # (cross_entropy_loss: log_softmax keeps its explicit 16-bit dtype, nll_loss casts to fp32).
+            return op.decompose
 
         def run(*args, **kwargs):
             with Off():

@@ -35,6 +35,8 @@ def grid(seed=2026):
                    (n, c, 64, h, 3, 1, 1, False), (n, c, 768, h, 16, 16, 1, False)]
     for n, c, h in itertools.product([8, 32, 128], [64, 128, 256, 512], [4, 8, 16, 32]):
         points += [(n, c, c // 2, h, 4, 2, 1, True), (n, c, c // 2, h, 2, 2, 1, True)]  # GAN / UNet upsampling
+    for n, c, h in itertools.product([8, 32, 128], [3, 64, 128, 256], [8, 16, 32, 64]):
+        points.append((n, c, 64 if c == 3 else c * 2, h, 4, 2, 1, False))  # GAN / UNet 4x4 downsampling
     random.Random(seed).shuffle(points)
     return points
 

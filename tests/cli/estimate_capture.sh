@@ -66,6 +66,24 @@ hits = [l for l in t if l.startswith('a %d ' % size) and 'encoder_plain.py:$scor
 assert len(hits) >= 2 * 2 * 3, len(hits)  # matmul and division, 2 layers, 3 steps
 "
 
+expect "encoder: softmax's CUDA backward is marked for its grad * output temporary" "
+assert sum(1 for l in t if l.startswith('k _softmax_backward_data 0 1 float32:2x4x256x256,')) >= 2 * 3, [l for l in t if 'softmax' in l][:3]
+"
+
+# Regression: BERT-MLM under autocast was 13.5 % low on the H200 (2026-12-01): cross_entropy_loss is in
+# CPU autocast's lists, not in CUDA's; the capture ran it with autocast off, so nll_loss took the bf16
+# log_softmax instead of CUDA's fp32 copy of it.
+loss_line=$(line_of autocast_loss.py LOSS_LINE)
+check "cross-entropy under autocast" 0 "$VRAMDOC" estimate --json --steps 2 --save-trace "$trace" -- "$py" "$data/autocast_loss.py"
+expect "the loss: bf16 logits, bf16 log_softmax, its fp32 copy; nll_loss in fp32; the bias gradient's reduction" "
+N, V = 8192, 30000
+at = [int(l.split()[1]) for l in t if l.startswith('a ') and 'autocast_loss.py:$loss_line:' in l]
+assert at.count(N * V * 2) == 2 * 2 and at.count(N * V * 4) == 2, at  # per step: logits, log_softmax; the fp32 copy
+ks = [l for l in t if l.startswith('k nll_loss_forward')]
+assert ks and all(' float32:%dx%d,' % (N, V) in l for l in ks), ks
+assert 'k sum 0 1 bfloat16:%dx%d;0' % (N, V) in t, [l for l in t if l.startswith('k sum')]
+"
+
 drop=$(line_of dropout.py DROPOUT_LINE)
 check "dropout" 0 "$VRAMDOC" estimate --json --save-trace "$trace" -- "$py" "$data/dropout.py"
 expect "dropout takes CUDA's fused kernel: a bool mask beside the output, no fp32 noise tensor" "
@@ -116,6 +134,11 @@ assert m.sdp_choice((9, 0), q, q, q) == 3
 assert m.sdp_choice((9, 0), q, q, q, bias) == 2, m.sdp_choice((9, 0), q, q, q, bias)
 with torch.no_grad():
     assert m.sdp_choice((9, 0), q, q, q, bias) == 3
+# Regression: a UNet's heads are transposed views (the last dimension's stride is not 1): the H200 runs
+# them on the math kernel (check_last_dim_stride_equals_1_dense), the capture chose cuDNN's (-4.5 %).
+t = torch.empty(2, 8, 64, 128, dtype=torch.bfloat16).transpose(-1, -2)
+assert m.sdp_choice((9, 0), t, t, t) == 0, m.sdp_choice((9, 0), t, t, t)
+assert m.sdp_choice((9, 0), t.contiguous(), t.contiguous(), t.contiguous()) == 3
 PY
 
 crash=$(line_of crash.py CRASH_LINE)

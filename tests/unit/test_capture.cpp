@@ -2,10 +2,12 @@
 // report's numbers and the --max-batch search (docs/estimator.md, "Estimating a script").
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "core/capture/conv_workspace.hpp"
 #include "core/capture/kernel_call.hpp"
+#include "core/capture/reduction.hpp"
 #include "core/capture/report.hpp"
 #include "core/capture/search.hpp"
 #include "core/capture/trace.hpp"
@@ -175,6 +177,17 @@ TEST(CaptureConvWorkspace, Vgg16AndResNetWorkspacesAsMeasured) {
   EXPECT_EQ(r.phases.back().allocated_end_bytes, estimator::block_bytes(411041792));
 }
 
+// Regression: RegNetY-1.6GF bf16's reserved memory was 14.7 % high (2026-12-01): the table had fitted
+// 5576 partial fp32 weight gradients to a grouped data gradient's grid point (a forward or data
+// gradient has none), 0.59 GB for a convolution whose workspace on the H200 is about X + Y + W.
+TEST(CaptureConvWorkspace, ADataGradientTakesNoPartialWeightGradients) {
+  const auto c = conv_call("convolution_backward",
+                           *parse_kernel_call("bfloat16:64x120x28x28,64x120x56x56,120x24x3x3;0,2x2,1x1,1x1,0,0x0,5,1x0x0"));
+  ASSERT_TRUE(c && c->data_grad && !c->weight_grad);
+  const std::uint64_t x = 64ULL * 120 * 56 * 56 * 2, y = 64ULL * 120 * 28 * 28 * 2, w = 120ULL * 24 * 9 * 2;
+  EXPECT_LE(cudnn_conv_workspace_bytes(*c, ConvPass::DataGrad), (x + y + w) / 100 * 101);
+}
+
 // Regression: every training job's first addmm with a bias allocated 1 MiB more than the replay had
 // (the H200 traces: one block, from the small pool, never freed): cuBLASLt's workspace.
 TEST(CaptureReplay, CublasLtWorkspaceOncePerThreadThatRanAnAddmmWithABias) {
@@ -190,6 +203,53 @@ TEST(CaptureReplay, CudnnAttentionBackwardWorkspace) {
   const Trace t = parsed("k _scaled_dot_product_cudnn_attention_backward 0 1 bfloat16:32x12x256x64,32x12x256x64,32x12x256x64,"
                          "32x12x256x64,32x12x256x64,32x12x256x1,1,1;-,-,-,256,256,0.1,0\n# end steps\n");
   EXPECT_EQ(replay_trace(t, {}).peak_allocated_bytes, estimator::block_bytes(25559040));
+}
+
+// Regression: fp32 Llama with grouped heads (SDPA's math path) held four B x H x S x S blocks at the
+// backward's peak on the H200 and three in the replay (-14 %, 2026-12-01): softmax's CUDA backward
+// computes grad * output into a temporary of grad's size after its output (1 GiB at B 2, H 32, S 2048).
+TEST(CaptureReplay, SoftmaxBackwardTemporaryOfTheGradsSize) {
+  EXPECT_EQ(softmax_backward_bytes("float32", {2, 32, 2048, 2048}), 1073741824U);
+  EXPECT_EQ(softmax_backward_bytes("bfloat16", {64, 12, 49, 49}), 64U * 12 * 49 * 49 * 2);
+  // after the output, freed at once: the peak holds both, the phase's end only the output
+  const Trace t = parsed("a 1073741824 0 0\nk _softmax_backward_data 0 1 float32:2x32x2048x2048,2x32x2048x2048\n# end steps\n");
+  const Replay r = replay_trace(t, {});
+  EXPECT_EQ(r.peak_allocated_bytes, 2U * 1073741824U);
+  EXPECT_EQ(r.phases.back().allocated_end_bytes, 1073741824U);
+  // a shape too large for 64 bits saturates instead of wrapping
+  EXPECT_EQ(softmax_backward_bytes("float32", {1ULL << 40, 1ULL << 30}), std::numeric_limits<std::uint64_t>::max());
+}
+
+// The math path's _safe_softmax compares its input with -inf (a bool per element) inside the call: the
+// H200's fp32 Llama trace holds 256 MiB beside the 1 GiB output at B 2, H 32, S 2048.
+TEST(CaptureReplay, SafeSoftmaxMaskInsideTheCall) {
+  EXPECT_EQ(safe_softmax_mask_bytes({2, 32, 2048, 2048}), 268435456U);
+  const Trace t = parsed("a 1073741824 0 0\nk _safe_softmax 0 0 float32:2x32x2048x2048\n# end steps\n");
+  EXPECT_EQ(replay_trace(t, {}).peak_allocated_bytes, 1073741824U + 268435456U);
+}
+
+// Regression: the transformer encoders' peak, at the backward's first layer, was 1 to 2 % low against
+// the H200 (2026-12-01): a Linear layer's bias gradient, grad.sum(0), splits its rows across thread
+// blocks that gather their partial sums in a buffer (Reduce.cuh global_memory_size). The sizes of the
+// H200 traces, to the byte:
+TEST(CaptureReduction, BiasGradientBufferAsMeasured) {
+  const ReduceDevice h200;
+  EXPECT_EQ(reduction_buffer_bytes("bfloat16", {16384, 768}, {0}, h200), 100663296U);   // encoder amp, 32 x 512 rows
+  EXPECT_EQ(reduction_buffer_bytes("bfloat16", {16384, 2304}, {0}, h200), 139198464U);  // its qkv projection
+  EXPECT_EQ(reduction_buffer_bytes("bfloat16", {16384, 3072}, {0}, h200), 138412032U);  // its fc1
+  EXPECT_EQ(reduction_buffer_bytes("float32", {8192, 768}, {0}, h200), 50331648U);      // the fp32 encoder
+  EXPECT_EQ(reduction_buffer_bytes("bfloat16", {12608, 768}, {0}, h200), 77463552U);    // ViT-B/16, 64 x 197 rows
+  EXPECT_EQ(reduction_buffer_bytes("bfloat16", {32, 512, 768}, {0, 1}, h200), 100663296U);  // leading dims coalesce
+  // no buffer: over the fastest dimension, over a middle one, few rows, or a dimension out of range
+  EXPECT_EQ(reduction_buffer_bytes("float32", {16384, 768}, {1}, h200), 0U);
+  EXPECT_EQ(reduction_buffer_bytes("float32", {8, 16384, 768}, {1}, h200), 0U);
+  EXPECT_EQ(reduction_buffer_bytes("float32", {64, 768}, {0}, h200), 0U);
+  EXPECT_EQ(reduction_buffer_bytes("float32", {64, 768}, {2}, h200), 0U);
+  // in the replay, after the sum's output and freed before the next event
+  const Trace t = parsed("a 1536 0 0\nk sum 0 1 bfloat16:16384x768;0\n# end steps\n");
+  const Replay r = replay_trace(t, {});
+  EXPECT_EQ(r.peak_allocated_bytes, estimator::block_bytes(1536) + 100663296U);
+  EXPECT_EQ(r.phases.back().allocated_end_bytes, estimator::block_bytes(1536));
 }
 
 TEST(CaptureReport, FitKeepsTheEstimatorsMargin) {

@@ -1,6 +1,6 @@
 """A transformers model built from its config (no download): BERT, RoBERTa or DistilBERT classification
-or masked LM, T5, BART, Whisper, or a Llama- or Qwen2-style decoder with PEFT LoRA adapters, trained on
-random tokens."""
+or masked LM (RoBERTa-large's shape too), T5, BART, Whisper, or a Llama- or Qwen2-style decoder (with
+grouped or full key/value heads) with PEFT LoRA adapters, trained on random tokens."""
 import torch
 import transformers as tr
 
@@ -8,8 +8,9 @@ import jobcommon
 
 p = jobcommon.parser(__doc__)
 p.add_argument("--model", default="bert-cls",
-               choices=["bert-cls", "bert-mlm", "bert-large-cls", "roberta-cls", "distilbert-mlm", "t5", "t5-small", "bart",
-                        "whisper", "llama-lora", "llama", "qwen2-lora"])
+               choices=["bert-cls", "bert-mlm", "bert-large-cls", "roberta-cls", "roberta-large-mlm", "distilbert-mlm", "t5",
+                        "t5-small", "bart", "whisper", "llama-lora", "llama", "llama-mha-lora", "qwen2-lora",
+                        "qwen2-0.5b-lora"])
 p.add_argument("--seq", type=int, default=256)
 a = p.parse_args()
 V = 30522
@@ -29,6 +30,14 @@ elif a.model == "roberta-cls":
     def inputs():
         ids = torch.randint(3, cfg.vocab_size, (a.batch, a.seq), device="cuda")
         return dict(input_ids=ids, attention_mask=torch.ones_like(ids), labels=torch.randint(0, 2, (a.batch,), device="cuda"))
+elif a.model == "roberta-large-mlm":  # RoBERTa-large's shape
+    cfg = tr.RobertaConfig(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1,
+                           hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+    model = tr.RobertaForMaskedLM(cfg)
+
+    def inputs():
+        ids = torch.randint(3, cfg.vocab_size, (a.batch, a.seq), device="cuda")
+        return dict(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids)
 elif a.model == "distilbert-mlm":
     cfg = tr.DistilBertConfig()
     model = tr.DistilBertForMaskedLM(cfg)
@@ -61,14 +70,21 @@ elif a.model == "whisper":
         return dict(input_features=torch.randn(a.batch, 80, 3000, device="cuda", dtype=jobcommon.dtype_of(a)),
                     labels=torch.randint(0, cfg.vocab_size, (a.batch, a.seq), device="cuda"))
 else:
-    if a.model.startswith("qwen2"):  # Qwen2-1.5B's layer shape, 8 layers
+    if a.model == "qwen2-0.5b-lora":  # Qwen2-0.5B's shape
+        cfg = tr.Qwen2Config(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                             num_key_value_heads=2, vocab_size=151936, max_position_embeddings=4096,
+                             tie_word_embeddings=True)
+        model = tr.Qwen2ForCausalLM(cfg)
+    elif a.model.startswith("qwen2"):  # Qwen2-1.5B's layer shape, 8 layers
         cfg = tr.Qwen2Config(hidden_size=1536, intermediate_size=8960, num_hidden_layers=8, num_attention_heads=12,
                              num_key_value_heads=2, vocab_size=151936, max_position_embeddings=4096,
                              tie_word_embeddings=True)
         model = tr.Qwen2ForCausalLM(cfg)
-    else:
-        cfg = tr.LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=12, num_attention_heads=32,
-                             num_key_value_heads=4, vocab_size=32000, max_position_embeddings=4096)
+    else:  # llama-mha-lora: a key and a value head per query head (no grouping), 8 layers
+        mha = a.model == "llama-mha-lora"
+        cfg = tr.LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=8 if mha else 12,
+                             num_attention_heads=16 if mha else 32, num_key_value_heads=16 if mha else 4,
+                             vocab_size=32000, max_position_embeddings=4096)
         model = tr.LlamaForCausalLM(cfg)
     if a.model.endswith("-lora"):
         import peft

@@ -8,8 +8,8 @@ namespace vramdoc::capture {
 namespace {
 
 // A measured grid point: its convolution and, per pass, the pattern of its workspace: bit 0 X, bit 1
-// Y, bit 2 W, bits 3.. the number of fp32 partial weight gradients; with kRatio set, the workspace
-// in per mille of X + Y + W instead (a size no pattern explains).
+// Y, bit 2 W, bits 3.. the number of fp32 partial weight gradients (weight gradients only); with
+// kRatio set, the workspace in parts per million of X + Y + W instead (a size no pattern explains).
 struct GridPoint {
   bool half;
   std::uint32_t n, c, k, h, kernel, stride, groups;
@@ -115,7 +115,10 @@ std::uint64_t cudnn_conv_workspace_bytes(const ConvCall& conv, ConvPass pass) {
   const std::uint64_t weights = conv.c_out * (conv.c_in / conv.groups) * conv.kernel;
   const std::uint64_t w = weights * e, w32 = weights * 4;
   const std::uint32_t p = g->pass[static_cast<int>(pass)];
-  if (p & kRatio) return (x + y + w) / 1000 * (p & ~kRatio);
+  if (p & kRatio) {  // parts per million of X + Y + W, without overflowing
+    const std::uint64_t sum = x + y + w, ppm = p & ~kRatio;
+    return sum / 1000000 * ppm + sum % 1000000 * ppm / 1000000;
+  }
   return ((p & 1) ? x : 0) + ((p & 2) ? y : 0) + ((p & 4) ? w : 0) + (p >> 3) * w32;
 }
 

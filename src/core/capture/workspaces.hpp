@@ -17,6 +17,7 @@ namespace vramdoc::capture {
 // The card the job runs on, as far as its libraries' memory goes.
 struct Target {
   int cc_major = 9, cc_minor = 0;  // compute capability
+  unsigned sm_count = 132, max_threads_per_sm = 2048;  // a reduction's launch (the H200's; other cards: a known limit)
 };
 
 // parseChosenWorkspaceSize: 32 MiB on compute capability 9.x to 12.x (Hopper, Blackwell), else
@@ -28,6 +29,13 @@ std::uint64_t cublaslt_workspace_bytes();
 // cuDNN's attention backward (MHA.cpp run_cudnn_SDP_bprop): an fp32 accumulator for dQ and one fp32
 // value per query row, B x H x S_q x (D + 1) x 4 bytes (the H200 traces, BERT and ViT: to the byte).
 std::uint64_t cudnn_attention_backward_bytes(const std::vector<std::uint64_t>& query_shape);
+// Softmax's CUDA backward (SoftMax.cu softmax_backward_cuda_out) first computes tmp = grad * output,
+// a temporary of grad's size, after its output and freed before it returns (the H200 traces: Swin's
+// window attention, the math path's B x H x S x S blocks).
+std::uint64_t softmax_backward_bytes(std::string_view dtype, const std::vector<std::uint64_t>& grad_shape);
+// _safe_softmax (attention.cpp, the math path's softmax) compares its input with -inf: a bool mask of
+// the input's elements, after the output and freed before it returns (the H200 traces, fp32 Llama).
+std::uint64_t safe_softmax_mask_bytes(const std::vector<std::uint64_t>& shape);
 
 // Which libraries the job's kernels used (they set the driver's overhead beyond reserved memory).
 struct Libraries {
