@@ -42,6 +42,8 @@ struct Forward {
   u64 stage_reshaped = 0;                // Swin: the last stage's reshaped hidden states (held to the next stage's end)
   u64 hidden = 0;                        // the last layer's width where it is not hidden_size (Swin's last stage)
   u64 pixels = 0;                        // the caller's pixels or mel frames (made before the first step, never freed)
+  u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
+                                         // which the model's loop (`outputs = block(...)`) holds until the next returns
 
   // The width of the last layer's output (the final norm's and the head's).
   u64 hidden_width() const { return hidden != 0 ? hidden : r.m.hidden_size; }

@@ -195,10 +195,11 @@ SavedBytes saved_bytes(const Run& r) {
   return out;
 }
 
-std::vector<AllocEvent> step_events(const Run& r) {
+std::vector<AllocEvent> step_events(const Run& r, std::size_t* setup_events) {
   Sequence s;
   if (trains(r.o)) training_events(s, r);
   else inference_events(s, r);
+  if (setup_events != nullptr) *setup_events = s.setup_events();
   return s.take();
 }
 
