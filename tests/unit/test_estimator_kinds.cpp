@@ -39,9 +39,9 @@ ModelConfig model(const std::string& name, const std::string& task) { return mod
 
 // Every record of both rounds, its set in "set"; round 1's held-out families are seen now (dev), the
 // held-out cases are round 2's.
-std::vector<nlohmann::json> records() {
+std::vector<nlohmann::json> records(std::vector<const char*> sets = {std::begin(kRounds), std::end(kRounds)}) {
   std::vector<nlohmann::json> out;
-  for (const char* set : kRounds) {
+  for (const char* set : sets) {
     std::stringstream in(vramdoc::test::file_text(kDir + set + ".jsonl"));
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
@@ -226,9 +226,11 @@ TEST(EstimatorKinds, EveryCaseWithinTheBarOrAListedMiss) {
 // Regression (issue 28): --max-batch said 11 for Cohere-shaped inference on a 24 GB card where 8 ran
 // out of memory. On every measured scenario (the largest batch that ran on a card emulated with
 // torch.cuda.set_per_process_memory_fraction), the predicted largest batch ran.
+// Round 3's scenarios too (pytorch-h200-kinds-c, held out when first evaluated): ALBERT's (gelu_new read
+// as BERT's C++ gelu) said 46 where 34 was the largest batch that ran.
 TEST(EstimatorKinds, MaxBatchNeverAFalseFit) {
   std::size_t checked = 0;
-  for (const auto& r : records()) {
+  for (const auto& r : records({"pytorch-h200-kinds", "pytorch-h200-kinds-b", "pytorch-h200-kinds-c"})) {
     if (r.value("kind", "") != "maxbatch" || r["largest_batch"].get<std::uint64_t>() == 0) continue;
     Options o = options_of(nlohmann::json{{"mode", r["mode"]}, {"precision", r["precision"]}, {"task", r["task"]},
                                           {"attention", nullptr}, {"optimizer", r["mode"] == "infer" ? nlohmann::json() : nlohmann::json("adamw")},
@@ -241,7 +243,7 @@ TEST(EstimatorKinds, MaxBatchNeverAFalseFit) {
     EXPECT_LE(found->value, r["largest_batch"].get<std::uint64_t>()) << r["model"] << " on " << r["card_mib"] << " MiB";
     ++checked;
   }
-  EXPECT_GE(checked, 11U);  // round 1's 8, round 2's 3 (DeiT's failed in transformers)
+  EXPECT_GE(checked, 16U);  // round 1's 8, round 2's 3 (DeiT's failed in transformers), round 3's 5
 }
 
 // An unknown decoder says how uncertain it is and widens the margin by as much.

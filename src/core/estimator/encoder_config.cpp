@@ -134,6 +134,10 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   m.attention_dropout = fields::fraction(cfg, "attention_probs_dropout_prob", fields::fraction(cfg, "attention_dropout", 0.1));
   m.max_positions = size_or(cfg, "max_position_embeddings", 512);
   m.enc.labels = labels_of(cfg);
+  // ACT2FN["gelu_new"] (ALBERT): Python's tanh formula, op by op, its pieces saved for the backward
+  // (the families' own modules below override the MLP: T5's relu / gated gelu)
+  const auto act = cfg.find("hidden_act");
+  if (act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new") m.mlp = MlpKind::NewGelu;
   if (m.kind == ModelKind::Encoder) {  // ELECTRA's (and ALBERT's) narrower embeddings
     const std::uint64_t e = size_or(cfg, "embedding_size", m.hidden_size);
     m.enc.embedding_size = e != m.hidden_size ? e : 0;
