@@ -230,6 +230,9 @@ struct OuterGrads {
 // (`tied`: lm_head shares the embeddings' weight; `amp`: autocast), the bytes of the gradient of
 // lm_head's input and of the residual stream's.
 OuterGrads outer_grads(const WeightTensors& grads, bool tied, bool amp, u64 head_input, u64 residual);
+// An encoder-decoder's tied embedding: the decoder's embeddings' gradient added out of place to
+// lm_head's share `tied_share` (which becomes the sum), between the decoder's and the encoder's layers.
+void decoder_embeddings_backward(Tape& s, const OuterGrads& g, u64& tied_share);
 // Training: the backward through the head, as the traces order it: lm_head's weight gradient
 // (under autocast its 16-bit one), the cuBLAS workspace `workspace` (0: none; the first step's
 // second), the gradient of lm_head's input (with a bias: the input's first); the loss's
