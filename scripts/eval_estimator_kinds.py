@@ -2,9 +2,11 @@
 """The tables of docs/estimator.md, "Every model kind": build/vramdoc estimate on every case of
 tests/data/estimator/pytorch-h200-kinds.jsonl (issue 28's H200 measurements), |error| % per family
 (held out marked) and per kind, and --max-batch against the largest batch that ran.
---data NAME (repeatable) picks the record sets; with --data pytorch-h200-kinds-b (round 2) every
-other set's cases count as dev (round 1's held-out families are seen now) and round 2's held-out
-cases (a fresh set, kept out while modelling) are evaluated only with --held-out.
+--data NAME (repeatable) picks the record sets. The newest round among them (pytorch-h200-kinds,
+-kinds-b, -kinds-c, ...: the last in name order) is the fresh one: every other set's cases count as
+dev (their held-out families are seen now), and the fresh set's held-out cases (kept out while
+modelling) are evaluated only with --held-out. A case vramdoc refuses (an exit status other than 0
+or 1) is listed and counted, never dropped silently.
 
 Usage: scripts/eval_estimator_kinds.py [--vramdoc PATH] [--data NAME]... [--held-out] [--cases]"""
 import argparse, collections, json, os, statistics, subprocess, sys, tempfile
@@ -56,25 +58,27 @@ def main():
     ap.add_argument("--held-out", action="store_true", help="include the held-out cases of round 2's records")
     args = ap.parse_args()
     sets = args.data or ["pytorch-h200-kinds"]
-    round2 = "pytorch-h200-kinds-b" in sets
-    rows, scenarios = [], []
+    fresh = max(sets) if len(sets) > 1 else None  # the newest round: its held-out cases are the held-out set
+    rows, scenarios, refused = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name, line in [(n, l) for n in sets for l in open(os.path.join(DATA_DIR, n) + ".jsonl")]:
             data = os.path.join(DATA_DIR, name)
             r = json.loads(line)
-            if round2 and name != "pytorch-h200-kinds-b":
+            if fresh and name != fresh:
                 r["held_out"] = False  # seen now
-            elif round2 and r.get("held_out") and not args.held_out:
+            elif fresh and r.get("held_out") and not args.held_out:
                 continue
             if r.get("kind") == "maxbatch" and r["largest_batch"]:
                 out = subprocess.run(command(args.vramdoc, config(tmp, r, data), r), capture_output=True, text=True)
-                found = json.loads(out.stdout).get("max_batch") if out.stdout else None
+                found = json.loads(out.stdout).get("max_batch") if out.stdout and out.returncode in (0, 1) else None
+                if found is None:
+                    refused.append((f"max-batch {r['model']} {r['task']}", out.stderr.strip()[:200]))
                 scenarios.append((r, (found or {}).get("value")))
             if "case_id" not in r or "error" in r or r.get("kind") in ("maxbatch", "maxbatch-trial", "env"):
                 continue
             out = subprocess.run(command(args.vramdoc, config(tmp, r, data), r), capture_output=True, text=True)
             if out.returncode not in (0, 1):
-                print(f"{r['case_id']}: vramdoc exit {out.returncode}: {out.stderr.strip()[:200]}", file=sys.stderr)
+                refused.append((r["case_id"], out.stderr.strip()[:200]))
                 continue
             e = json.loads(out.stdout)
             a = (e["peak_allocated_bytes"] - r["peak_allocated"]) / r["peak_allocated"] * 100
@@ -102,6 +106,9 @@ def main():
             met = statistics.median(a) <= 1 and q(a, .95) <= 4 and statistics.median(p) <= 2 and q(p, .95) <= 6
             print(f"| {kind} | {'yes' if held else ''} | {len(v)} | {statistics.median(a):.2f} / {q(a, .95):.2f} | "
                   f"{statistics.median(p):.2f} / {q(p, .95):.2f} | {'yes' if met else 'no'} |")
+    print(f"\nRefused by vramdoc: {len(refused)}")
+    for what, why in refused:
+        print(f"- {what}: {why}")
     print("\n| model | task | mode | card | largest batch that ran | --max-batch | false fits |")
     print("|---|---|---|---|---|---|---|")
     for r, predicted in scenarios:

@@ -471,7 +471,9 @@ def measure(c, out_dir, tag):
         rec["memory_fraction"] = (c["card_mib"] * 2**20 - CONTEXT_RESERVE) / total
         torch.cuda.set_per_process_memory_fraction(rec["memory_fraction"])
     else:
-        torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=400_000)
+        # context=None records no stack at all (round 2's traces had no frames): "alloc" keeps each allocation's
+        torch.cuda.memory._record_memory_history(enabled="all", context="alloc" if frames_of(c) else None,
+                                                 stacks="python", max_entries=400_000)
     marks = base.Marks()
     cfg, model, dtype = build(c)
     if not trial:
@@ -494,7 +496,7 @@ def measure(c, out_dir, tag):
                                                                        "segment.")) or k.endswith(".all.peak")}
     if not trial:
         try:
-            rec["trace"] = write_trace(os.path.join(out_dir, "traces", tag + ".txt.gz"), marks)
+            rec["trace"] = write_trace(os.path.join(out_dir, "traces", tag + ".txt.gz"), marks, frames_of(c))
         except Exception as e:
             rec["trace"] = dict(error=f"{type(e).__name__}: {e}")
     return rec
@@ -503,16 +505,21 @@ def measure(c, out_dir, tag):
 TRACE_FRAMES = int(os.environ.get("KINDS_TRACE_FRAMES", "0"))  # Python frames per block of 1 MiB and more
 
 
-def write_trace(path, marks):
-    """The caching allocator's history as alloc_trace.py's text (with TRACE_FRAMES Python frames per large block)."""
+def frames_of(c):
+    """Python frames per large block in the case's trace: the case's `trace_frames`, else KINDS_TRACE_FRAMES."""
+    return int(c.get("trace_frames", TRACE_FRAMES))
+
+
+def write_trace(path, marks, frames):
+    """The caching allocator's history as alloc_trace.py's text (with `frames` Python frames per large block)."""
     snap = torch.cuda.memory._snapshot()
     traces = snap.get("device_traces", [[]])
     events = traces[torch.cuda.current_device()] if traces else []
     cuts = {}
     for p in marks.phases:
         cuts.setdefault(p["allocs"], []).append(p["name"])
-    alloc_trace.write(path, events, cuts, frames=TRACE_FRAMES)
-    return dict(events=len(events), segments_at_end=len(snap.get("segments", [])), frames=TRACE_FRAMES)
+    alloc_trace.write(path, events, cuts, frames=frames)
+    return dict(events=len(events), segments_at_end=len(snap.get("segments", [])), frames=frames)
 
 
 def child(c, out_dir, tag, visible):
@@ -557,7 +564,7 @@ def need_bytes(c):
     inter = kw.get("intermediate_size") or kw.get("ffn_dim") or kw.get("d_ff") or 4 * h
     vocab = kw.get("vocab_size", 50000)
     experts = kw.get("num_experts", 1)
-    params = layers * (4 * h * h + 3 * h * inter * experts) + 2 * vocab * h
+    params = layers * (4 * h * h + 3 * h * (kw.get("moe_intermediate_size") or inter) * experts) + 2 * vocab * h
     per_param = {"train": 24 if c["precision"] == "amp_bf16" else 12, "lora": 4, "infer": 4}[c["mode"]]
     if c["precision"] == "fp32":
         per_param = 12 if c["mode"] == "train" else 8

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The measurements of issue 28 on the GPU machine: bash measure_estimator_kinds.sh OUT [SCRIPT]
-# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second)
+# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third)
 cd "$(dirname "$0")"
 OUT=$1
 SCRIPT=${2:-measure_estimator_kinds.py}
@@ -21,7 +21,9 @@ open(os.path.join(sys.argv[1], "versions.txt"), "w").write(
 t, p = os.path.dirname(transformers.__file__), os.path.dirname(peft.__file__)
 fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4", "nemotron", "bert", "roberta",
         "distilbert", "deberta_v2", "t5", "bart", "whisper", "vit", "swin", "llama", "qwen3", "gemma2",
-        "electra", "xlm_roberta", "mpnet", "mt5", "mbart", "pegasus", "marian", "deit", "phi3", "stablelm", "persimmon"]
+        "electra", "xlm_roberta", "mpnet", "mt5", "mbart", "pegasus", "marian", "deit", "phi3", "stablelm", "persimmon",
+        "mistral", "falcon", "gpt_neox", "starcoder2", "qwen2_moe", "gemma", "qwen2", "gpt_neo", "gpt_bigcode", "olmo",
+        "granitemoe", "albert", "modernbert", "deberta", "umt5", "m2m_100", "blenderbot", "led", "dinov2", "beit"]
 with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
     for f in fams:
         d = os.path.join(t, "models", f)

@@ -39,9 +39,9 @@ ModelConfig model(const std::string& name, const std::string& task) { return mod
 
 // Every record of both rounds, its set in "set"; round 1's held-out families are seen now (dev), the
 // held-out cases are round 2's.
-std::vector<nlohmann::json> records() {
+std::vector<nlohmann::json> records(std::vector<const char*> sets = {std::begin(kRounds), std::end(kRounds)}) {
   std::vector<nlohmann::json> out;
-  for (const char* set : kRounds) {
+  for (const char* set : sets) {
     std::stringstream in(vramdoc::test::file_text(kDir + set + ".jsonl"));
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
@@ -101,13 +101,12 @@ std::map<std::pair<std::string, bool>, Errors> errors(std::vector<Case>* cases =
 
 }  // namespace
 
-// Exact for every family the estimator models; round 2's held-out set found these misses (listed with
-// their bounds, docs/estimator.md "Round 2"): ELECTRA's embedding_size (its embeddings_project), mT5's
-// attention width (num_heads x d_kv differs from d_model), mBART's / Pegasus' / Marian's norms (pre-norm
-// with final layer norms, unlike BART), and the generic decoder's StableLM and Persimmon.
+// Exact for every family the estimator models (round 2's held-out set had found ELECTRA's embedding_size
+// with its embeddings_project, mT5's attention width num_heads x d_kv, mBART's / Pegasus' final layer
+// norms and Pegasus' / Marian's sinusoidal positions: each is read now); the generic decoder's StableLM and
+// Persimmon keep their bounds.
 TEST(EstimatorKinds, ParameterCountsEqualTransformers) {
-  const std::map<std::string, double> misses = {{"electra-s", 0.30}, {"mt5-s", 0.04}, {"mbart-m", 1e-5}, {"pegasus-m", 1e-4},
-                                                {"marian-s", 1e-4}, {"stablelm-2", 1e-3}, {"persimmon-s", 0.06}};
+  const std::map<std::string, double> misses = {{"stablelm-2", 1e-3}, {"persimmon-s", 0.06}};
   std::size_t seen = 0;
   for (const auto& r : records()) {
     if (!measured_case(r)) continue;
@@ -130,15 +129,15 @@ TEST(EstimatorKinds, MeasuredSetAgainstTheBar) {
     double alloc_median, alloc_p95, process_median, process_p95;
   };
   const std::map<std::pair<std::string, bool>, Bound> bounds = {
-      // p95 misses: BLOOM generate, nemotron inference (allocated); Cohere / Granite / GPT-J reserved (process)
-      {{"decoder", false}, {0.01, 0.06, 0.02, 0.145}},
-      // held out: StableLM / Persimmon (generic decoder) +3-5 %, BLOOM-1b1 generate -10 %
-      {{"decoder", true}, {0.04, 0.105, 0.02, 0.085}},
+      // p95 misses: nemotron inference (allocated); Cohere / Granite / GPT-J / BLOOM reserved (process)
+      {{"decoder", false}, {0.01, 0.04, 0.02, 0.12}},
+      // held out: StableLM / Persimmon (generic decoder) +3-5 %; BLOOM-1b1 generate's reserved +19 % (process)
+      {{"decoder", true}, {0.04, 0.06, 0.03, 0.19}},
       // p95 misses: Whisper training, BART / mBART training fp32 (allocated); reserved (process)
       {{"encoder", false}, {0.01, 0.08, 0.02, 0.09}},
-      // held out: the median misses the bar (1.03 %); encoder-decoders' generate (mT5 +13 %, mBART +32 %),
-      // mBART / Whisper-base training -9 % (p95)
-      {{"encoder", true}, {0.011, 0.135, 0.02, 0.20}},
+      // held out: the median misses the bar (1.03 %); mBART / Whisper-base training -9 % (p95); mT5 generate's
+      // reserved (process); the encoder-decoders' generate is within 1 % allocated since the peak counts from the first step
+      {{"encoder", true}, {0.011, 0.10, 0.02, 0.14}},
   };
   for (const auto& [key, b] : bounds) {
     const auto it = all.find(key);
@@ -176,9 +175,7 @@ TEST(EstimatorKinds, EveryCaseWithinTheBarOrAListedMiss) {
       {"pytorch-h200-kinds/123-distilbert-s-mlm-lora-bf16", {0.04, 0.16}},
       {"pytorch-h200-kinds/134-deberta-s-seq-cls-infer-bf16", {0.04, 0.10}},
       {"pytorch-h200-kinds/136-deberta-l-seq-cls-train-amp_bf16", {0.14, 0.13}},
-      {"pytorch-h200-kinds/152-bart-s-seq2seq-train-fp32", {0.10, 0.06}},
       {"pytorch-h200-kinds/154-bart-s-seq2seq-lora-bf16", {0.05, 0.06}},
-      {"pytorch-h200-kinds/158-bart-m-seq2seq-train-fp32", {0.09, 0.06}},
       {"pytorch-h200-kinds/160-bart-m-seq2seq-lora-bf16", {0.06, 0.06}},
       {"pytorch-h200-kinds/163-whisper-s-speech-seq2seq-train-bf16", {0.09, 0.06}},
       {"pytorch-h200-kinds/164-whisper-s-speech-seq2seq-train-fp32", {0.06, 0.06}},
@@ -196,16 +193,14 @@ TEST(EstimatorKinds, EveryCaseWithinTheBarOrAListedMiss) {
       {"pytorch-h200-kinds-b/026-bloom-m-causal-lm-infer-bf16", {0.13, 0.18}},
       {"pytorch-h200-kinds-b/027-cohere-s-causal-lm-train-bf16", {0.04, 0.12}},
       {"pytorch-h200-kinds-b/028-granite-s-causal-lm-train-bf16", {0.04, 0.08}},
-      {"pytorch-h200-kinds-b/031-bart-s-seq2seq-train-fp32", {0.10, 0.06}},
       {"pytorch-h200-kinds-b/034-electra-s-seq-cls-infer-bf16", {0.05, 0.06}},
       {"pytorch-h200-kinds-b/038-xlmr-b-seq-cls-train-amp_bf16", {0.04, 0.12}},
       {"pytorch-h200-kinds-b/047-mt5-s-seq2seq-infer-bf16", {0.04, 0.12}},
       {"pytorch-h200-kinds-b/048-mt5-s-seq2seq-infer-bf16", {0.14, 0.29}},
-      {"pytorch-h200-kinds-b/049-mbart-m-seq2seq-train-bf16", {0.10, 0.10}},
       {"pytorch-h200-kinds-b/051-mbart-m-seq2seq-infer-bf16", {0.33, 0.21}},
       {"pytorch-h200-kinds-b/058-whisper-b-speech-seq2seq-train-bf16", {0.10, 0.07}},
       {"pytorch-h200-kinds-b/059-whisper-b-speech-seq2seq-train-amp_bf16", {0.04, 0.14}},
-      {"pytorch-h200-kinds-b/074-bloom-1b1-causal-lm-infer-bf16", {0.11, 0.06}},
+      {"pytorch-h200-kinds-b/074-bloom-1b1-causal-lm-infer-bf16", {0.04, 0.19}},  // reserved: where the 2 GiB blocks land
       {"pytorch-h200-kinds-b/075-stablelm-2-causal-lm-train-bf16", {0.05, 0.06}},
       {"pytorch-h200-kinds-b/077-stablelm-2-causal-lm-infer-bf16", {0.05, 0.09}},
       {"pytorch-h200-kinds-b/078-persimmon-s-causal-lm-train-bf16", {0.06, 0.06}},
@@ -227,9 +222,11 @@ TEST(EstimatorKinds, EveryCaseWithinTheBarOrAListedMiss) {
 // Regression (issue 28): --max-batch said 11 for Cohere-shaped inference on a 24 GB card where 8 ran
 // out of memory. On every measured scenario (the largest batch that ran on a card emulated with
 // torch.cuda.set_per_process_memory_fraction), the predicted largest batch ran.
+// Round 3's scenarios too (pytorch-h200-kinds-c, held out when first evaluated): ALBERT's (gelu_new read
+// as BERT's C++ gelu) said 46 where 34 was the largest batch that ran.
 TEST(EstimatorKinds, MaxBatchNeverAFalseFit) {
   std::size_t checked = 0;
-  for (const auto& r : records()) {
+  for (const auto& r : records({"pytorch-h200-kinds", "pytorch-h200-kinds-b", "pytorch-h200-kinds-c"})) {
     if (r.value("kind", "") != "maxbatch" || r["largest_batch"].get<std::uint64_t>() == 0) continue;
     Options o = options_of(nlohmann::json{{"mode", r["mode"]}, {"precision", r["precision"]}, {"task", r["task"]},
                                           {"attention", nullptr}, {"optimizer", r["mode"] == "infer" ? nlohmann::json() : nlohmann::json("adamw")},
@@ -242,7 +239,7 @@ TEST(EstimatorKinds, MaxBatchNeverAFalseFit) {
     EXPECT_LE(found->value, r["largest_batch"].get<std::uint64_t>()) << r["model"] << " on " << r["card_mib"] << " MiB";
     ++checked;
   }
-  EXPECT_GE(checked, 11U);  // round 1's 8, round 2's 3 (DeiT's failed in transformers)
+  EXPECT_GE(checked, 16U);  // round 1's 8, round 2's 3 (DeiT's failed in transformers), round 3's 5
 }
 
 // An unknown decoder says how uncertain it is and widens the margin by as much.
@@ -257,6 +254,50 @@ TEST(EstimatorKinds, UnknownFamilyWidensTheMargin) {
   EXPECT_EQ(e->uncertainty_percent, 30U);
   const std::uint64_t just_above = e->process_bytes + e->process_bytes / 100 * (kFitMarginPercent + 10);
   EXPECT_FALSE(fits(*e, just_above));  // 8 % would fit; 8 + 30 % does not
+}
+
+// Regression (issue 28): an unknown model_type with an encoder was refused or read with a narrower margin
+// than its warning said. Each is estimated now, says "expect +-30 %" on stderr, and fits / --max-batch add
+// those 30 % (ALBERT-like by its type_vocab_size, ModernBERT-like by --task, DINOv2-like by its patches,
+// LED-like by is_encoder_decoder); GPT-Neo's num_heads is read.
+TEST(EstimatorKinds, UnknownKindsAreEstimatedWithTheGenericMargin) {
+  struct Unknown {
+    const char* config;
+    Task task;
+    const char* says;
+  };
+  const Unknown unknowns[] = {
+      {R"({"model_type":"albert-like","hidden_size":768,"embedding_size":128,"num_hidden_layers":12,"num_attention_heads":12,
+           "intermediate_size":3072,"vocab_size":30000,"type_vocab_size":2,"max_position_embeddings":512})",
+       Task::SeqCls, "generic encoder (BERT-style)"},
+      {R"({"model_type":"modernbert-like","hidden_size":768,"num_hidden_layers":22,"num_attention_heads":12,
+           "intermediate_size":1152,"vocab_size":50368,"max_position_embeddings":8192})",
+       Task::Mlm, "generic encoder (BERT-style)"},
+      {R"({"model_type":"dinov2-like","hidden_size":384,"num_hidden_layers":12,"num_attention_heads":6,"image_size":224,
+           "patch_size":14,"num_channels":3})",
+       Task::ImageCls, "generic vision transformer (ViT-style)"},
+      {R"({"model_type":"led-like","is_encoder_decoder":true,"d_model":768,"encoder_layers":6,"decoder_layers":6,
+           "encoder_attention_heads":12,"decoder_attention_heads":12,"encoder_ffn_dim":3072,"decoder_ffn_dim":3072,
+           "vocab_size":50265,"max_position_embeddings":1024})",
+       Task::Seq2Seq, "generic encoder-decoder (BART-style)"},
+      {R"({"model_type":"gpt-neo-like","hidden_size":768,"num_layers":12,"num_heads":12,"vocab_size":50257,
+           "max_position_embeddings":2048})",
+       Task::CausalLm, "generic decoder"},
+  };
+  for (const Unknown& u : unknowns) {
+    auto m = parse_config_json(u.config, "config.json");
+    ASSERT_TRUE(m.ok()) << u.config << ": " << (m.ok() ? "" : m.error());
+    Options o;
+    o.task = u.task, o.batch = 2, o.seq = 128, o.image_size = u.task == Task::ImageCls ? 224 : 0;
+    const auto e = estimate(*m, o);
+    ASSERT_TRUE(e.ok()) << u.says << ": " << (e.ok() ? "" : e.error());
+    EXPECT_EQ(e->uncertainty_percent, 30U) << u.says;
+    bool said = false;
+    for (const auto& w : e->warnings) said = said || (w.find(u.says) != std::string::npos && w.find("+-30 %") != std::string::npos);
+    EXPECT_TRUE(said) << u.says;
+    const std::uint64_t just_above = e->process_bytes + e->process_bytes / 100 * (kFitMarginPercent + 10);
+    EXPECT_FALSE(fits(*e, just_above)) << u.says;  // 8 % would fit; 8 + 30 % does not
+  }
 }
 
 // PEFT's default target modules per family (peft/utils/constants.py): BLOOM's query_key_value is a

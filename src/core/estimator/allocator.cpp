@@ -3,6 +3,7 @@
 // should_split, free_block / try_merge_blocks, and the expandable segments' page mapping.
 #include "core/estimator/allocator.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "core/units.hpp"
@@ -196,10 +197,13 @@ void CachingAllocator::release(Handle handle) {
   pool(small).insert(key_of(b));
 }
 
-ReplayResult replay(const std::vector<AllocEvent>& events, AllocatorSettings settings) {
+ReplayResult replay(const std::vector<AllocEvent>& events, AllocatorSettings settings, std::size_t peak_from) {
   CachingAllocator a(settings);
   std::unordered_map<std::uint64_t, CachingAllocator::Handle> live;
-  for (const auto& e : events) {
+  std::uint64_t peak_after = 0;  // allocated from event peak_from on
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const AllocEvent& e = events[i];
+    if (i == peak_from) peak_after = a.allocated_bytes();
     if (e.alloc) {
       if (auto it = live.find(e.id); it != live.end()) a.release(it->second);  // a reused id frees the old tensor
       live[e.id] = a.allocate(e.bytes);
@@ -207,8 +211,9 @@ ReplayResult replay(const std::vector<AllocEvent>& events, AllocatorSettings set
       a.release(it->second);
       live.erase(it);
     }
+    if (i >= peak_from) peak_after = std::max(peak_after, a.allocated_bytes());
   }
-  return {a.peak_allocated_bytes(), a.peak_reserved_bytes(), a.segment_count()};
+  return {peak_from == 0 ? a.peak_allocated_bytes() : peak_after, a.peak_reserved_bytes(), a.segment_count()};
 }
 
 }  // namespace vramdoc::estimator

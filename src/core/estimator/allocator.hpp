@@ -94,7 +94,10 @@ struct ReplayResult {
   std::size_t segments = 0;
 };
 
-// Replays `events` (ids are the caller's; a free of an id never allocated is ignored).
-ReplayResult replay(const std::vector<AllocEvent>& events, AllocatorSettings settings = {});
+// Replays `events` (ids are the caller's; a free of an id never allocated is ignored). The peak
+// allocated counts from event `peak_from` on (the run after the model is built, as
+// torch.cuda.reset_peak_memory_stats() after building it counts: the build's transients come before);
+// the peak reserved counts them all (the blocks they leave stay cached).
+ReplayResult replay(const std::vector<AllocEvent>& events, AllocatorSettings settings = {}, std::size_t peak_from = 0);
 
 }  // namespace vramdoc::estimator

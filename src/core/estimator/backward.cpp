@@ -102,4 +102,16 @@ void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, 
   s.free(dx);
 }
 
+// An encoder-decoder's shared embedding reaches the decoder's embeddings a second time (lm_head's
+// share first): the engine's input buffer adds the two out of place - the decoder's gradient, their
+// sum, then both shares freed (bart-s / mbart-m train traces of 2026-12-02: three vocab x hidden
+// tensors at once). The encoder's share, last, is added in place (embeddings_backward).
+void decoder_embeddings_backward(Tape& s, const OuterGrads& g, u64& tied_share) {
+  if (tied_share == 0 || g.lm_head == 0) return;
+  const u64 own = s.alloc(g.lm_head, Use::Gradient), sum = s.alloc(g.lm_head, Use::Gradient);
+  s.free(tied_share);
+  s.free(own);
+  tied_share = sum;
+}
+
 }  // namespace vramdoc::estimator::detail

@@ -7,6 +7,7 @@
 
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/encoders.hpp"
+#include "core/estimator/families.hpp"
 
 namespace vramdoc::estimator {
 
@@ -133,14 +134,33 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   m.attention_dropout = fields::fraction(cfg, "attention_probs_dropout_prob", fields::fraction(cfg, "attention_dropout", 0.1));
   m.max_positions = size_or(cfg, "max_position_embeddings", 512);
   m.enc.labels = labels_of(cfg);
+  // ACT2FN["gelu_new"] (ALBERT): Python's tanh formula, op by op, its pieces saved for the backward
+  // (the families' own modules below override the MLP: T5's relu / gated gelu)
+  const auto act = cfg.find("hidden_act");
+  if (act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new") m.mlp = MlpKind::NewGelu;
+  if (m.kind == ModelKind::Encoder) {  // ELECTRA's (and ALBERT's) narrower embeddings
+    const std::uint64_t e = size_or(cfg, "embedding_size", m.hidden_size);
+    m.enc.embedding_size = e != m.hidden_size ? e : 0;
+  }
   switch (m.family) {
     case Family::Bert: m.enc.type_vocab = 2, m.enc.pooler = true; break;
     case Family::Roberta: m.enc.type_vocab = 1, m.enc.classifier_dense = true; break;
     case Family::DistilBert: m.enc.classifier_dense = true; break;
-    case Family::DebertaV2:
-      m.enc.type_vocab = 0, m.enc.pooler = true;
-      m.enc.relative_buckets = 2 * size_or(cfg, "position_buckets", 256);
+    case Family::DebertaV2: {
+      // v2: 2 x position_buckets relative embeddings (LayerNorm'd), keys shared with the content (share_att_key);
+      // v1 (modeling_deberta.py): 2 x max_relative_positions (-1: max_position_embeddings), no norm, its own
+      // pos_proj / pos_q_proj per layer; both: absolute positions only with position_biased_input
+      const bool v1 = m.model_type == "deberta";
+      m.enc.type_vocab = size_or(cfg, "type_vocab_size", 0), m.enc.pooler = true;
+      m.enc.relative_buckets = v1 ? 2 * size_or(cfg, "max_relative_positions", m.max_positions)
+                                  : 2 * size_or(cfg, "position_buckets", 256);
+      m.enc.position_table = fields::flag(cfg, "position_biased_input", true);
+      const auto norm_rel = cfg.find("norm_rel_ebd");  // "layer_norm" (deberta-v3), "none" (the class default)
+      m.enc.relative_norm = !v1 && norm_rel != cfg.end() && norm_rel->is_string() &&
+                            norm_rel->get<std::string>().find("layer_norm") != std::string::npos;
+      m.enc.position_projections = v1 || !fields::flag(cfg, "share_att_key", false);
       break;
+    }
     case Family::Vit:
     case Family::Swin:
       m.post_norm = false, m.residual_dropout = fields::fraction(cfg, "hidden_dropout_prob", 0.0);
@@ -149,6 +169,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.enc.image_size = size_or(cfg, "image_size", 224);
       m.enc.patch_size = size_or(cfg, "patch_size", m.family == Family::Swin ? 4 : 16);
       m.enc.channels = size_or(cfg, "num_channels", 3);
+      m.enc.class_tokens = m.model_type == "deit" ? 2 : 1;  // modeling_deit.py DeiTEmbeddings: cls + distillation
       break;
     case Family::T5:  // T5LayerNorm (RMS, fp32 variance), no biases, pre-norm, relu or gated-gelu
       m.norm = NormKind::T5, m.post_norm = false, m.attention_bias = m.output_bias = m.mlp_bias = false;
@@ -161,13 +182,21 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
       break;
     case Family::Bart:
-    case Family::Whisper:
-      m.post_norm = m.family == Family::Bart && !fields::flag(cfg, "normalize_before", false);
+    case Family::Whisper: {
+      // BART's relatives differ in their norms and positions: pre-norm layers with a LayerNorm at each
+      // stack's end (mBART, Pegasus, Blenderbot, M2M100) or post-norm ones (BART, Marian); layernorm_embedding
+      // (BART, mBART); learned positions with BART's offset of 2 (BART, mBART), without (Blenderbot), or
+      // sinusoidal (Marian, Pegasus: a frozen parameter; M2M100: a buffer, offset 2)
+      const std::string_view t = m.model_type;
+      const bool pre_norm = t == "mbart" || t == "pegasus" || t == "blenderbot" || t == "m2m_100";
+      const bool own_positions = t == "pegasus" || t == "marian" || t == "blenderbot" || t == "m2m_100";
+      m.post_norm = m.family == Family::Bart && !pre_norm && !fields::flag(cfg, "normalize_before", false);
       m.residual_dropout = fields::fraction(cfg, "dropout", m.family == Family::Whisper ? 0.0 : 0.1);
       m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
-      m.position_offset = m.family == Family::Bart ? 2 : 0;
-      m.embed_norm = m.family == Family::Bart;  // layernorm_embedding
-      m.enc.logits_bias = m.family == Family::Bart && m.model_type != "m2m_100";  // modeling_bart.py:940
+      m.position_offset = m.family == Family::Bart && (!own_positions || t == "m2m_100") ? 2 : 0;
+      m.enc.positions_buffer = t == "m2m_100";
+      m.embed_norm = m.family == Family::Bart && !own_positions;  // layernorm_embedding
+      m.enc.logits_bias = m.family == Family::Bart && t != "m2m_100";  // modeling_bart.py:940
       m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
       if (m.family == Family::Whisper) {
         m.enc.source_positions = size_or(cfg, "max_source_positions", 1500);
@@ -175,9 +204,45 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
         m.max_positions = size_or(cfg, "max_target_positions", 448);
       }
       break;
+    }
     default: break;
   }
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
+}
+
+}  // namespace
+
+namespace {
+
+// What an unknown model_type's config says it is: its `architectures` (the classes transformers built
+// it as) first, else its fields: is_encoder_decoder, a vision model's image_size and patch_size, a
+// BERT-style encoder's type_vocab_size (ALBERT, RoFormer, ...). Decoder when nothing says otherwise.
+ModelKind unknown_kind(const json& cfg) {
+  if (fields::flag(cfg, "is_encoder_decoder", false)) return ModelKind::EncoderDecoder;
+  if (auto it = cfg.find("architectures"); it != cfg.end() && it->is_array()) {
+    for (const auto& a : *it) {
+      if (!a.is_string()) continue;
+      const std::string name = a.get<std::string>();
+      const auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+      if (has("ForCausalLM") || has("LMHeadModel")) return ModelKind::Decoder;
+      if (has("ForImageClassification")) return ModelKind::Vision;
+      if (has("ForMaskedLM") || has("ForSequenceClassification") || has("ForTokenClassification") ||
+          has("ForQuestionAnswering") || has("ForMultipleChoice")) {
+        return ModelKind::Encoder;
+      }
+    }
+  }
+  if (cfg.contains("image_size") && cfg.contains("patch_size")) return ModelKind::Vision;
+  if (cfg.contains("type_vocab_size")) return ModelKind::Encoder;
+  return ModelKind::Decoder;
+}
+
+const char* stand_in_name(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::EncoderDecoder: return "encoder-decoder (BART-style)";
+    case ModelKind::Vision: return "vision transformer (ViT-style)";
+    default: return "encoder (BERT-style)";
+  }
 }
 
 }  // namespace
@@ -186,7 +251,7 @@ bool has_encoder(std::string_view model_type, const json& cfg) {
   for (const auto& t : kEncoderTypes) {
     if (t.model_type == model_type) return true;
   }
-  return fields::flag(cfg, "is_encoder_decoder", false);
+  return family_of(model_type) == Family::Generic && unknown_kind(cfg) != ModelKind::Decoder;
 }
 
 Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::string& source) {
@@ -195,15 +260,35 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
   for (const auto& t : kEncoderTypes) {
     if (t.model_type == m.model_type) m.family = t.family, m.kind = t.kind, known = true;
   }
-  if (!known && fields::flag(cfg, "is_encoder_decoder", false)) m.family = Family::Bart, m.kind = ModelKind::EncoderDecoder;
+  if (!known) {
+    m.kind = unknown_kind(cfg);
+    if (m.kind == ModelKind::Decoder) m.kind = ModelKind::Encoder;  // --task asked for an encoder's head
+    m.family = m.kind == ModelKind::EncoderDecoder ? Family::Bart : m.kind == ModelKind::Vision ? Family::Vit : Family::Bert;
+    m.stand_in = true;
+  }
   if (auto ok = read_widths(m, cfg, source); !ok) return make_error(ok.error());
   set_encoder_traits(m, cfg);
   if (!known) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source + ": estimated as a generic " +
-                         (m.kind == ModelKind::EncoderDecoder ? "encoder-decoder (BART-style)" : "encoder (BERT-style)") +
-                         ": expect +-30 %");
+                         stand_in_name(m.kind) + ": expect +-30 %");
   }
   return true;
+}
+
+ModelConfig generic_encoder_of(const ModelConfig& decoder) {
+  ModelConfig m = decoder;
+  m.kind = ModelKind::Encoder, m.family = Family::Bert, m.stand_in = true;
+  m.max_positions = 0, m.position_offset = 0, m.rotary_dims = 0, m.sliding_window = 0, m.sliding_layers = 0;
+  m.num_kv_heads = m.num_heads;
+  set_encoder_traits(m, json::object());  // BERT's defaults (512 learned positions, two token types)
+  std::vector<std::string> warnings;
+  for (const auto& w : decoder.warnings) {
+    if (w.rfind("unknown model_type", 0) != 0) warnings.push_back(w);
+  }
+  warnings.push_back("unknown model_type '" + m.model_type + "' with an encoder's task: estimated as a generic " +
+                     std::string(stand_in_name(m.kind)) + ": expect +-30 %");
+  m.warnings = std::move(warnings);
+  return m;
 }
 
 }  // namespace vramdoc::estimator

@@ -51,12 +51,14 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
            Holder at = {}) {
   const AttentionNames n = attention_names(m.family);
   const bool bias = m.attention_bias, whisper = m.family == Family::Whisper;
+  // T5's attention is num_heads x d_kv wide (mT5 / UMT5: narrower than d_model; modeling_t5.py T5Attention.inner_dim)
+  const u64 inner = m.family == Family::T5 ? mul(heads, m.head_dim) : h;
   for (int a = 0; a < (cross ? 2 : 1); ++a) {
     const std::string prefix = a == 0 ? "" : "encoder_attn.";
-    linear(w, prefix + n.q, h, h, count, bias, at);
-    linear(w, prefix + n.k, h, h, count, bias && !whisper, at);  // Whisper's k_proj has no bias
-    linear(w, prefix + n.v, h, h, count, bias, at);
-    linear(w, prefix + n.o, h, h, count, m.output_bias, at);
+    linear(w, prefix + n.q, h, inner, count, bias, at);
+    linear(w, prefix + n.k, h, inner, count, bias && !whisper, at);  // Whisper's k_proj has no bias
+    linear(w, prefix + n.v, h, inner, count, bias, at);
+    linear(w, prefix + n.o, inner, h, count, m.output_bias, at);
     vector(w, prefix + "attention norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count, at);
   }
   if (m.family == Family::Swin) vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count, at);
@@ -67,21 +69,25 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
 }
 
 // Text encoders (BERT, RoBERTa, DistilBERT, DeBERTa-v2): embeddings, layers, the task's head.
+// ELECTRA's embeddings are embedding_size wide, embeddings_project maps them to the hidden size; its
+// MLM head maps back (generator_predictions.dense, LayerNorm) to the tied embeddings (modeling_electra.py).
 void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
-  const u64 h = m.hidden_size, L = m.num_layers;
-  w.push_back({"embed_tokens", m.vocab_size, h, 1, false, false, false});
-  if (m.family != Family::DebertaV2) w.push_back({"embed_positions", m.max_positions, h, 1, false, false, false});
-  if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, h, 1, false, false, false});
-  vector(w, "embeddings.LayerNorm", 2 * h);
+  const u64 h = m.hidden_size, L = m.num_layers, e = m.enc.embedding_size > 0 ? m.enc.embedding_size : h;
+  w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
+  if (m.enc.position_table) w.push_back({"embed_positions", m.max_positions, e, 1, false, false, false});
+  if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
+  vector(w, "embeddings.LayerNorm", 2 * e);
+  if (e != h) linear(w, "embeddings_project", e, h, 1, true);
   layer(m, w, L, h, m.intermediate_size, false, m.num_heads);
+  if (m.enc.position_projections) linear(w, "pos_proj", h, h, L, false), linear(w, "pos_q_proj", h, h, L, true);
   if (m.family == Family::DebertaV2) {
     w.push_back({"rel_embeddings", m.enc.relative_buckets, h, 1, false, false, false});
-    vector(w, "encoder.LayerNorm", 2 * h);
+    if (m.enc.relative_norm) vector(w, "encoder.LayerNorm", 2 * h);
   }
   if (m.task == Task::Mlm) {  // transform (dense, act, LayerNorm), the decoder tied to the embeddings, its bias
-    linear(w, "transform.dense", h, h, 1, true);
-    vector(w, "transform.LayerNorm", 2 * h);
-    w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+    linear(w, "transform.dense", h, e, 1, true);
+    vector(w, "transform.LayerNorm", 2 * e);
+    w.push_back({"lm_head", e, m.vocab_size, 1, true, m.tie_word_embeddings, false});
     w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
     return;
   }
@@ -99,8 +105,8 @@ void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
   u64 width = h;
   if (m.family == Family::Vit) {
     const u64 patches = mul(m.enc.image_size / std::max<u64>(p, 1), m.enc.image_size / std::max<u64>(p, 1));
-    vector(w, "cls_token", h);
-    w.push_back({"embed_positions", patches + 1, h, 1, false, false, false});
+    vector(w, "cls_token", mul(h, m.enc.class_tokens));  // DeiT: the class and the distillation token
+    w.push_back({"embed_positions", patches + m.enc.class_tokens, h, 1, false, false, false});
     layer(m, w, m.num_layers, h, m.intermediate_size, false, m.num_heads);
   } else {
     vector(w, "embeddings.norm", 2 * h);
@@ -130,15 +136,17 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"encoder.embed_positions", m.enc.source_positions, h, 1, false, false, false});
     w.push_back({"embed_positions", m.max_positions, h, 1, false, false, false});
   } else if (m.family == Family::Bart) {
-    w.push_back({"encoder.embed_positions", m.max_positions + 2, h, 1, false, false, false});
-    w.push_back({"embed_positions", m.max_positions + 2, h, 1, false, false, false});
-    vector(w, "layernorm_embedding", 2 * norm);
+    if (!m.enc.positions_buffer) {
+      w.push_back({"encoder.embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
+      w.push_back({"embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
+    }
+    if (m.embed_norm) vector(w, "layernorm_embedding", 2 * norm);
   } else {
     w.push_back({"relative_attention_bias", m.enc.relative_buckets, 2 * m.num_heads, 1, false, false, false});
   }
   layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads, {LayerSet::Encoder});
   layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads, {LayerSet::Decoder});
-  if (m.family != Family::Bart) vector(w, "final norms", 2 * norm);  // BART (post-norm) has none; final_logits_bias is a buffer
+  if (!m.post_norm) vector(w, "final norms", 2 * norm);  // post-norm stacks (BART, Marian) have none; final_logits_bias is a buffer
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }
 
@@ -153,7 +161,7 @@ void add_encoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 std::uint64_t encoder_tokens(const ModelConfig& m, std::uint64_t seq, std::uint64_t image_size) {
   if (m.kind == ModelKind::Vision) {
     const u64 side = (image_size > 0 ? image_size : m.enc.image_size) / std::max<u64>(m.enc.patch_size, 1);
-    return mul(side, side) + (m.family == Family::Vit ? 1 : 0);
+    return mul(side, side) + (m.family == Family::Vit ? m.enc.class_tokens : 0);
   }
   if (m.family == Family::Whisper) return m.enc.source_positions;
   return seq;

@@ -17,6 +17,9 @@ bool has_encoder(std::string_view model_type, const nlohmann::json& cfg);
 // Sets m's kind, family, widths and traits from an encoder's, encoder-decoder's or vision model's
 // config.json. An unknown model type with an encoder is read as BERT or BART (with a warning).
 Result<bool> read_encoder_config(ModelConfig& m, const nlohmann::json& cfg, const std::string& source);
+// A generic decoder (an unknown model_type) asked for an encoder's task (seq-cls, token-cls, mlm; e.g.
+// ModernBERT): the same widths read as a BERT-style encoder, flagged stand_in (the generic margin).
+ModelConfig generic_encoder_of(const ModelConfig& decoder);
 // Every weight tensor of an encoder, encoder-decoder or vision model with the head of m.task.
 // Encoder-decoders' and Swin's layers differ from one another: their tensors are not per layer.
 void add_encoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w);

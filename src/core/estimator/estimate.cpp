@@ -108,7 +108,11 @@ u64 reserved_bytes(const detail::Run& r, Estimate& e) {
   if ((r.o.gpus > 1 && !ddp_adapters) || r.o.zero_stage > 0 || r.o.tensor_parallel > 1) {
     return reserved_for(e.peak_allocated_bytes, 0);
   }
-  const ReplayResult replayed = replay(detail::step_events(r), AllocatorSettings{r.o.expandable_segments, kSaturated});
+  // the peak allocated after the model is built (the measurements reset the peak there: a tied lm_head's
+  // transient while building is no step's), the reserved of it all
+  std::size_t setup = 0;
+  const std::vector<AllocEvent> events = detail::step_events(r, &setup);
+  const ReplayResult replayed = replay(events, AllocatorSettings{r.o.expandable_segments, kSaturated}, setup);
   // Encoders, encoder-decoders and vision models: their phases' terms are the decoder's formulas; the
   // op-by-op replay holds what their heads and embeddings really keep (BERT-style: within 3 % of the traces).
   if (r.m.kind != ModelKind::Decoder) replayed_peak(r, replayed, e);
@@ -143,6 +147,10 @@ Options effective_options(const ModelConfig& m, const Options& given) {
 }
 
 Result<Estimate> estimate(const ModelConfig& given_model, const Options& given) {
+  const bool encoder_task = given.task == Task::SeqCls || given.task == Task::TokenCls || given.task == Task::Mlm;
+  if (given_model.kind == ModelKind::Decoder && given_model.family == Family::Generic && encoder_task) {
+    return estimate(generic_encoder_of(given_model), given);  // an unknown encoder (ModernBERT): not refused
+  }
   const Options o = effective_options(given_model, given);
   if (auto ok = check_task(given_model, o.task); !ok) return make_error(ok.error());
   ModelConfig tied_model = given_model;
@@ -164,7 +172,7 @@ Result<Estimate> estimate(const ModelConfig& given_model, const Options& given) 
   Estimate e;
   e.warnings = model.warnings;
   e.uncertainty_percent = family_uncertainty_percent(model);
-  if (e.uncertainty_percent > 0 && model.family != Family::Generic) {
+  if (e.uncertainty_percent > 0 && model.family != Family::Generic && !model.stand_in) {
     e.warnings.push_back(std::string(family_name(model.family)) + ": measured less closely than the other families (+-" +
                          std::to_string(e.uncertainty_percent) + " %); 'fits' and --max-batch keep that much more margin");
   }

@@ -103,7 +103,8 @@ SavedBytes saved_bytes(const Run& r);
 
 // The step's allocations and frees, tensor by tensor, as PyTorch makes them: weights, then three
 // training steps (or the prefill and the decoding steps). Replayed through CachingAllocator.
-std::vector<AllocEvent> step_events(const Run& r);
+// `setup_events` (when given): how many of them build the model (the weights, the tied head's transient).
+std::vector<AllocEvent> step_events(const Run& r, std::size_t* setup_events = nullptr);
 
 // Training on several GPUs (DDP, FSDP, tensor parallel; not ZeRO, LoRA, offload): one rank's step
 // replayed per CUDA stream (rank_sequence.cpp).

@@ -54,10 +54,13 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     vision_or_audio(f, p);
     return p;
   }
-  const u64 h = m.hidden_size, width = f.r.w.weight;
+  const u64 width = f.r.w.weight;
+  const u64 h = !decoder_side && m.enc.embedding_size > 0 ? m.enc.embedding_size : m.hidden_size;
   // word embeddings, then each added table (positions, token types), the embeddings' norm, dropout
+  // (and ELECTRA's embeddings_project to the hidden size)
   u64 x = f.s.alloc(f.bytes(h, width));
-  const int tables = (m.position_offset > 0 || m.kind == ModelKind::Encoder || m.family == Family::Whisper ? 1 : 0) +
+  const bool positions = m.kind == ModelKind::Encoder || (m.kind == ModelKind::EncoderDecoder && m.family != Family::T5);
+  const int tables = (positions ? 1 : 0) +
                      (m.enc.type_vocab > 0 && !decoder_side ? 1 : 0) - (m.family == Family::DebertaV2 ? 1 : 0);
   for (int i = 0; i < tables; ++i) {
     const u64 table = f.s.alloc(f.bytes(h, width)), sum = f.s.alloc(f.bytes(h, width));
@@ -70,6 +73,11 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     x = n;
   }
   p.hidden = dropout(f, x, h, width, m.residual_dropout);
+  if (h != m.hidden_size) {
+    const u64 projected = linear(f, p.hidden, h, m.hidden_size, false, "embeddings_project");
+    f.drop(p.hidden);
+    p.hidden = projected;
+  }
   return p;
 }
 
@@ -155,6 +163,7 @@ HeadShape head_shape(const Run& r) {
   const LossShape loss = loss_shape(r);
   h.rows = loss.elements / std::max<u64>(head_outputs(m), 1);
   if (m.embed_proj_dim > 0) h.width = m.embed_proj_dim;
+  if (m.task == Task::Mlm && m.enc.embedding_size > 0) h.width = m.enc.embedding_size;  // ELECTRA's generator head
   return h;
 }
 
@@ -164,9 +173,10 @@ u64 task_head(Forward& f, u64 x, u64& logits_input) {
   logits_input = x;
   switch (m.task) {
     case Task::Mlm: {  // transform: dense, gelu (saves its input), LayerNorm; then the decoder on every token
-      const u64 dense = linear(f, x, h, h, false, "transform.dense"), act = f.s.alloc(f.bytes(h, f.act));
+      const u64 e = m.enc.embedding_size > 0 ? m.enc.embedding_size : h;  // ELECTRA: back to the embeddings' width
+      const u64 dense = linear(f, x, h, e, false, "transform.dense"), act = f.s.alloc(f.bytes(e, f.act));
       f.keep(dense);
-      const u64 n = norm(f, act, h, f.act);
+      const u64 n = norm(f, act, e, f.act);
       f.drop(dense), f.drop(act);
       logits_input = n;
       return mul(f.tokens(), m.vocab_size);

@@ -86,8 +86,8 @@ u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u
 }
 
 // GPT-J's _attn: query and key upcast to fp32 (saved by the matmul), fp32 scores, / scale_attn, the
-// mask added, softmax (saved), cast to the values' dtype (saved; attn_weights, held to the layer's
-// end), the output, its heads merged (permute().contiguous()).
+// mask added, softmax (saved), cast to the values' dtype (saved; attn_weights, returned by the block),
+// the output, its heads merged (permute().contiguous()).
 u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held) {
   const bool up = f.act != 4;
   const u64 qf = up ? f.s.alloc(f.bytes(d.q, 4)) : q, kf = up ? f.s.alloc(f.bytes(d.kv, 4)) : k;
@@ -98,10 +98,11 @@ u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& hel
     f.s.free(x);
     x = next;
   }
-  const u64 sm = f.s.alloc(f.scores(d.heads, 4));  // the masked scores live until the cast (trace 013-gptj-s)
+  const u64 sm = f.s.alloc(f.scores(d.heads, 4));
+  f.s.free(x);  // the masked scores go with the softmax (trace 011-gptj-m of 2026-12-01-b; what looked like them
+                // at 013-gptj-s's peak is the last layer's attn_weights, held until this block returns)
   f.keep(sm);
   held = up ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
-  f.s.free(x);
   f.keep(held), f.keep(v);
   if (held != sm) f.drop(sm);
   const u64 out = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));

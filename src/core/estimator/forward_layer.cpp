@@ -69,6 +69,16 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
   }
 }
 
+// The end of a layer for the probabilities it kept (`held`): BLOOM's and GPT-J's blocks return them and
+// the model's loop holds that tuple until the next block returns (inference; trace 026-bloom-m of
+// 2026-12-01-b frees each layer's probabilities after the next layer's MLP). Otherwise they go now.
+void let_go_of_weights(Forward& f, u64 held) {
+  const Family fam = f.r.m.family;
+  if (f.train || held == 0 || (fam != Family::Bloom && fam != Family::Gptj)) return f.drop(held);
+  f.s.free(f.returned_weights);
+  f.returned_weights = held;
+}
+
 // The parallel layers (Phi, Falcon, GPT-NeoX): attention and MLP read the same input (one norm, or
 // Falcon 40B's ln_attn and ln_mlp made first, or GPT-NeoX's second norm after attention); the
 // sum with the residual (Falcon adds the two outputs in place).
@@ -89,7 +99,8 @@ u64 parallel_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   if (m.family == Family::GptNeox) f.drop(n_mlp), n_mlp = 0;
   const u64 partial = m.family == Family::Falcon ? 0 : f.s.alloc(f.bytes(h, f.wide));
   const u64 out = f.s.alloc(f.bytes(h, f.wide));
-  for (u64 id : {partial, n_attn, n_mlp, a, mo, held}) f.drop(id);
+  for (u64 id : {partial, n_attn, n_mlp, a, mo}) f.drop(id);
+  let_go_of_weights(f, held);
   return out;
 }
 
@@ -213,7 +224,8 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   }
   u64 mo = residual_branch(f, x3, [&](u64 in) { return mlp(f, kind, in, f.amp); });
   const u64 out = residual_sum(f, f.bytes(h, wide));
-  f.drop(mo), f.drop(x3), f.drop(held);
+  f.drop(mo), f.drop(x3);
+  let_go_of_weights(f, held);
   return out;
 }
 

@@ -42,6 +42,8 @@ struct Forward {
   u64 stage_reshaped = 0;                // Swin: the last stage's reshaped hidden states (held to the next stage's end)
   u64 hidden = 0;                        // the last layer's width where it is not hidden_size (Swin's last stage)
   u64 pixels = 0;                        // the caller's pixels or mel frames (made before the first step, never freed)
+  u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
+                                         // which the model's loop (`outputs = block(...)`) holds until the next returns
 
   // The width of the last layer's output (the final norm's and the head's).
   u64 hidden_width() const { return hidden != 0 ? hidden : r.m.hidden_size; }
@@ -228,6 +230,9 @@ struct OuterGrads {
 // (`tied`: lm_head shares the embeddings' weight; `amp`: autocast), the bytes of the gradient of
 // lm_head's input and of the residual stream's.
 OuterGrads outer_grads(const WeightTensors& grads, bool tied, bool amp, u64 head_input, u64 residual);
+// An encoder-decoder's tied embedding: the decoder's embeddings' gradient added out of place to
+// lm_head's share `tied_share` (which becomes the sum), between the decoder's and the encoder's layers.
+void decoder_embeddings_backward(Tape& s, const OuterGrads& g, u64& tied_share);
 // Training: the backward through the head, as the traces order it: lm_head's weight gradient
 // (under autocast its 16-bit one), the cuBLAS workspace `workspace` (0: none; the first step's
 // second), the gradient of lm_head's input (with a bias: the input's first); the loss's

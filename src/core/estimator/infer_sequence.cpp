@@ -22,6 +22,7 @@ u64 head(Forward& f, u64 x, Prelude& p) {
   const ModelConfig& m = f.r.m;
   const u64 normed = m.post_norm ? x : norm(f, x, f.hidden_width(), f.wide);
   if (normed != x) f.s.free(x);
+  f.s.free(f.returned_weights), f.returned_weights = 0;  // the model's forward returns
   f.s.free(p.held), f.s.free(f.position_bias), f.s.free(f.cross_bias), f.s.free(f.stack_input);
   f.stack_input = 0;  // (an encoder-decoder's output keeps the encoder's output and the caches: freed below)
   u64 in = head_input(f, normed);

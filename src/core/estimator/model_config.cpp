@@ -25,8 +25,8 @@ Result<std::uint64_t> require_size(const json& cfg, std::initializer_list<const 
 // hidden size, layers, heads, vocabulary, KV heads and head_dim.
 Result<bool> read_common(ModelConfig& m, const json& cfg, const std::string& source) {
   auto hidden = require_size(cfg, {"hidden_size", "n_embd", "d_model"}, source);
-  auto layers = require_size(cfg, {"num_hidden_layers", "n_layer", "num_layers"}, source);
-  auto heads = require_size(cfg, {"num_attention_heads", "n_head"}, source);
+  auto layers = require_size(cfg, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, source);
+  auto heads = require_size(cfg, {"num_attention_heads", "n_head", "num_heads", "n_heads"}, source);  // GPT-Neo: num_heads
   auto vocab = require_size(cfg, {"vocab_size"}, source);
   for (const auto* v : {&hidden, &layers, &heads, &vocab}) {
     if (!*v) return make_error(v->error());

@@ -58,6 +58,14 @@ struct EncoderParts {
   bool classifier_dense = false;       // seq-cls: RoBERTa's / DistilBERT's dense before the classifier
   bool gated_ffn = false;              // T5 v1.1 / Flan: gated-gelu feed-forward
   bool logits_bias = false;            // BART and its relatives: lm_logits + final_logits_bias (a buffer), a logits-sized sum
+  std::uint64_t class_tokens = 1;      // ViT: the class token before the patches (DeiT: and its distillation token)
+  bool positions_buffer = false;       // M2M100: the sinusoidal positions are a buffer, not a parameter
+  bool position_table = true;          // text encoders: absolute position embeddings (DeBERTa: position_biased_input)
+  bool relative_norm = false;          // DeBERTa-v2: LayerNorm of the relative embeddings
+  bool position_projections = false;   // DeBERTa without share_att_key: the relative embeddings' own key and
+                                       // query Linears per layer (v1 pos_proj, pos_q_proj)
+  std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
+                                       // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
 };
 
 // A weight tensor read from a safetensors header (model directories).
@@ -143,6 +151,8 @@ struct ModelConfig {
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
   Quantization quant;                   // quantization_config of the checkpoint
   std::vector<HeaderTensor> header_tensors;  // FromHeaders: the checkpoint's tensors
+  bool stand_in = false;                // an unknown model_type read as a generic encoder, encoder-decoder or
+                                        // vision model (family Bert, Bart or Vit): the generic margin (+-30 %)
   std::vector<std::string> warnings;    // e.g. "unknown model_type 'foo': generic decoder"
 };
 

@@ -77,7 +77,12 @@ class Sequence : public Tape {
     return it == live_.end() || it->second.second != use ? 0 : it->second.first;
   }
   // Later allocations belong to stage `s`.
-  void stage(Stage s) { stage_ = s; }
+  void stage(Stage s) {
+    if (stage_ == Stage::Setup && s != Stage::Setup) setup_events_ = events_.size();
+    stage_ = s;
+  }
+  // The events of the setup (the weights, the tied head's transient) before the first other stage.
+  std::size_t setup_events() const { return stage_ == Stage::Setup ? events_.size() : setup_events_; }
   // The live bytes at each stage's peak (block rounding aside: the allocator's view is the replay's).
   const StagePeak& peak(Stage s) const { return peaks_[static_cast<std::size_t>(s)]; }
   std::vector<AllocEvent> take() { return std::move(events_); }
@@ -88,6 +93,7 @@ class Sequence : public Tape {
   std::array<std::uint64_t, kUses> live_by_use_{};
   std::array<StagePeak, kStages> peaks_{};
   std::uint64_t live_total_ = 0, next_ = 1;
+  std::size_t setup_events_ = 0;
   Stage stage_ = Stage::Setup;
 };
 

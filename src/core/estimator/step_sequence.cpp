@@ -156,7 +156,10 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
   u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls (traces)
   u64 dx = head_backward(s, p.outer, logits_grad, rec.head, first ? kCublasWorkspace : 0, grads, tied_share);
   s.stage(Stage::Backward);
+  const ModelConfig& m = f.r.m;
+  const bool decoder_embeddings = m.kind == ModelKind::EncoderDecoder && p.outer.tied && m.family != Family::Whisper;
   for (std::size_t l = p.kinds.size(); l-- > 0;) {
+    if (decoder_embeddings && l + 1 == m.enc.encoder_layers) decoder_embeddings_backward(s, p.outer, tied_share);
     dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);
   }
   embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads);
@@ -195,10 +198,11 @@ SavedBytes saved_bytes(const Run& r) {
   return out;
 }
 
-std::vector<AllocEvent> step_events(const Run& r) {
+std::vector<AllocEvent> step_events(const Run& r, std::size_t* setup_events) {
   Sequence s;
   if (trains(r.o)) training_events(s, r);
   else inference_events(s, r);
+  if (setup_events != nullptr) *setup_events = s.setup_events();
   return s.take();
 }
 

@@ -15,9 +15,21 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 // A model built on the GPU (from_config under a CUDA device, as measured) creates lm_head with its own
 // weight last and frees it when post_init() ties it to the embeddings: one free block of its size
 // before the first step. Loading a quantised model (or from the meta device) makes no such block.
+// transformers 5 builds an encoder-decoder's stacks with embeddings of their own (T5Stack, BartEncoder,
+// BartDecoder: nn.Embedding(vocab, d_model)) that post_init() ties to `shared`: two more blocks of the
+// embeddings' size, freed before the first step (the mt5-s and mbart-m traces of 2026-12-01-b: four
+// vocabulary-sized blocks live while building). Whisper's encoder has none. Large blocks get
+// segments of their own, so where they sit among the weights changes no reserved byte.
 void release_tied_head(Tape& s, const Run& r, u64 elem_width) {
-  if (!r.m.tie_word_embeddings || effective_quant(r.m, r.o).method != QuantMethod::None) return;
-  s.free(s.alloc(mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width), Use::Weight));
+  if (effective_quant(r.m, r.o).method != QuantMethod::None) return;
+  if (r.m.kind == ModelKind::EncoderDecoder && r.m.family != Family::Whisper) {
+    const u64 copy = mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width);
+    const u64 encoder = s.alloc(copy, Use::Weight), decoder = s.alloc(copy, Use::Weight);
+    s.free(encoder), s.free(decoder);
+  }
+  if (!r.m.tie_word_embeddings) return;
+  const u64 width = r.m.enc.embedding_size > 0 ? r.m.enc.embedding_size : r.m.hidden_size;  // ELECTRA's MLM head
+  s.free(s.alloc(mul(mul(width, r.m.vocab_size), elem_width), Use::Weight));
 }
 
 // How many of the model's layers hold a tensor of `set`.
