@@ -350,14 +350,25 @@ TEST(ProbeGuidedSearch, AWideBracketIsBisected) {
   oom.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB "
                "of which 0.50 GiB is free. Including non-PyTorch memory, this process has 5.00 GiB memory in use.";
   s.record(oom);
+  // That message is a full card (5 GiB held, 0.5 GiB free of 139.8): 17 is tried again, and runs.
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(17)) << sequence(s);
+  s.record(job.run(17));
+  Trial genuine;  // then a real one, at the job's own limit
+  genuine.value = 64, genuine.outcome = Outcome::Oom;
+  genuine.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB "
+                   "of which 120.00 GiB is free. Including non-PyTorch memory, this process has 13.90 GiB memory in use. "
+                   "Of the allocated memory 13.10 GiB is allocated by PyTorch, and 0.30 GiB is reserved by PyTorch but unallocated.";
+  s.record(genuine);
+  ASSERT_EQ(s.smallest_oom(), std::optional<std::uint64_t>(64)) << sequence(s);
   for (int i = 0; i < 3; ++i) {
     const auto v = s.next();
-    ASSERT_TRUE(v);
+    if (!v || s.confirming()) break;  // bracketed already
     const auto lo = *s.largest_ok(), hi = *s.smallest_oom();
     EXPECT_GE(*v, lo + (hi - lo) / 4) << "crept: " << sequence(s);
     Trial t = job.run(*v);
     s.record(t);
   }
+  EXPECT_EQ(s.largest_ok(), std::optional<std::uint64_t>(job.limit())) << sequence(s);
 }
 
 // H200, 2026-12-02: ResNet-50 held to 16 GiB peaked at 16.4-16.7 GiB from batch 345 on (the
@@ -380,4 +391,26 @@ TEST(ProbeGuidedSearch, SaturatedPeaksDoNotMakeTheSearchCrawl) {
   ASSERT_TRUE(capped.smallest_oom()) << sequence(capped);
   EXPECT_LE(double(*capped.smallest_oom()), 1.1 * double(*capped.largest_ok())) << sequence(capped);
   EXPECT_LT(job.limit(), *capped.smallest_oom());
+}
+
+// H200, 2026-12-02 (the GPU suite, probe beside another lane): batch 17 ran out of memory with
+// "93.56 MiB is free" of the card while the trial held 2.2 GiB of its 16 GiB: another process had
+// filled the card. The search took it as the limit and reported 16; 17 ran when tried again.
+TEST(ProbeGuidedSearch, AnOomFromAFullCardIsTriedAgainNotTakenAsTheLimit) {
+  SimJob job;
+  job.capacity = 16 * GiB, job.reach = 16 * GiB;
+  job.fixed = 6.2 * GiB, job.per_item = 300 * MiB;
+  Search s(guided_limits(job, 256));
+  s.record(job.run(1));
+  s.record(job.run(2));
+  Trial full;
+  full.value = 17, full.outcome = Outcome::Oom;
+  full.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 272.00 MiB. GPU 0 has a total capacity of 139.80 GiB "
+                "of which 93.56 MiB is free. Including non-PyTorch memory, this process has 2.19 GiB memory in use.";
+  s.record(full);
+  EXPECT_FALSE(s.smallest_oom()) << "a full card taken as the job's limit: " << sequence(s);
+  EXPECT_TRUE(s.trials().back().card_full);
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(17));
+  s.record(full);  // the card is full again: now it counts
+  EXPECT_EQ(s.smallest_oom(), std::optional<std::uint64_t>(17)) << sequence(s);
 }

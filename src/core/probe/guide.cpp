@@ -135,6 +135,7 @@ std::optional<double> reachable_bytes(const std::vector<Trial>& trials, std::opt
     if (t.outcome == Outcome::Ok && t.peak_bytes) largest_peak = std::max(largest_peak, static_cast<double>(*t.peak_bytes));
   for (const auto& t : trials) {
     if (t.outcome != Outcome::Oom) continue;
+    if (t.card_full) continue;  // another process filled the card: nothing about this job's reach
     auto m = timeline::parse_oom_message(t.detail);
     if (!m || !m->in_use_bytes || !m->free_bytes) continue;
     const auto reach = static_cast<double>(*m->in_use_bytes + *m->free_bytes);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/probe/guide.hpp"
+#include "core/timeline/oom_message.hpp"
 
 namespace vramdoc::probe {
 
@@ -123,6 +124,7 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
 int Search::contradictions(double center, double from) const {
   int n = 0;
   for (const auto& t : trials_) {
+    if (t.card_full) continue;
     const double v = static_cast<double>(t.value);
     if (v > from && ((t.outcome == Outcome::Oom && v < center) || (t.outcome == Outcome::Ok && v > center))) ++n;
   }
@@ -137,6 +139,7 @@ std::optional<std::uint64_t> Search::next() const {
   if (confirming()) return largest_ok_;
   if (reason_ != StopReason::Running) return std::nullopt;
   if (trials_.empty()) return limits_.start;
+  if (retry_) return retry_;
   if (auto v = guided()) return std::min(*v, limits_.max);
   if (!smallest_oom_) {  // doubling phase: every trial so far ran
     std::uint64_t last = *largest_ok_;
@@ -157,8 +160,32 @@ void Search::out_of_memory_at(std::uint64_t value) {
   reason_ = largest_ok_ ? StopReason::Running : StopReason::FailsAtStart;
 }
 
+namespace {
+
+// The job held (PyTorch's "this process has X in use") plus what it asked for well under the
+// --gpu-memory it was given, yet the card had less than that request free: another process filled
+// the card (a shared GPU, another job starting). Such an OOM says nothing about the value.
+bool card_was_full(const Trial& t, std::optional<std::uint64_t> cap) {
+  constexpr double kWellUnderCap = 0.9;
+  if (t.outcome != Outcome::Oom || !cap) return false;
+  const auto m = timeline::parse_oom_message(t.detail);
+  if (!m || !m->in_use_bytes || !m->free_bytes || !m->requested_bytes) return false;
+  const double held = static_cast<double>(*m->in_use_bytes) + static_cast<double>(*m->requested_bytes);
+  return *m->free_bytes < *m->requested_bytes && held < kWellUnderCap * static_cast<double>(*cap);
+}
+
+}  // namespace
+
 void Search::record(const Trial& trial) {
   trials_.push_back(trial);
+  const bool retried = retry_ && *retry_ == trial.value;
+  retry_.reset();
+  if (!retried && card_was_full(trial, limits_.capacity_bytes)) {  // once per value: twice is the answer
+    trials_.back().card_full = true;
+    trials_.back().detail = "the card was full (another process), tried again: " + trial.detail;
+    retry_ = trial.value;
+    return;
+  }
   // A trial that ran its steps while memory grew step after step leaks: every value will fail
   // eventually, so stop and say so. A trial that ran out of memory grew by definition (its first
   // steps allocate the optimizer state): its growth is no evidence of a leak.

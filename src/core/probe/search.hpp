@@ -37,6 +37,9 @@ struct Trial {
   bool ran_to_end = false;                  // the job ended by itself (exit 0, not stopped by probe): settled however few steps it ran
   bool measured = false;                    // the driver gave memory readings: without them a trial cannot fit
   bool confirmation = false;                // the longer run of the answer (SearchLimits::confirm_steps)
+  // An OOM that says the card itself was full while this job held far less than its --gpu-memory:
+  // another process took the memory. No evidence about the value: it is tried once more.
+  bool card_full = false;
 };
 
 struct SearchLimits {
@@ -106,6 +109,7 @@ class Search {
   std::optional<std::uint64_t> smallest_oom_;
   std::optional<std::uint64_t> confirmed_;
   StopReason reason_ = StopReason::Running;
+  std::optional<std::uint64_t> retry_;  // a value whose OOM came from a full card: tried again next
 };
 
 }  // namespace vramdoc::probe
