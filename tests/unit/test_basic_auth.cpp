@@ -29,8 +29,10 @@ std::string basic(const std::string& user_password) {
   return "Basic " + out;
 }
 
-// Past the time bcrypt must rest after its last check (three times a check at cost 5, ~2 ms).
-void rest() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+// Past the time bcrypt must rest after its last check (a multiple of the check's own time: under
+// load a check at cost 7 took long enough that a fixed 100 ms was too short, and the next check
+// came back Throttled).
+void rest(const BasicAuth& a) { std::this_thread::sleep_until(a.idle_until() + std::chrono::milliseconds(1)); }
 
 }  // namespace
 
@@ -49,10 +51,10 @@ TEST(BasicAuth, RightPasswordOnceThenRememberedWrongOnesRefused) {
   EXPECT_EQ(a.check(basic("prometheus:U*U")), AuthOutcome::Allowed);
   EXPECT_EQ(a.check("bAsIc " + basic("prometheus:U*U").substr(6)), AuthOutcome::Allowed);  // the scheme's case
   // A new password right after a bcrypt check must wait its turn.
-  rest();
+  rest(a);
   EXPECT_EQ(a.check(basic("prometheus:U*V")), AuthOutcome::Denied);
   EXPECT_EQ(a.check(basic("prometheus:U*W")), AuthOutcome::Throttled);
-  rest();
+  rest(a);
   EXPECT_EQ(a.check(basic("nobody:U*U")), AuthOutcome::Denied);  // costs a bcrypt check too
   EXPECT_EQ(a.check(basic("prometheus:U*U")), AuthOutcome::Allowed);  // remembered, even now
 }
@@ -64,7 +66,7 @@ TEST(BasicAuth, MalformedCredentialsAreDenied) {
   for (const std::string& header : {std::string(), std::string("Bearer abc"), std::string("Basic"),
                                     std::string("Basic !!!!"), basic("no-colon"), basic(std::string("prometheus:U*U\0x", 16)),
                                     std::string("Basic ") + std::string(5000, 'A')}) {
-    rest();
+    rest(a);
     EXPECT_EQ(a.check(header), AuthOutcome::Denied) << header;
   }
 }
@@ -109,7 +111,7 @@ TEST(BasicAuth, EveryNewPasswordCostsTheWorkOfTheHighestCost) {
                                                        {"nobody:x", AuthOutcome::Denied},
                                                        {"low:wrong", AuthOutcome::Denied}};
   for (const auto& [credentials, outcome] : tries) {
-    rest();
+    rest(a);
     EXPECT_EQ(a.check(basic(credentials)), outcome) << credentials;
     EXPECT_EQ(a.last_check_rounds(), rounds) << credentials;
   }

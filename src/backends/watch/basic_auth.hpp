@@ -40,6 +40,8 @@ class BasicAuth {
   AuthOutcome check(std::string_view authorization);
   // The bcrypt work the last check did, in rounds (2^cost per hash): the same for every user.
   std::uint64_t last_check_rounds() const;
+  // Until when a new bcrypt check is refused (Throttled): the last one's time, times the idle factor.
+  std::chrono::steady_clock::time_point idle_until() const { return not_before_; }
 
   // The 401 answer (with WWW-Authenticate) or the 429 answer (with Retry-After).
   static HttpResponse refusal(AuthOutcome outcome);
