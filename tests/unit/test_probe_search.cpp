@@ -89,6 +89,18 @@ SearchLimits plain_limits(std::uint64_t max = 4096) {
   return l;
 }
 
+// A trial that ran out of memory with PyTorch's message ("Tried to allocate R. GPU 0 has a total
+// capacity of 139.80 GiB of which F is free. ... this process has U memory in use."), sizes as printed.
+Trial pytorch_oom(std::uint64_t value, const std::string& requested, const std::string& free, const std::string& in_use,
+                  const std::string& more = "") {
+  Trial t;
+  t.value = value, t.outcome = Outcome::Oom;
+  t.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + requested +
+             ". GPU 0 has a total capacity of 139.80 GiB of which " + free + " is free. Including non-PyTorch memory, this process has " +
+             in_use + " memory in use." + more;
+  return t;
+}
+
 SearchLimits guided_limits(const SimJob& job, std::uint64_t max = 4096) {
   SearchLimits l = plain_limits(max);
   l.capacity_bytes = static_cast<std::uint64_t>(job.capacity);
@@ -345,20 +357,13 @@ TEST(ProbeGuidedSearch, AWideBracketIsBisected) {
   Search s(limits);
   s.record(job.run(1));
   s.record(job.run(2));
-  Trial oom;
-  oom.value = 17, oom.outcome = Outcome::Oom;
-  oom.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB "
-               "of which 0.50 GiB is free. Including non-PyTorch memory, this process has 5.00 GiB memory in use.";
-  s.record(oom);
+  s.record(pytorch_oom(17, "2.00 GiB", "0.50 GiB", "5.00 GiB"));
   // That message is a full card (5 GiB held, 0.5 GiB free of 139.8): 17 is tried again, and runs.
   ASSERT_EQ(s.next(), std::optional<std::uint64_t>(17)) << sequence(s);
   s.record(job.run(17));
-  Trial genuine;  // then a real one, at the job's own limit
-  genuine.value = 64, genuine.outcome = Outcome::Oom;
-  genuine.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB "
-                   "of which 120.00 GiB is free. Including non-PyTorch memory, this process has 13.90 GiB memory in use. "
-                   "Of the allocated memory 13.10 GiB is allocated by PyTorch, and 0.30 GiB is reserved by PyTorch but unallocated.";
-  s.record(genuine);
+  // then a real one, at the job's own limit
+  s.record(pytorch_oom(64, "2.00 GiB", "120.00 GiB", "13.90 GiB",
+                       " Of the allocated memory 13.10 GiB is allocated by PyTorch, and 0.30 GiB is reserved by PyTorch but unallocated."));
   ASSERT_EQ(s.smallest_oom(), std::optional<std::uint64_t>(64)) << sequence(s);
   for (int i = 0; i < 3; ++i) {
     const auto v = s.next();
@@ -403,10 +408,7 @@ TEST(ProbeGuidedSearch, AnOomFromAFullCardIsTriedAgainNotTakenAsTheLimit) {
   Search s(guided_limits(job, 256));
   s.record(job.run(1));
   s.record(job.run(2));
-  Trial full;
-  full.value = 17, full.outcome = Outcome::Oom;
-  full.detail = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 272.00 MiB. GPU 0 has a total capacity of 139.80 GiB "
-                "of which 93.56 MiB is free. Including non-PyTorch memory, this process has 2.19 GiB memory in use.";
+  const Trial full = pytorch_oom(17, "272.00 MiB", "93.56 MiB", "2.19 GiB");
   s.record(full);
   EXPECT_FALSE(s.smallest_oom()) << "a full card taken as the job's limit: " << sequence(s);
   EXPECT_TRUE(s.trials().back().card_full);

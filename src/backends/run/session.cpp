@@ -195,13 +195,9 @@ std::variant<RunRecord, NotStarted> RunSession::record() {
   if (!status) {  // SIGTERM: the job goes on, and may still write marks into the folder
     r.detached_job_pid = static_cast<long>(job->pid());
     r.status = 128 + SIGTERM;
-    if (s.folder) {
-      o.note("SIGTERM: recording stopped, the job (pid " + std::to_string(*r.detached_job_pid) +
-             ") goes on; its marker folder " + s.folder->folder() + " is left for it");
-      s.folder->release();
-    } else {
-      o.note("SIGTERM: recording stopped, the job (pid " + std::to_string(*r.detached_job_pid) + ") goes on");
-    }
+    o.note("SIGTERM: recording stopped, the job (pid " + std::to_string(*r.detached_job_pid) + ") goes on" +
+           (s.folder ? "; its marker folder " + s.folder->folder() + " is left for it" : ""));
+    if (s.folder) s.folder->release();
   } else {
     r.status = *status;
   }
