@@ -111,23 +111,20 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // limit lies below where the model crosses it, so the guess sits one core's half-width lower.
   const double center = reachable ? crossing - kCoreScales * scale : crossing;
   const double a = static_cast<double>(lo), b = static_cast<double>(ceiling);
-  // A curve that passes under an OOM is wrong beyond the values that ran: trust it less, in
-  // proportion to how far it reached (before 2026-12-02 each such OOM only doubled the 1.5 % of
-  // the card: the split came down from the model's guess one value at a time, 33 31 28 under a
-  // limit of 24-27, and the bend-up, power and step families below took 0.3-1.4 trials more).
+  // A trial ran out well below the model's limit: the curve passed under the OOM, so it is wrong
+  // beyond the values that ran (a curve it has not seen). Trust it less, in proportion to how far
+  // it reached: the split below is then close to a bisection of the bracket, leaning toward the
+  // model, and a value that runs refits the curve. Before 2026-12-02 each such OOM only doubled
+  // the 1.5 % of the card, so the split came down from the guess a step at a time (probe_pytorch
+  // on the H200: 33x 31x 28x under a limit of 24-27), and a bracket 2x wide or more was split
+  // geometrically, which climbed from its low end when the model was off by less than 2.5x
+  // (tests/unit/test_probe_search.cpp's bend-up, power and step families: 0.3-1.5 trials more).
   if (smallest_oom_ && b < center - kCoreScales * scale) scale = std::max(scale, kContradictedShare * (center - a));
   if (smallest_oom_ && center < a - kCoreScales * scale) {
     // The model's limit lies below a value that ran: it is wrong here, and the prior's tail would
     // creep up from the bracket's low end one value a trial (H200, 2026-12-02: 3 4 5 6 under 17x).
     // Bisect the bracket: geometrically when wide, else its middle.
     return static_cast<std::uint64_t>(std::clamp(std::round(b >= kGeometricSplit * a ? std::sqrt(a * b) : (a + b) / 2), a + 1, b - 1));
-  }
-  if (smallest_oom_ && center >= b + kCoreScales * scale && b >= kGeometricSplit * a) {
-    // A trial ran out well below the model's limit: the model is wrong here (a curve it has not
-    // seen). Split the wide bracket geometrically: a point that runs refits the curve. (A narrow
-    // one is split by the prior below, which the contradictions widen: its middle climbed to a
-    // limit just under the OOM one half at a time, 597 791 888 937 961 973 under 985x.)
-    return static_cast<std::uint64_t>(std::clamp(std::round(std::sqrt(a * b)), a + 1, b - 1));
   }
   // Each outcome near the limit that the guess contradicts doubles its uncertainty: after one the
   // split leans less on the guess, after a few it is a bisection of the bracket.
