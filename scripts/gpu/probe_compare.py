@@ -33,8 +33,8 @@ JOBS = os.path.join(HERE, "probe_jobs.py")
 ANCHORS = os.path.join(HERE, "probe_anchors.py")
 CONFIGS = os.path.join(HERE, "probe_configs")
 GIB = 1 << 30
-# The emulated card per job (GiB): small enough that 12 cases share the H200 (12 x 10.6 GiB) and the whole run fits
-# one device call; large enough that each limit is several values.
+# The emulated card per job (GiB): small enough that 12 cases share the H200 (12 x 10.6 GiB) and
+# the whole run fits one device call; large enough that each limit is several values.
 CARDS = {"bert": 10, "bert-dyn": 10, "cnn": 6, "llama": 10, "llama-seq": 10, "vit": 6, "gpt2m": 10}
 # probe starts from the estimator's curve where it has the model's config, else from its trials' fit.
 ESTIMATOR = {
@@ -58,10 +58,13 @@ def measure_context(device):
             "before = q(); x = torch.ones(1, device='cuda'); torch.cuda.synchronize(); after = q()\n"
             "print(((after - before) << 20) - torch.cuda.memory_reserved())\n")
     try:
-        return max(0, int(subprocess.check_output([sys.executable, "-c", code], timeout=60).split()[-1]))
+        return max(0, int(subprocess.check_output([sys.executable, "-c", code], timeout=60, stderr=subprocess.PIPE).split()[-1]))
+    except subprocess.CalledProcessError as e:
+        why = (e.stderr or b"").decode(errors="replace").strip().splitlines()[-1:] or ["exit %d" % e.returncode]
     except (subprocess.SubprocessError, ValueError, IndexError, OSError) as e:
-        print("context not measured (%s): the finders get the whole card" % e, file=sys.stderr)
-        return 0
+        why = [str(e)]
+    print("context not measured (%s): the finders get the whole card" % why[0], file=sys.stderr)
+    return 0
 
 
 def run_case(name, argv, timeout, out_dir, env_extra=None):
