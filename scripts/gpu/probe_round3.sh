@@ -4,8 +4,9 @@
 # (bert, bert-dyn, cnn, llama, and the held-out vit and gpt2m; llama's {seq} too), each on an
 # emulated smaller card, every value found run again for 50 steps (scripts/gpu/probe_compare.py).
 # Usage: scripts/gpu/probe_round3.sh OUT [BUILD_DIR (default .device/build)] [TOTAL_S (default 410)]
-# Writes OUT/gpu-tests/ (validate.sh's logs), OUT/compare/ (summary.json, each case's log, probe's
-# kept trials) and OUT/table.md. Needs no network: the models are built from configs.
+# Writes OUT/gpu-tests/ (validate.sh's logs), OUT/summary.json, OUT/table.md and
+# OUT/compare-raw.tar.xz (each case's log, probe's kept trials: one file, so the copy back stays
+# small). Needs no network: the models are built from configs.
 set -u
 out=$1 build=${2:-.device/build} total=${3:-410}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,4 +23,5 @@ left=$((total - SECONDS - 10))
 if ((left < 60)); then echo "only ${left} s left: comparison not run"; exit 1; fi
 python3 "$src/scripts/gpu/probe_compare.py" "$build/vramdoc" "$out/compare" --deadline "$left" 2>&1 | tail -5
 python3 "$src/scripts/gpu/probe_table.py" "$out/compare/summary.json" > "$out/table.md" && cat "$out/table.md"
+cp "$out/compare/summary.json" "$out/summary.json" && tar -cJf "$out/compare-raw.tar.xz" -C "$out" compare && rm -rf "$out/compare"
 echo "total ${SECONDS} s"
