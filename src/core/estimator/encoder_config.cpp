@@ -22,7 +22,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 24> kEncoderTypes = {{
+constexpr std::array<EncoderType, 25> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -35,6 +35,7 @@ constexpr std::array<EncoderType, 24> kEncoderTypes = {{
     {"marian", Family::Bart, ModelKind::EncoderDecoder},  {"blenderbot", Family::Bart, ModelKind::EncoderDecoder},
     {"m2m_100", Family::Bart, ModelKind::EncoderDecoder}, {"whisper", Family::Whisper, ModelKind::EncoderDecoder},
     {"mpnet", Family::Bert, ModelKind::Encoder},          {"xlm-roberta-xl", Family::Roberta, ModelKind::Encoder},
+    {"modernbert", Family::Bert, ModelKind::Encoder},
 }};
 
 Result<std::uint64_t> need(const json& cfg, std::initializer_list<const char*> names, const std::string& source,
@@ -124,6 +125,47 @@ Result<bool> read_widths(ModelConfig& m, const json& cfg, const std::string& sou
   return true;
 }
 
+// An encoder whose layers are a decoder's without the causal mask: pre-norm LayerNorms, RoPE on every head,
+// a gated MLP, no absolute positions and no token types (the embeddings: the tokens' lookup, its norm,
+// dropout). The generic stand-in keeps the rest of what its config says (a llama-style layer);
+// ModernBERT (modeling_modernbert.py) adds its own pieces in set_encoder_traits.
+void decoder_style_layers(ModelConfig& m) {
+  m.post_norm = false, m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gated, m.enc.gated_ffn = true;
+  m.rotary_dims = m.head_dim, m.enc.position_table = false, m.enc.type_vocab = 0;
+}
+
+// Which layers attend within a window: layer_types' "sliding_attention" entries, when it names every layer.
+std::vector<bool> sliding_pattern(const json& cfg, std::uint64_t layers) {
+  std::vector<bool> out;
+  if (auto it = cfg.find("layer_types"); it != cfg.end() && it->is_array() && it->size() == layers) {
+    for (const auto& t : *it) out.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+  }
+  return out;
+}
+
+// ModernBERT (modeling_modernbert.py, transformers 5.17): decoder-style layers (ModernBertEncoderLayer:
+// attn_norm, attention, sum; mlp_norm, MLP, sum) with one fused Wqkv whose value view SDPA saves (the whole
+// output stays), RoPE on q.float() / k.float() cast back (apply_rotary_pos_emb), the GLU MLP's one Wi
+// chunked into input and gate (act(input) * gate), LayerNorms with norm_bias, biases by attention_bias /
+// mlp_bias; layer_types' sliding layers attend within local_attention / 2 each side through a bidirectional
+// mask (create_bidirectional_sliding_window_mask: seq x seq bool, made additive per SDPA call); dropouts
+// attention_dropout, mlp_dropout (embedding_dropout), all 0 by default; a final norm; the heads' dense +
+// act + norm (ModernBertPredictionHead) on the first token (seq-cls) or every token (mlm: decoder tied).
+void modernbert_traits(ModelConfig& m, const json& cfg) {
+  decoder_style_layers(m);
+  m.fused_qkv = m.rope_fp32 = m.fused_gate_up = m.enc.rope_upcast_inline = true;
+  m.enc.norm_bias = fields::flag(cfg, "norm_bias", false);
+  m.attention_bias = m.output_bias = fields::flag(cfg, "attention_bias", false);
+  m.mlp_bias = fields::flag(cfg, "mlp_bias", false);
+  m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
+  m.residual_dropout = fields::fraction(cfg, "mlp_dropout", 0.0);
+  m.layer_sliding = sliding_pattern(cfg, m.num_layers);
+  const bool any = std::find(m.layer_sliding.begin(), m.layer_sliding.end(), true) != m.layer_sliding.end();
+  if (any) m.sliding_window = std::max<std::uint64_t>(size_or(cfg, "local_attention", 128) / 2, 1);
+  m.enc.pooler = true;  // the prediction head's dense on the first token, then the classifier
+  m.enc.mlm_loss_fp32 = true;  // ModernBertForMaskedLM: self.loss_function (ForMaskedLMLoss upcasts the logits)
+}
+
 // Norms, MLP, biases, dropout and the heads' pieces of each family (its modeling_*.py).
 void set_encoder_traits(ModelConfig& m, const json& cfg) {
   m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu;
@@ -208,6 +250,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     default: break;
   }
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
+  if (m.model_type == "modernbert") modernbert_traits(m, cfg);
 }
 
 }  // namespace
@@ -280,7 +323,15 @@ ModelConfig generic_encoder_of(const ModelConfig& decoder) {
   m.kind = ModelKind::Encoder, m.family = Family::Bert, m.stand_in = true;
   m.max_positions = 0, m.position_offset = 0, m.rotary_dims = 0, m.sliding_window = 0, m.sliding_layers = 0;
   m.num_kv_heads = m.num_heads;
-  set_encoder_traits(m, json::object());  // BERT's defaults (512 learned positions, two token types)
+  const ModelConfig layers = m;
+  set_encoder_traits(m, json::object());  // BERT's heads and dropouts
+  // the layers the config describes (the generic decoder's: pre-norm, RoPE, gated MLP), without the causal
+  // mask; an encoder's norm is a LayerNorm
+  decoder_style_layers(m);
+  m.rotary_dims = decoder.rotary_dims > 0 ? decoder.rotary_dims : m.head_dim;
+  m.attention_bias = layers.attention_bias, m.output_bias = layers.output_bias, m.mlp_bias = layers.mlp_bias;
+  m.attention_dropout = layers.attention_dropout, m.residual_dropout = layers.residual_dropout;
+  m.enc.pooler = true;
   std::vector<std::string> warnings;
   for (const auto& w : decoder.warnings) {
     if (w.rfind("unknown model_type", 0) != 0) warnings.push_back(w);

@@ -28,6 +28,9 @@ void vector(std::vector<WeightTensor>& w, const std::string& name, u64 n, u64 co
   if (count > 0 && n > 0) w.push_back({name, 1, n, count, false, false, false}), w.back().layers = at.set, w.back().stage = at.stage;
 }
 
+// A norm's weights over width h: a LayerNorm's weight and bias (ModernBERT's: no bias), an RMS norm's weight.
+u64 norm_width(const ModelConfig& m, u64 h) { return m.norm == NormKind::LayerNorm && m.enc.norm_bias ? 2 * h : h; }
+
 // The names of q, k, v and the attention's output projection per family.
 struct AttentionNames {
   const char *q, *k, *v, *o;
@@ -59,13 +62,13 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
     linear(w, prefix + n.k, h, inner, count, bias && !whisper, at);  // Whisper's k_proj has no bias
     linear(w, prefix + n.v, h, inner, count, bias, at);
     linear(w, prefix + n.o, inner, h, count, m.output_bias, at);
-    vector(w, prefix + "attention norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count, at);
+    vector(w, prefix + "attention norm", norm_width(m, h), count, at);
   }
   if (m.family == Family::Swin) vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count, at);
   if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, count, false, at), linear(w, "wi_1", h, inter, count, false, at);
   else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, count, m.mlp_bias, at);
   linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, count, m.mlp_bias, at);
-  vector(w, "mlp norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count, at);
+  vector(w, "mlp norm", norm_width(m, h), count, at);
 }
 
 // Text encoders (BERT, RoBERTa, DistilBERT, DeBERTa-v2): embeddings, layers, the task's head.
@@ -76,9 +79,10 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
   if (m.enc.position_table) w.push_back({"embed_positions", m.max_positions, e, 1, false, false, false});
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
-  vector(w, "embeddings.LayerNorm", 2 * e);
+  vector(w, "embeddings.LayerNorm", norm_width(m, e));
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);
   layer(m, w, L, h, m.intermediate_size, false, m.num_heads);
+  if (!m.post_norm) vector(w, "norm", norm_width(m, h));  // pre-norm layers (ModernBERT): the final norm
   if (m.enc.position_projections) linear(w, "pos_proj", h, h, L, false), linear(w, "pos_q_proj", h, h, L, true);
   if (m.family == Family::DebertaV2) {
     w.push_back({"rel_embeddings", m.enc.relative_buckets, h, 1, false, false, false});
@@ -86,7 +90,7 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   }
   if (m.task == Task::Mlm) {  // transform (dense, act, LayerNorm), the decoder tied to the embeddings, its bias
     linear(w, "transform.dense", h, e, 1, true);
-    vector(w, "transform.LayerNorm", 2 * e);
+    vector(w, "transform.LayerNorm", norm_width(m, e));
     w.push_back({"lm_head", e, m.vocab_size, 1, true, m.tie_word_embeddings, false});
     w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
     return;

@@ -30,6 +30,21 @@ u64 rope(Forward& f, u64 e, u64 xw, u64 pw) {
   return sum;
 }
 
+// ModernBERT's apply_rotary_pos_emb on one of q, k (`e` elements per token): (x.float() * cos) +
+// (rotate_half(x.float()) * sin), each x.float() a temporary of its own freed at its product, rotate_half's
+// -x2 (half) and cat; the fp32 sum is returned (nothing saved but cos and sin).
+u64 inline_fp32_rope(Forward& f, u64 e) {
+  const u64 up = f.s.alloc(f.bytes(e, 4)), a = f.s.alloc(f.bytes(e, 4));
+  f.drop(up);
+  const u64 up2 = f.s.alloc(f.bytes(e, 4)), neg = f.s.alloc(f.bytes(e / 2, 4)), cat = f.s.alloc(f.bytes(e, 4));
+  f.drop(up2), f.drop(neg);
+  const u64 b = f.s.alloc(f.bytes(e, 4));
+  f.drop(cat);
+  const u64 sum = f.s.alloc(f.bytes(e, 4));
+  f.drop(a), f.drop(b);
+  return sum;
+}
+
 // Eager attention's scores (scaled, Gemma 2's soft-capping: tanh saves its output, the mask
 // added) and softmax in fp32 (saved): returns the probabilities and, in `x`, the masked scores
 // (the caller frees them). The matmul's operands `operands` are freed after the scores. The mask
@@ -200,6 +215,12 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   const ModelConfig& m = f.r.m;
   const u64 cos_width = m.family == Family::Olmo2 ? 4 : f.wide, pw = std::max(f.act, cos_width);
   Rotated out;
+  if (m.rope_fp32 && f.act != 4 && m.enc.rope_upcast_inline) {
+    const u64 qr = inline_fp32_rope(f, mul(d.heads, d.rotary)), kr = inline_fp32_rope(f, mul(d.kv_heads, d.rotary));
+    out.q = f.s.alloc(f.bytes(d.q, f.act)), out.k = f.s.alloc(f.bytes(d.kv, f.act));
+    for (u64 id : {qr, kr, t.q, t.k}) f.drop(id);
+    return out;
+  }
   if (m.rope_fp32 && f.act != 4) {  // Cohere: q.float(), k.float(), rotated in fp32, cast back at the return
     const u64 qf = f.s.alloc(f.bytes(d.q, 4)), kf = f.s.alloc(f.bytes(d.kv, 4));
     const u64 qr = rope(f, mul(d.heads, d.rotary), 4, 4), kr = rope(f, mul(d.kv_heads, d.rotary), 4, 4);

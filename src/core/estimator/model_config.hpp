@@ -66,6 +66,13 @@ struct EncoderParts {
                                        // query Linears per layer (v1 pos_proj, pos_q_proj)
   std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
                                        // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
+  bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
+  bool rope_upcast_inline = false;     // with rope_fp32: (q.float() * cos) + (rotate_half(q.float()) * sin), each
+                                       // upcast a temporary of its own, q's rotation before k's (ModernBERT)
+  bool mlm_loss_fp32 = false;          // the MLM loss through transformers' loss_function (logits.float(): ModernBERT),
+                                       // not CrossEntropyLoss on the logits as they are (BERT)
+  std::uint64_t shared_layers = 0;     // ALBERT: distinct layers (num_hidden_groups x inner_group_num), each applied
+                                       // num_layers / shared_layers times in a row; 0: every layer its own
 };
 
 // A weight tensor read from a safetensors header (model directories).
