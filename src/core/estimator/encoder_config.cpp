@@ -8,6 +8,7 @@
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/encoders.hpp"
 #include "core/estimator/families.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::estimator {
 
@@ -22,7 +23,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 25> kEncoderTypes = {{
+constexpr std::array<EncoderType, 26> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -35,7 +36,7 @@ constexpr std::array<EncoderType, 25> kEncoderTypes = {{
     {"marian", Family::Bart, ModelKind::EncoderDecoder},  {"blenderbot", Family::Bart, ModelKind::EncoderDecoder},
     {"m2m_100", Family::Bart, ModelKind::EncoderDecoder}, {"whisper", Family::Whisper, ModelKind::EncoderDecoder},
     {"mpnet", Family::Bert, ModelKind::Encoder},          {"xlm-roberta-xl", Family::Roberta, ModelKind::Encoder},
-    {"modernbert", Family::Bert, ModelKind::Encoder},
+    {"modernbert", Family::Bert, ModelKind::Encoder},     {"albert", Family::Bert, ModelKind::Encoder},
 }};
 
 Result<std::uint64_t> need(const json& cfg, std::initializer_list<const char*> names, const std::string& source,
@@ -72,6 +73,25 @@ std::uint64_t labels_of(const json& cfg) {
   return 2;
 }
 
+// ALBERT's shared layers (modeling_albert.py AlbertTransformer): num_hidden_groups groups of inner_group_num
+// layers each; the forward applies group i x groups / num_hidden_layers (its layers in turn) for each of
+// num_hidden_layers steps. m.num_layers becomes the applications (each its own activations), shared_layers
+// the distinct layers (their weights, gradients and optimizer state once).
+Result<bool> read_shared_layers(ModelConfig& m, const json& cfg, const std::string& source) {
+  const std::uint64_t groups = size_or(cfg, "num_hidden_groups", 0), inner = size_or(cfg, "inner_group_num", 0);
+  if (groups == 0 && inner == 0) return true;
+  const std::uint64_t g = std::max<std::uint64_t>(groups, 1), each = std::max<std::uint64_t>(inner, 1);
+  const std::uint64_t applied = saturating_mul(m.num_layers, each), distinct = saturating_mul(g, each);
+  if (applied > kMaxLayers) {
+    return make_error("fields 'num_hidden_layers' x 'inner_group_num' in " + source + " make " + std::to_string(applied) +
+                      " layers: vramdoc estimates at most " + std::to_string(kMaxLayers));
+  }
+  if (g > m.num_layers) return make_error("field 'num_hidden_groups' in " + source + " exceeds num_hidden_layers");
+  m.num_layers = applied;
+  if (distinct < applied) m.enc.shared_layers = distinct;
+  return true;
+}
+
 // The widths every kind has (hidden, layers, heads, MLP, vocabulary), by each family's field names.
 Result<bool> read_widths(ModelConfig& m, const json& cfg, const std::string& source) {
   const bool vision = m.kind == ModelKind::Vision, s2s = m.kind == ModelKind::EncoderDecoder;
@@ -99,6 +119,7 @@ Result<bool> read_widths(ModelConfig& m, const json& cfg, const std::string& sou
       if (!*v) return make_error(v->error());
     }
     m.num_layers = *layers, m.num_heads = *heads, m.intermediate_size = *inter;
+    if (auto ok = read_shared_layers(m, cfg, source); !ok) return make_error(ok.error());
   }
   if (s2s) {
     auto enc_layers = need(cfg, {"encoder_layers", "num_layers"}, source, m.num_layers);
@@ -251,6 +272,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   }
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
+  m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
   vector(w, "embeddings.LayerNorm", norm_width(m, e));
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);
-  layer(m, w, L, h, m.intermediate_size, false, m.num_heads);
+  // ALBERT's shared layers: their tensors once (the model's, not a layer's: every application reads them)
+  layer(m, w, m.enc.shared_layers > 0 ? m.enc.shared_layers : L, h, m.intermediate_size, false, m.num_heads);
   if (!m.post_norm) vector(w, "norm", norm_width(m, h));  // pre-norm layers (ModernBERT): the final norm
   if (m.enc.position_projections) linear(w, "pos_proj", h, h, L, false), linear(w, "pos_q_proj", h, h, L, true);
   if (m.family == Family::DebertaV2) {

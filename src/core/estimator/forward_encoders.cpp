@@ -81,9 +81,10 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     f.sliding_bool_mask = mask;
     p.held.push_back(mask);
   }
-  if (h != m.hidden_size) {
+  if (h != m.hidden_size) {  // ELECTRA's model holds the projection (embedding_output rebound), ALBERT's the embeddings
     const u64 projected = linear(f, p.hidden, h, m.hidden_size, false, "embeddings_project");
-    f.drop(p.hidden);
+    if (m.enc.project_in_encoder) p.held.push_back(p.hidden), p.hold_first_input = false;
+    else f.drop(p.hidden);
     p.hidden = projected;
   }
   return p;

@@ -105,6 +105,7 @@ LayerDims layer_dims(const Run& r);
 struct Prelude {
   std::vector<u64> held;
   u64 hidden = 0;  // the first layer's input
+  bool hold_first_input = true;  // the model holds `hidden` to its end (not ALBERT's: its encoder's own projection)
 };
 
 // The layer's KV cache entries (keys, values; DeepSeek: the latent and the rotary key).

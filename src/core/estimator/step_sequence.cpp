@@ -112,7 +112,7 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     const u64 out = p.checkpointing ? checkpointed_layer(f, casts, p.kinds[l], x) : recorded_layer(f, casts, p.kinds[l], x, saved, cache);
     const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
     if (p.checkpointing) rec.checkpoints.push_back(x);
-    else if (l == 0) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
+    else if (l == 0 && pre.hold_first_input) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
     else if (!kept) f.s.free(x);
     rec.layers.push_back(std::move(saved));
     x = out;
