@@ -204,6 +204,22 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   return t;
 }
 
+// Whisper's attention (modeling_whisper.py:310, 334, 335): (q_proj(x) * scaling), k_proj(x) and v_proj(x), each
+// .view().transpose(1, 2).contiguous(): [batch, heads, seq, dim] copies (SDPA saves them; the projections'
+// outputs and the scaled query are freed), so SDPA's output is heads-major and sdpa_attention_forward's
+// transpose(1, 2).contiguous() copies it (the caller: heads_major).
+void heads_major_copies(Forward& f, const LayerDims& d, Qkv& t) {
+  const u64 scaled = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(t.q);
+  t.q = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(scaled);
+  for (u64* x : {&t.k, &t.v}) {
+    const u64 copy = f.s.alloc(f.bytes(d.kv, f.act));
+    f.drop(*x);
+    *x = copy;
+  }
+}
+
 // RoPE on q and k: the rotated query and key, and whether the query's memory is [batch, heads,
 // seq, dim] (made by a cat), which SDPA's output inherits.
 struct Rotated {
@@ -358,6 +374,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const LayerDims d = layer_dims(f.r);
   Qkv t = projections(f, d, input, input_wide);
   Rotated rot{t.q, t.k, false};
+  if (m.family == Family::Whisper) heads_major_copies(f, d, t), rot = {t.q, t.k, true};
   if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
   if (f.use_cache) {  // DynamicCache's first update concatenates onto an empty tensor: copies

@@ -118,7 +118,12 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     x = out;
   }
   rec.head = record_head(f, x, p.weights.lm_head_cast);
-  f.s.free(pre.held), f.s.free(cache), f.s.free(f.cross_cache), f.s.free(f.position_bias), f.s.free(f.cross_bias);
+  f.s.free(pre.held), f.s.free(cache), f.s.free(f.position_bias), f.s.free(f.cross_bias);
+  // the cross-attention's cached keys and values are the ones SDPA saved: freed by their layer's backward
+  for (u64 id : f.cross_cache) {
+    if (!f.saved_by_a_layer(id)) f.s.free(id);
+  }
+  f.cross_cache.clear();
   if (!f.saved_by_a_layer(f.memory)) f.s.free(f.memory);  // (saved: the layers' backward frees it)
   f.forget_saved();
   f.memory = 0, f.position_bias = f.cross_bias = 0, f.q_len = f.kv_len = f.r.o.seq, f.hidden = 0;
