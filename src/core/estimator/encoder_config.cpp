@@ -23,7 +23,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 26> kEncoderTypes = {{
+constexpr std::array<EncoderType, 27> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -37,6 +37,7 @@ constexpr std::array<EncoderType, 26> kEncoderTypes = {{
     {"m2m_100", Family::Bart, ModelKind::EncoderDecoder}, {"whisper", Family::Whisper, ModelKind::EncoderDecoder},
     {"mpnet", Family::Bert, ModelKind::Encoder},          {"xlm-roberta-xl", Family::Roberta, ModelKind::Encoder},
     {"modernbert", Family::Bert, ModelKind::Encoder},     {"albert", Family::Bert, ModelKind::Encoder},
+    {"led", Family::Bart, ModelKind::EncoderDecoder},
 }};
 
 Result<std::uint64_t> need(const json& cfg, std::initializer_list<const char*> names, const std::string& source,
@@ -187,6 +188,18 @@ void modernbert_traits(ModelConfig& m, const json& cfg) {
   m.enc.mlm_loss_fp32 = true;  // ModernBertForMaskedLM: self.loss_function (ForMaskedLMLoss upcasts the logits)
 }
 
+// Longformer's attention_window (LED's encoder, Longformer): an even size, or one per layer (the largest is
+// taken); 0 when absent.
+std::uint64_t attention_window(const json& cfg) {
+  const auto it = cfg.find("attention_window");
+  if (it == cfg.end()) return 0;
+  std::uint64_t largest = 0;
+  for (const auto& v : it->is_array() ? *it : json::array({*it})) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() < (1ULL << 24)) largest = std::max(largest, v.get<std::uint64_t>());
+  }
+  return largest;
+}
+
 // Norms, MLP, biases, dropout and the heads' pieces of each family (its modeling_*.py).
 void set_encoder_traits(ModelConfig& m, const json& cfg) {
   m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu;
@@ -256,7 +269,11 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.post_norm = m.family == Family::Bart && !pre_norm && !fields::flag(cfg, "normalize_before", false);
       m.residual_dropout = fields::fraction(cfg, "dropout", m.family == Family::Whisper ? 0.0 : 0.1);
       m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
-      m.position_offset = m.family == Family::Bart && (!own_positions || t == "m2m_100") ? 2 : 0;
+      m.position_offset = m.family == Family::Bart && (!own_positions || t == "m2m_100") && t != "led" ? 2 : 0;
+      if (t == "led") {  // LEDLearnedPositionalEmbedding: no offset, the encoder's table its own size
+        m.enc.source_positions = size_or(cfg, "max_encoder_position_embeddings", 16384);
+        m.max_positions = size_or(cfg, "max_decoder_position_embeddings", 1024);
+      }
       m.enc.positions_buffer = t == "m2m_100";
       m.embed_norm = m.family == Family::Bart && !own_positions;  // layernorm_embedding
       m.enc.logits_bias = m.family == Family::Bart && t != "m2m_100";  // modeling_bart.py:940
@@ -273,6 +290,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
   m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
+  if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
 }
 
 }  // namespace

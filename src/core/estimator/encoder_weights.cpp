@@ -71,6 +71,13 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
   vector(w, "mlp norm", norm_width(m, h), count, at);
 }
 
+// Longformer's self-attention (and LED's encoder's) has query_global, key_global and value_global too (with
+// bias), used only for tokens with global attention.
+void global_projections(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, Holder at) {
+  if (m.enc.attention_window == 0) return;
+  for (const char* name : {"query_global", "key_global", "value_global"}) linear(w, name, m.hidden_size, m.hidden_size, count, true, at);
+}
+
 // Text encoders (BERT, RoBERTa, DistilBERT, DeBERTa-v2): embeddings, layers, the task's head.
 // ELECTRA's embeddings are embedding_size wide, embeddings_project maps them to the hidden size; its
 // MLM head maps back (generator_predictions.dense, LayerNorm) to the tied embeddings (modeling_electra.py).
@@ -83,6 +90,7 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);
   // ALBERT's shared layers: their tensors once (the model's, not a layer's: every application reads them)
   layer(m, w, m.enc.shared_layers > 0 ? m.enc.shared_layers : L, h, m.intermediate_size, false, m.num_heads);
+  global_projections(m, w, L, {});
   if (!m.post_norm) vector(w, "norm", norm_width(m, h));  // pre-norm layers (ModernBERT): the final norm
   if (m.enc.position_projections) linear(w, "pos_proj", h, h, L, false), linear(w, "pos_q_proj", h, h, L, true);
   if (m.family == Family::DebertaV2) {
@@ -142,7 +150,8 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"embed_positions", m.max_positions, h, 1, false, false, false});
   } else if (m.family == Family::Bart) {
     if (!m.enc.positions_buffer) {
-      w.push_back({"encoder.embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
+      const u64 source = m.enc.source_positions > 0 ? m.enc.source_positions : m.max_positions + m.position_offset;  // LED's own
+      w.push_back({"encoder.embed_positions", source, h, 1, false, false, false});
       w.push_back({"embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
     }
     if (m.embed_norm) vector(w, "layernorm_embedding", 2 * norm);
@@ -150,6 +159,7 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"relative_attention_bias", m.enc.relative_buckets, 2 * m.num_heads, 1, false, false, false});
   }
   layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads, {LayerSet::Encoder});
+  global_projections(m, w, m.enc.encoder_layers, {LayerSet::Encoder});
   layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads, {LayerSet::Decoder});
   if (!m.post_norm) vector(w, "final norms", 2 * norm);  // post-norm stacks (BART, Marian) have none; final_logits_bias is a buffer
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});

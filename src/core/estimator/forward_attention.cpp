@@ -388,7 +388,9 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const u64 q = rot.q != 0 ? rot.q : t.fused;
   u64 out = 0;
   const AttentionPath path = attention_path(m, f.r.o, kind);
-  if (m.family == Family::DebertaV2) {  // always its own eager attention
+  if (m.enc.attention_window > 0 && !kind.cross && m.kind != ModelKind::Decoder) {
+    out = sliding_chunks_attention(f, d, q, k, v);
+  } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, k, v);

@@ -67,6 +67,8 @@ struct EncoderParts {
   std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
                                        // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
   bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
+  std::uint64_t attention_window = 0;  // Longformer / LED's encoder: sliding-chunk self-attention over attention_window
+                                       // tokens (the largest layer's), with query_global / key_global / value_global
   bool project_in_encoder = false;     // ALBERT: embedding_hidden_mapping_in is the encoder's first op (the model
                                        // holds the narrow embeddings to its end, the projection goes after layer 1)
   bool rope_upcast_inline = false;     // with rope_fp32: (q.float() * cos) + (rotate_half(q.float()) * sin), each
