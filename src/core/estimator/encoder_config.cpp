@@ -23,7 +23,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 27> kEncoderTypes = {{
+constexpr std::array<EncoderType, 28> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -37,7 +37,7 @@ constexpr std::array<EncoderType, 27> kEncoderTypes = {{
     {"m2m_100", Family::Bart, ModelKind::EncoderDecoder}, {"whisper", Family::Whisper, ModelKind::EncoderDecoder},
     {"mpnet", Family::Bert, ModelKind::Encoder},          {"xlm-roberta-xl", Family::Roberta, ModelKind::Encoder},
     {"modernbert", Family::Bert, ModelKind::Encoder},     {"albert", Family::Bert, ModelKind::Encoder},
-    {"led", Family::Bart, ModelKind::EncoderDecoder},
+    {"led", Family::Bart, ModelKind::EncoderDecoder},     {"dinov2", Family::Vit, ModelKind::Vision},
 }};
 
 Result<std::uint64_t> need(const json& cfg, std::initializer_list<const char*> names, const std::string& source,
@@ -290,7 +290,11 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
   m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
+  m.enc.attention_locals_held = m.model_type == "dinov2";  // modeling_dinov2.py Dinov2Layer.forward
   if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
+  // Dinov2LayerScale / BEiT's lambda_1, lambda_2: `branch * lambda` out of place (mul saves the branch for the
+  // scale's gradient); BEiT has none when layer_scale_init_value is 0
+  m.enc.layer_scale = fields::positive_number(cfg, "layerscale_value") > 0 || fields::positive_number(cfg, "layer_scale_init_value") > 0;
 }
 
 }  // namespace

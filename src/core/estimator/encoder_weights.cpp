@@ -69,6 +69,7 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
   else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, count, m.mlp_bias, at);
   linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, count, m.mlp_bias, at);
   vector(w, "mlp norm", norm_width(m, h), count, at);
+  if (m.enc.layer_scale) vector(w, "layer_scale", 2 * h, count, at);  // lambda of each branch
 }
 
 // Longformer's self-attention (and LED's encoder's) has query_global, key_global and value_global too (with

@@ -42,6 +42,8 @@ struct Forward {
   u64 stage_reshaped = 0;                // Swin: the last stage's reshaped hidden states (held to the next stage's end)
   u64 hidden = 0;                        // the last layer's width where it is not hidden_size (Swin's last stage)
   u64 pixels = 0;                        // the caller's pixels or mel frames (made before the first step, never freed)
+  std::vector<u64> layer_locals;         // inference: tensors a layer's Python locals hold to its return (DINOv2's
+                                         // hidden_states_norm and self_attention_output)
   u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
                                          // which the model's loop (`outputs = block(...)`) holds until the next returns
 

@@ -67,6 +67,10 @@ struct EncoderParts {
   std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
                                        // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
   bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
+  bool attention_locals_held = false;  // DINOv2 (Dinov2Layer.forward): the norm's and the attention's outputs are locals,
+                                       // alive to the layer's return
+  bool layer_scale = false;            // each residual branch times a learned per-channel scale before the sum
+                                       // (DINOv2's layerscale_value, BEiT's / Data2Vec-vision's layer_scale_init_value)
   std::uint64_t attention_window = 0;  // Longformer / LED's encoder: sliding-chunk self-attention over attention_window
                                        // tokens (the largest layer's), with query_global / key_global / value_global
   bool project_in_encoder = false;     // ALBERT: embedding_hidden_mapping_in is the encoder's first op (the model
