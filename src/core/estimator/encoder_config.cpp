@@ -291,6 +291,10 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
   m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
   m.enc.attention_locals_held = m.model_type == "dinov2";  // modeling_dinov2.py Dinov2Layer.forward
+  if (m.model_type == "mpnet") {  // modeling_mpnet.py: no token types; MPNetEncoder.compute_position_bias, its own attention
+    m.enc.type_vocab = 0, m.enc.batched_position_bias = true;
+    m.enc.relative_buckets = size_or(cfg, "relative_attention_num_buckets", 32);
+  }
   if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
   // Dinov2LayerScale / BEiT's lambda_1, lambda_2: `branch * lambda` out of place (mul saves the branch for the
   // scale's gradient); BEiT has none when layer_scale_init_value is 0

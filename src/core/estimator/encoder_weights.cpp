@@ -94,6 +94,7 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   global_projections(m, w, L, {});
   if (!m.post_norm) vector(w, "norm", norm_width(m, h));  // pre-norm layers (ModernBERT): the final norm
   if (m.enc.position_projections) linear(w, "pos_proj", h, h, L, false), linear(w, "pos_q_proj", h, h, L, true);
+  if (m.enc.batched_position_bias) w.push_back({"relative_attention_bias", m.enc.relative_buckets, m.num_heads, 1, false, false, false});
   if (m.family == Family::DebertaV2) {
     w.push_back({"rel_embeddings", m.enc.relative_buckets, h, 1, false, false, false});
     if (m.enc.relative_norm) vector(w, "encoder.LayerNorm", 2 * h);

@@ -103,11 +103,13 @@ u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64 qkw, bool q_h
 // GPT-2's own eager attention (modeling_gpt2.py eager_attention_forward): scores, divided by the
 // scale, masked with torch.where, softmax (saved; fp32 under autocast) and its copy in the values'
 // dtype, attention dropout (its mask and output saved), the output made contiguous for c_proj.
-u64 gpt2_eager(Forward& f, const LayerDims& d, u64 k, u64 v) {
-  f.keep(k), f.keep(v);
+// MPNet's (modeling_mpnet.py MPNetSelfAttention): the same without the where (the position bias is
+// added in place), q saved too (`q`: 0 where it is a view of what k keeps).
+u64 gpt2_eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
+  f.keep(q), f.keep(k), f.keep(v);
   const u64 sw = f.amp ? 4 : f.act;
   u64 x = f.s.alloc(f.scores(d.heads, f.act));
-  for (int i = 0; i < 2; ++i) {  // / scale, torch.where(causal, ...)
+  for (int i = 0; i < (f.r.m.family == Family::Gpt2 ? 2 : 1); ++i) {  // / scale, torch.where(causal, ...)
     const u64 next = f.s.alloc(f.scores(d.heads, f.act));
     f.drop(x);
     x = next;
@@ -393,7 +395,9 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
-    out = gpt2_eager(f, d, k, v);
+    out = gpt2_eager(f, d, 0, k, v);
+  } else if (m.enc.batched_position_bias) {
+    out = gpt2_eager(f, d, q, k, v);
   } else if (m.alibi) {
     out = bloom_attention(f, d, k, v, f.use_cache, held);
   } else if (m.fp32_attention) {

@@ -74,6 +74,12 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     x = n;
   }
   p.hidden = dropout(f, x, h, width, m.residual_dropout);
+  if (!decoder_side && m.enc.batched_position_bias) {  // MPNet: buckets (int64, seq x seq), their lookup, expanded
+    const u64 square = saturating_mul(f.q_len, f.kv_len), buckets = f.s.alloc(saturating_mul(square, 8));
+    const u64 lookup = f.s.alloc(saturating_mul(square, saturating_mul(m.num_heads, width)));
+    f.position_bias = f.s.alloc(f.scores(m.num_heads, width));  // held to the encoder's end
+    f.s.free(lookup), f.s.free(buckets);
+  }
   if (!decoder_side && m.sliding_window > 0 && f.q_len > m.sliding_window) {
     // a bidirectional window (ModernBERT's sliding layers): one seq x seq bool mask, held to the model's end
     // (masking_utils; SDPA makes it additive per call: fused_kernel)

@@ -69,6 +69,8 @@ struct EncoderParts {
   bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
   bool attention_locals_held = false;  // DINOv2 (Dinov2Layer.forward): the norm's and the attention's outputs are locals,
                                        // alive to the layer's return
+  bool batched_position_bias = false;  // MPNet: the relative position bias made once per forward, (batch, heads, seq,
+                                       // seq) contiguous, added in place to every layer's eager scores
   bool layer_scale = false;            // each residual branch times a learned per-channel scale before the sum
                                        // (DINOv2's layerscale_value, BEiT's / Data2Vec-vision's layer_scale_init_value)
   std::uint64_t attention_window = 0;  // Longformer / LED's encoder: sliding-chunk self-attention over attention_window
