@@ -162,7 +162,7 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
   u64 dx = head_backward(s, p.outer, logits_grad, rec.head, first ? kCublasWorkspace : 0, grads, tied_share);
   s.stage(Stage::Backward);
   const ModelConfig& m = f.r.m;
-  const bool decoder_embeddings = m.kind == ModelKind::EncoderDecoder && p.outer.tied && m.family != Family::Whisper;
+  const bool decoder_embeddings = m.kind == ModelKind::EncoderDecoder && p.outer.tied;
   for (std::size_t l = p.kinds.size(); l-- > 0;) {
     if (decoder_embeddings && l + 1 == m.enc.encoder_layers) decoder_embeddings_backward(s, p.outer, tied_share);
     dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);
