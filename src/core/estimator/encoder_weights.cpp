@@ -135,7 +135,10 @@ void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
     }
   }
   vector(w, "norm", 2 * width);
-  w.push_back({"lm_head", width, m.enc.labels, 1, true, false, false});
+  // Dinov2ForImageClassification: the classifier reads cat(cls, mean of the patches), 2 x hidden; a mask token
+  const bool dinov2 = m.model_type == "dinov2";
+  if (dinov2) vector(w, "mask_token", h);
+  w.push_back({"lm_head", dinov2 ? 2 * width : width, m.enc.labels, 1, true, false, false});
   w.push_back({"lm_head.bias", 1, m.enc.labels, 1, false, false, false});
 }
 
