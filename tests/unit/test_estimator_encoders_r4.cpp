@@ -131,3 +131,25 @@ TEST(EstimatorEncodersRound4, AlbertSharesItsLayersWeights) {
   const auto absurd = parse_config_json(base + R"("num_hidden_layers":1000,"inner_group_num":1000})", "config.json");
   EXPECT_FALSE(absurd.ok());  // 10^6 applications: refused with the layer limit, not simulated
 }
+
+// An unknown vision model with stages of windowed attention (a `depths` list and a window_size: Swin V2) is
+// read as Swin with the generic margin, not as a ViT of its last stage's width (which Swin's +98..+160 % of
+// round 1 showed is far off).
+TEST(EstimatorEncodersRound4, SwinLikeUnknownIsReadAsSwin) {
+  const auto m = parse_config_json(R"({"model_type":"swin-like","architectures":["SwinLikeForImageClassification"],
+      "image_size":256,"patch_size":4,"embed_dim":96,"depths":[2,2,6,2],"num_heads":[3,6,12,24],"window_size":8,
+      "hidden_size":768})", "config.json");
+  ASSERT_TRUE(m.ok()) << (m.ok() ? "" : m.error());
+  EXPECT_EQ(m->family, Family::Swin);
+  EXPECT_TRUE(m->stand_in);
+  Options o;
+  o.task = Task::ImageCls, o.batch = 2;
+  const auto e = estimate(*m, o);
+  ASSERT_TRUE(e.ok()) << (e.ok() ? "" : e.error());
+  EXPECT_EQ(e->uncertainty_percent, 30U);
+  bool said = false;
+  for (const auto& w : e->warnings) said = said || w.find("Swin-style") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_GT(e->n_params, 27'000'000U);  // Swin V2-tiny's widths: 28.3M in transformers
+  EXPECT_LT(e->n_params, 30'000'000U);
+}

@@ -328,10 +328,10 @@ ModelKind unknown_kind(const json& cfg) {
   return ModelKind::Decoder;
 }
 
-const char* stand_in_name(ModelKind kind) {
+const char* stand_in_name(ModelKind kind, Family family) {
   switch (kind) {
     case ModelKind::EncoderDecoder: return "encoder-decoder (BART-style)";
-    case ModelKind::Vision: return "vision transformer (ViT-style)";
+    case ModelKind::Vision: return family == Family::Swin ? "vision transformer (Swin-style)" : "vision transformer (ViT-style)";
     default: return "encoder (BERT-style)";
   }
 }
@@ -355,13 +355,16 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
     m.kind = unknown_kind(cfg);
     if (m.kind == ModelKind::Decoder) m.kind = ModelKind::Encoder;  // --task asked for an encoder's head
     m.family = m.kind == ModelKind::EncoderDecoder ? Family::Bart : m.kind == ModelKind::Vision ? Family::Vit : Family::Bert;
+    // stages of windowed attention (a `depths` list with a window_size: Swin V2, Swin-like) are read as Swin
+    const auto depths = cfg.find("depths");
+    if (m.kind == ModelKind::Vision && depths != cfg.end() && depths->is_array() && cfg.contains("window_size")) m.family = Family::Swin;
     m.stand_in = true;
   }
   if (auto ok = read_widths(m, cfg, source); !ok) return make_error(ok.error());
   set_encoder_traits(m, cfg);
   if (!known) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source + ": estimated as a generic " +
-                         stand_in_name(m.kind) + ": expect +-30 %");
+                         stand_in_name(m.kind, m.family) + ": expect +-30 %");
   }
   return true;
 }
@@ -385,7 +388,7 @@ ModelConfig generic_encoder_of(const ModelConfig& decoder) {
     if (w.rfind("unknown model_type", 0) != 0) warnings.push_back(w);
   }
   warnings.push_back("unknown model_type '" + m.model_type + "' with an encoder's task: estimated as a generic " +
-                     std::string(stand_in_name(m.kind)) + ": expect +-30 %");
+                     std::string(stand_in_name(m.kind, m.family)) + ": expect +-30 %");
   m.warnings = std::move(warnings);
   return m;
 }
