@@ -153,3 +153,29 @@ TEST(EstimatorEncodersRound4, SwinLikeUnknownIsReadAsSwin) {
   EXPECT_GT(e->n_params, 27'000'000U);  // Swin V2-tiny's widths: 28.3M in transformers
   EXPECT_LT(e->n_params, 30'000'000U);
 }
+
+// Longformer's band is sized for the sequence padded to a multiple of attention_window (LEDEncoder /
+// LongformerModel pad the input): a short sequence pays for the whole window (unpadded, a sequence between w and
+// 2w had no chunks at all), and memory never falls as the sequence grows.
+TEST(EstimatorEncodersRound4, LongformerShortSequencesArePaddedToTheWindow) {
+  const auto m = parse_config_json(R"({"model_type":"longformer-like","architectures":["LongformerForMaskedLM"],
+      "hidden_size":768,"num_hidden_layers":2,"num_attention_heads":12,"intermediate_size":3072,"vocab_size":50265,
+      "max_position_embeddings":4098,"type_vocab_size":1,"attention_window":512})", "config.json");
+  ASSERT_TRUE(m.ok()) << (m.ok() ? "" : m.error());
+  EXPECT_EQ(m->enc.attention_window, 512U);
+  Options o;
+  o.task = Task::Mlm, o.mode = Mode::Infer, o.batch = 8;
+  std::uint64_t last = 0;
+  for (std::uint64_t seq : {100, 300, 512, 700, 1024}) {
+    o.seq = seq;
+    const auto e = estimate(*m, o);
+    ASSERT_TRUE(e.ok()) << seq << ": " << (e.ok() ? "" : e.error());
+    EXPECT_GE(e->peak_allocated_bytes, last) << seq;
+    last = e->peak_allocated_bytes;
+  }
+  o.seq = 100;
+  const auto short_seq = estimate(*m, o);
+  ASSERT_TRUE(short_seq.ok());
+  const std::uint64_t band_fp32 = 8ULL * 12 * 512 * 513 * 4;  // one fp32 band of the padded 512 tokens
+  EXPECT_GT(short_seq->peak_allocated_bytes, short_seq->n_params * 2 + band_fp32);
+}

@@ -24,8 +24,10 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 // chunks of 3w contiguous (3 seq rows: saved), the output; transposed back and made contiguous.
 u64 sliding_chunks_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
   (void)q, (void)k, (void)v;  // the projections: freed by attention() at its end
-  const u64 w = std::max<u64>(f.r.m.enc.attention_window / 2, 1), seq = f.q_len;
-  const u64 chunks = seq > w ? seq / w - 1 : 1, bh = mul(f.batch, d.heads), act = f.act;
+  // LEDEncoder._pad_to_window_size pads the sequence to a multiple of attention_window (2w): the band's length
+  const u64 w = std::max<u64>(f.r.m.enc.attention_window / 2, 1), window = 2 * w;
+  const u64 seq = saturating_mul((f.q_len + window - 1) / window, window);
+  const u64 chunks = seq / w - 1, bh = mul(f.batch, d.heads), act = f.act;
   const auto rows = [&](u64 n, u64 width) { return mul(mul(bh, n), mul(d.head_dim, width)); };
   const u64 band = mul(mul(bh, seq), mul(2 * w + 1, act));
   std::vector<u64> chunked;
