@@ -391,7 +391,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   u64 out = 0;
   const AttentionPath path = attention_path(m, f.r.o, kind);
   if (m.enc.attention_window > 0 && !kind.cross && m.kind != ModelKind::Decoder) {
-    out = sliding_chunks_attention(f, d, q, k, v);
+    out = sliding_chunks_attention(f, d);
   } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {

@@ -22,8 +22,7 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 // _sliding_chunks_matmul_attn_probs_value: the probabilities reshaped (a copy), the values padded by w at
 // each end (seq + 2w rows), the probabilities padded and diagonalised (3w + 1 columns: saved), the values'
 // chunks of 3w contiguous (3 seq rows: saved), the output; transposed back and made contiguous.
-u64 sliding_chunks_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
-  (void)q, (void)k, (void)v;  // the projections: freed by attention() at its end
+u64 sliding_chunks_attention(Forward& f, const LayerDims& d) {
   // LEDEncoder._pad_to_window_size pads the sequence to a multiple of attention_window (2w): the band's length
   const u64 w = std::max<u64>(f.r.m.enc.attention_window / 2, 1), window = 2 * w;
   const u64 seq = saturating_mul((f.q_len + window - 1) / window, window);

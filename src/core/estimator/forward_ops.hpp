@@ -143,9 +143,9 @@ u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 u64 residual_sum(Forward& f, u64 bytes);
 // OPT's post-norm layer (do_layer_norm_before=false).
 u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
-// Longformer's (and LED's encoder's) sliding-chunk self-attention on the projections q, k, v
-// (forward_longformer.cpp): the merged heads, contiguous for the output Linear.
-u64 sliding_chunks_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v);
+// Longformer's (and LED's encoder's) sliding-chunk self-attention on the layer's projections (attention() frees
+// them at its end; forward_longformer.cpp): the merged heads, contiguous for the output Linear.
+u64 sliding_chunks_attention(Forward& f, const LayerDims& d);
 // Models with an encoder (forward_encoders.cpp): the embeddings of the encoder's input (text,
 // patches, mel frames) or, `decoder_side`, of an encoder-decoder's target tokens; the cuBLAS workspace
 // `workspace` first (0: none).
