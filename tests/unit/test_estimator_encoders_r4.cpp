@@ -179,3 +179,33 @@ TEST(EstimatorEncodersRound4, LongformerShortSequencesArePaddedToTheWindow) {
   const std::uint64_t band_fp32 = 8ULL * 12 * 512 * 513 * 4;  // one fp32 band of the padded 512 tokens
   EXPECT_GT(short_seq->peak_allocated_bytes, short_seq->n_params * 2 + band_fp32);
 }
+
+// What an unknown config's fields say it is: an encoder-decoder with T5's per-head width and bucketed relative
+// positions (Switch Transformers) is T5-style, not BART-style (BART's learned positions and LayerNorms); an
+// encoder with position_embedding_type "rotary" (ESM) rotates q and k and has no absolute position table.
+TEST(EstimatorEncodersRound4, UnknownConfigsReadByTheirFields) {
+  const auto t5_like = parse_config_json(R"({"model_type":"t5-like","is_encoder_decoder":true,"d_model":512,"d_kv":64,
+      "d_ff":2048,"num_layers":6,"num_decoder_layers":6,"num_heads":8,"relative_attention_num_buckets":32,"vocab_size":32128})",
+                                         "config.json");
+  ASSERT_TRUE(t5_like.ok()) << (t5_like.ok() ? "" : t5_like.error());
+  EXPECT_EQ(t5_like->family, Family::T5);
+  EXPECT_TRUE(t5_like->stand_in);
+  Options o;
+  o.task = Task::Seq2Seq, o.batch = 2, o.seq = 128;
+  const auto e = estimate(*t5_like, o);
+  ASSERT_TRUE(e.ok()) << (e.ok() ? "" : e.error());
+  EXPECT_EQ(e->n_params, 60'506'624U);  // t5-small's widths: T5ForConditionalGeneration's count
+  EXPECT_EQ(e->uncertainty_percent, 30U);
+
+  const std::string esm = R"({"model_type":"esm-like","architectures":["EsmForMaskedLM"],"hidden_size":320,"num_hidden_layers":6,
+      "num_attention_heads":20,"intermediate_size":1280,"vocab_size":33,"max_position_embeddings":1026,)";
+  const auto rotary = parse_config_json(esm + R"("position_embedding_type":"rotary"})", "config.json");
+  const auto absolute = parse_config_json(esm + R"("position_embedding_type":"absolute"})", "config.json");
+  ASSERT_TRUE(rotary.ok() && absolute.ok());
+  EXPECT_EQ(rotary->rotary_dims, 16U);
+  EXPECT_EQ(absolute->rotary_dims, 0U);
+  o.task = Task::Mlm;
+  const auto er = estimate(*rotary, o), ea = estimate(*absolute, o);
+  ASSERT_TRUE(er.ok() && ea.ok());
+  EXPECT_EQ(ea->n_params - er->n_params, 1026U * 320);  // the absolute table only
+}

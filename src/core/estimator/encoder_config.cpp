@@ -296,6 +296,11 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.enc.relative_buckets = size_or(cfg, "relative_attention_num_buckets", 32);
   }
   if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
+  // position_embedding_type "rotary" (ESM, BERT-style code with RoPE): q and k rotated, no absolute position table
+  if (const auto pe = cfg.find("position_embedding_type"); m.kind == ModelKind::Encoder && pe != cfg.end() && pe->is_string() &&
+                                                           pe->get<std::string>() == "rotary") {
+    m.rotary_dims = m.head_dim, m.enc.position_table = false;
+  }
   // Dinov2LayerScale / BEiT's lambda_1, lambda_2: `branch * lambda` out of place (mul saves the branch for the
   // scale's gradient); BEiT has none when layer_scale_init_value is 0
   m.enc.layer_scale = fields::positive_number(cfg, "layerscale_value") > 0 || fields::positive_number(cfg, "layer_scale_init_value") > 0;
@@ -330,7 +335,7 @@ ModelKind unknown_kind(const json& cfg) {
 
 const char* stand_in_name(ModelKind kind, Family family) {
   switch (kind) {
-    case ModelKind::EncoderDecoder: return "encoder-decoder (BART-style)";
+    case ModelKind::EncoderDecoder: return family == Family::T5 ? "encoder-decoder (T5-style)" : "encoder-decoder (BART-style)";
     case ModelKind::Vision: return family == Family::Swin ? "vision transformer (Swin-style)" : "vision transformer (ViT-style)";
     default: return "encoder (BERT-style)";
   }
@@ -358,6 +363,8 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
     // stages of windowed attention (a `depths` list with a window_size: Swin V2, Swin-like) are read as Swin
     const auto depths = cfg.find("depths");
     if (m.kind == ModelKind::Vision && depths != cfg.end() && depths->is_array() && cfg.contains("window_size")) m.family = Family::Swin;
+    // per-head widths and bucketed relative positions (d_kv, relative_attention_num_buckets: Switch Transformers) are T5's
+    if (m.kind == ModelKind::EncoderDecoder && cfg.contains("d_kv") && cfg.contains("relative_attention_num_buckets")) m.family = Family::T5;
     m.stand_in = true;
   }
   if (auto ok = read_widths(m, cfg, source); !ok) return make_error(ok.error());
