@@ -88,9 +88,10 @@ Search drive(const std::function<Trial(std::uint64_t)>& run, SearchLimits limits
   for (int guard = 0; guard < 200; ++guard) {
     auto v = s.next();
     if (!v) break;
+    const bool long_run = s.confirming() || s.runs_long();
     Trial t = run(*v);
     t.confirmation = s.confirming();
-    if (t.confirmation && t.outcome == Outcome::Ok) t.steps = limits.confirm_steps;
+    if (long_run && t.outcome == Outcome::Ok) t.steps = limits.confirm_steps;
     s.record(t);
   }
   return s;

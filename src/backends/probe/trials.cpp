@@ -158,12 +158,12 @@ bool run_search(probe::Search& search, const TrialSettings& settings, const std:
     const bool confirming = search.confirming();
     TrialSettings these = settings;
     if (outside) these.outside_allocator_bytes = outside;
-    if (confirming) {  // the answer, run for the confirmation's length whether or not it settles
+    if (confirming || search.runs_long()) {  // the answer (or, near the bracket's end, maybe it): the confirmation's length, settled or not
       these.steps = these.max_steps = search.limits().confirm_steps;
       these.stop_when_settled = false;
     }
     progress((confirming ? "confirming " : "trying ") + parameter + " " + std::to_string(*value) +
-             (confirming ? " for " + std::to_string(these.max_steps) + " steps" : "") + " ...");
+             (these.stop_when_settled ? "" : " for " + std::to_string(these.max_steps) + " steps") + " ...");
     auto trial = run_trial(these, steps, probe::substitute(command_template, parameter, *value), *value);
     trial.confirmation = confirming;
     if (g_interrupted) return true;

@@ -34,6 +34,10 @@ constexpr double kGeometricSplit = 2;   // a bracket this wide (hi / lo) after t
 // distance the model extrapolated (its limit less the largest value that ran), so the split is
 // close to a bisection of the bracket, leaning toward the model (docs/probe.md, "Search").
 constexpr double kContradictedShare = 0.5;
+// A bracket this narrow (the smallest OOM less the largest value that ran) is near its end: each
+// trial in it may be the answer, so it runs for the confirmation's length and, when it is the
+// answer, needs no confirmation trial (issue 30, round 4: the ResNet on the H200's 6 GiB).
+constexpr std::uint64_t kLongBracket = 4;
 
 }  // namespace
 
@@ -146,6 +150,17 @@ bool Search::confirming() const {
   return answered(reason_) && limits_.confirm_steps > 0 && largest_ok_ && !confirmed_;
 }
 
+bool Search::runs_long() const {
+  return !confirming() && reason_ == StopReason::Running && !retry_ && limits_.confirm_steps > 0 && largest_ok_ && smallest_oom_ &&
+         *smallest_oom_ - *largest_ok_ <= kLongBracket;
+}
+
+bool Search::ran_long(std::uint64_t value) const {
+  for (const auto& t : trials_)
+    if (t.value == value && t.outcome == Outcome::Ok && t.steps >= limits_.confirm_steps) return true;
+  return false;
+}
+
 std::optional<std::uint64_t> Search::next() const {
   if (confirming()) return largest_ok_;
   if (reason_ != StopReason::Running) return std::nullopt;
@@ -228,14 +243,13 @@ void Search::record(const Trial& trial) {
   }
   if (reason_ == StopReason::Running && largest_ok_ && smallest_oom_ && *smallest_oom_ - *largest_ok_ <= 1)
     reason_ = StopReason::Bracketed;
-  // The cap leaves one trial for the confirmation.
+  // The cap leaves one trial for the confirmation, unless the answer's own trial ran its length.
+  const int reserve = largest_ok_ && limits_.confirm_steps > 0 && !ran_long(*largest_ok_) ? 1 : 0;
   if (reason_ == StopReason::Running && limits_.max_trials > 0 && largest_ok_ &&
-      static_cast<int>(trials_.size()) + 1 >= limits_.max_trials)
+      static_cast<int>(trials_.size()) + reserve >= limits_.max_trials)
     reason_ = StopReason::TrialsSpent;
   // An answer whose own trial already ran the confirmation's length needs no second run.
-  if (answered(reason_) && !confirmed_ && limits_.confirm_steps > 0)
-    for (const auto& t : trials_)
-      if (t.value == *largest_ok_ && t.outcome == Outcome::Ok && t.steps >= limits_.confirm_steps) confirmed_ = t.value;
+  if (answered(reason_) && !confirmed_ && limits_.confirm_steps > 0 && ran_long(*largest_ok_)) confirmed_ = largest_ok_;
 }
 
 }  // namespace vramdoc::probe
