@@ -125,7 +125,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::Ste
                        std::uint64_t value) {
   probe::Trial trial;
   trial.value = value;
-  const std::string base = s.work_dir + "/trial-" + std::to_string(value) + (s.stop_when_settled ? "" : "-confirm");
+  const std::string base = s.work_dir + "/trial-" + std::to_string(value) + s.file_suffix;
   const std::string timeline_path = base + ".jsonl", log_path = base + ".log";
   const auto started = Clock::now();
   int error_number = 0;
@@ -161,6 +161,7 @@ bool run_search(probe::Search& search, const TrialSettings& settings, const std:
     if (confirming || search.runs_long()) {  // the answer (or, near the bracket's end, maybe it): the confirmation's length, settled or not
       these.steps = these.max_steps = search.limits().confirm_steps;
       these.stop_when_settled = false;
+      if (confirming) these.file_suffix = "-confirm";
     }
     progress((confirming ? "confirming " : "trying ") + parameter + " " + std::to_string(*value) +
              (these.stop_when_settled ? "" : " for " + std::to_string(these.max_steps) + " steps") + " ...");
