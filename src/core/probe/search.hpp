@@ -80,8 +80,9 @@ class Search {
   std::optional<std::uint64_t> next() const;
   // True when next()'s value is the confirmation run of the answer (run it for confirm_steps).
   bool confirming() const;
-  // True when next()'s value is a trial near the end of a narrow bracket: run it for confirm_steps
-  // too, so that if it turns out to be the answer it is its own confirmation (no extra trial).
+  // True when next()'s value is a trial in a narrow bracket or one of the last two the cap allows:
+  // run it for confirm_steps too, so that if it turns out to be the answer it is its own
+  // confirmation (no extra trial).
   bool runs_long() const;
   // Records the trial of the value next() returned.
   void record(const Trial& trial);
