@@ -695,3 +695,45 @@ TEST(ProbeH200Round3, FamiliesOfTheH200ShapesExactLimit) {
     std::printf("[probe search] %-12s the most trials: %s\n", kind.c_str(), worst.c_str());
   }
 }
+
+// Round 4: a trial in a narrow bracket runs the confirmation's length; when it is the answer it
+// needs no confirmation trial, and the cap keeps no trial back for one.
+TEST(ProbeSearchLongTrials, ATrialNearTheBracketsEndIsItsOwnConfirmation) {
+  SearchLimits limits;
+  limits.max = 256, limits.max_trials = 0, limits.confirm_steps = 50;  // no capacity: doubling and bisection
+  Search s(limits);
+  auto ran = [](std::uint64_t v, int steps) {
+    Trial t;
+    t.value = v, t.peak_bytes = v * MiB, t.measured = true, t.steps = steps;
+    return t;
+  };
+  auto oom = [](std::uint64_t v) {
+    Trial t;
+    t.value = v, t.outcome = Outcome::Oom;
+    return t;
+  };
+  s.record(ran(1, 10));
+  EXPECT_FALSE(s.runs_long());  // no bracket yet
+  s.record(ran(2, 10)), s.record(ran(4, 10)), s.record(ran(8, 10)), s.record(oom(16));
+  EXPECT_TRUE(s.runs_long());   // 8-16: at most 8 values
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(12));
+  s.record(oom(12));
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(10));
+  s.record(ran(10, 50));        // ran long
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(11));
+  EXPECT_FALSE(s.confirming());
+  s.record(oom(11));
+  EXPECT_EQ(s.reason(), StopReason::Bracketed);
+  EXPECT_EQ(s.confirmed(), std::optional<std::uint64_t>(10));
+  EXPECT_FALSE(s.next()) << "no confirmation trial: 10 ran the confirmation's length";
+  // The last two trials the cap allows run long; an answer that ran long leaves the cap's last trial to the search.
+  limits.max_trials = 4;
+  Search capped(limits);
+  capped.record(ran(1, 10));
+  EXPECT_FALSE(capped.runs_long());
+  capped.record(ran(2, 10));
+  EXPECT_TRUE(capped.runs_long());  // the 3rd of 4
+  capped.record(ran(4, 50));
+  EXPECT_EQ(capped.reason(), StopReason::Running) << "4 ran long: no trial kept back for its confirmation";
+  EXPECT_TRUE(capped.runs_long());
+}
