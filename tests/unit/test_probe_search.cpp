@@ -43,6 +43,9 @@ struct SimJob {
   double bend_at = 0, bend_per_item = 0, step_at = 0, step_bytes = 0;
   // A smooth convex term: `power_bytes` x v^power.
   double power = 0, power_bytes = 0;
+  // The recorded peak never falls below this (the allocator's first blocks, workspaces, cached
+  // segments: a flat start where small values hide the per-item cost; ViT-B/16 on the H200). 0: none.
+  double floor_bytes = 0;
   unsigned seed = 1;
 
   double extra(double v) const {
@@ -70,7 +73,8 @@ struct SimJob {
     }
     std::mt19937 rng(seed * 7919u + static_cast<unsigned>(v));
     std::normal_distribution<double> jitter(0, noise);
-    const double recorded = saturates_at > 0 ? std::min(peak(double(v)), saturates_at) : peak(double(v));
+    const double grown = std::max(peak(double(v)), floor_bytes);
+    const double recorded = saturates_at > 0 ? std::min(grown, saturates_at) : grown;
     t.peak_bytes = static_cast<std::uint64_t>(std::max(0.0, recorded * sampled_share + jitter(rng)));
     t.measured = true;
     t.memory_grew = leaks_from && v >= leaks_from;
@@ -78,16 +82,23 @@ struct SimJob {
   }
 };
 
-Search search(const SimJob& job, SearchLimits limits) {
+// The search against a job given as its trial at each value: a confirmation runs confirm_steps.
+Search drive(const std::function<Trial(std::uint64_t)>& run, SearchLimits limits) {
   Search s(limits);
   for (int guard = 0; guard < 200; ++guard) {
     auto v = s.next();
     if (!v) break;
-    Trial t = job.run(*v);
+    const bool long_run = s.confirming() || s.runs_long();
+    Trial t = run(*v);
     t.confirmation = s.confirming();
+    if (long_run && t.outcome == Outcome::Ok) t.steps = limits.confirm_steps;
     s.record(t);
   }
   return s;
+}
+
+Search search(const SimJob& job, SearchLimits limits) {
+  return drive([&job](std::uint64_t v) { return job.run(v); }, limits);
 }
 
 // The plain search's limits: values 1 .. max, nothing to steer by.
@@ -190,6 +201,7 @@ std::string sequence(const Search& s) {
 struct Counts {
   std::vector<std::size_t> trials;
   double mean() const { double s = 0; for (auto t : trials) s += double(t); return s / double(trials.size()); }
+  std::size_t quantile_or(std::size_t none) const { return trials.empty() ? none : *std::max_element(trials.begin(), trials.end()); }
   std::size_t quantile(double q) const {
     auto v = trials;
     std::sort(v.begin(), v.end());
@@ -490,20 +502,23 @@ TEST(ProbeGuidedSearch, AConvexJobIsFoundExactlyWithinEightTrials) {
 // The families whose memory per item changes with the value (changing_family): the exact limit
 // always (no cap), and within probe's 8 trials, its confirmation included, for the median job
 // with a limit up to 500 (as ExactLimitInFewTrialsOverManyJobs; larger limits need more: the
-// limit's +-3 % in bytes is more values). Before 2026-12-02: medians 9, 9, 8, 9.
+// limit's +-3 % in bytes is more values). Before 2026-12-02: medians 9, 9, 8, 9; since round 4 (a
+// trial in a narrow bracket runs the confirmation's length) the trials are counted as probe counts
+// them, the confirmation only where the answer's own trial did not run its length: 8, 8, 7, 8.
 TEST(ProbeGuidedSearch, JobsWhoseMemoryPerItemChangesExactLimitWithinEightTrials) {
   for (const std::string kind : {"bend up", "power", "step", "bend down"}) {
     Counts uncapped, small;
     int exact_in_eight = 0;
     const auto jobs = changing_family(kind, 300);
     for (const auto& job : jobs) {
-      const auto s = search(job, guided_limits(job));
+      auto limits = guided_limits(job);
+      limits.confirm_steps = 50;  // the confirmation counted as probe counts it (none when the answer's trial ran its length)
+      const auto s = search(job, limits);
       ASSERT_EQ(s.reason(), StopReason::Bracketed) << kind << " seed " << job.seed << sequence(s);
       EXPECT_EQ(*s.largest_ok(), job.limit()) << kind << " seed " << job.seed << sequence(s);
-      uncapped.trials.push_back(s.trials().size() + 1);  // and the confirmation
-      if (job.limit() <= 500) small.trials.push_back(s.trials().size() + 1);
-      auto limits = guided_limits(job);
-      limits.max_trials = 8, limits.confirm_steps = 50;
+      uncapped.trials.push_back(s.trials().size());
+      if (job.limit() <= 500) small.trials.push_back(s.trials().size());
+      limits.max_trials = 8;
       const auto capped = search(job, limits);
       if (capped.reason() == StopReason::Bracketed && capped.largest_ok() == job.limit() && capped.trials().size() <= 8) ++exact_in_eight;
     }
@@ -511,8 +526,214 @@ TEST(ProbeGuidedSearch, JobsWhoseMemoryPerItemChangesExactLimitWithinEightTrials
                 "exact within probe's 8: %d of %zu (limits <= 500: median %zu, mean %.1f)\n",
                 kind.c_str(), uncapped.mean(), uncapped.quantile(0.5), uncapped.quantile(0.95), uncapped.quantile(1.0), exact_in_eight,
                 jobs.size(), small.quantile(0.5), small.mean());
-    // Not met for "bend down" (median 9): the model underestimates there, and what costs the
-    // trials is the gallop up from below its limit, which this rule does not change (open).
-    EXPECT_LE(small.quantile(0.5), kind == "bend down" ? 9U : 8U) << kind;
+    EXPECT_LE(small.quantile(0.5), 8U) << kind;  // "bend down" needed 9 before round 4
   }
+}
+
+namespace {
+
+// A job replayed from a probe run on the H200 (issue 30, round 3, 2026-12-02,
+// scripts/gpu/probe_round3.sh): the driver's peaks its trials measured, interpolated between the
+// values measured, the first one's below them, beyond the last extrapolated with the last two's
+// slope or, from `saturated_from` on, held at the peak there (the allocator freeing its cache near
+// its cap); out of memory above `limit`.
+struct MeasuredJob {
+  std::map<double, double> peaks;  // value -> peak, bytes
+  double card = 0;
+  std::uint64_t limit = 0;
+  double saturated_from = 0;
+  double peak(double v) const {
+    if (saturated_from > 0 && v >= saturated_from) v = saturated_from;
+    auto hi = peaks.lower_bound(v);
+    if (hi == peaks.begin()) return hi->second;
+    if (hi == peaks.end()) {
+      const auto last = std::prev(peaks.end()), before = std::prev(last);
+      return last->second + (v - last->first) * (last->second - before->second) / (last->first - before->first);
+    }
+    const auto lo = std::prev(hi);
+    return lo->second + (v - lo->first) / (hi->first - lo->first) * (hi->second - lo->second);
+  }
+  Trial run(std::uint64_t v) const {
+    Trial t;
+    t.value = v;
+    if (v > limit) {
+      t.outcome = Outcome::Oom;  // its message carries the device's free memory, not the cap's: no reach
+      t.detail = "torch.OutOfMemoryError: CUDA out of memory";
+      return t;
+    }
+    t.peak_bytes = static_cast<std::uint64_t>(peak(double(v)));
+    t.measured = true;
+    return t;
+  }
+};
+
+// probe's defaults: at most 8 trials, the confirmation included, and its 50 steps.
+SearchLimits probe_defaults(double card, std::uint64_t max = 4096) {
+  SearchLimits l;
+  l.max = max;
+  l.capacity_bytes = static_cast<std::uint64_t>(card);
+  return l;
+}
+
+// The exact limit within probe's defaults: bracketed, the answer the job's limit, confirmed, in 8 trials.
+bool exact_in_eight(const Search& s, std::uint64_t limit) {
+  return s.reason() == StopReason::Bracketed && s.largest_ok() == limit && s.confirmed() == limit && s.trials().size() <= 8;
+}
+
+}  // namespace
+
+// Issue 30, H200 2026-12-02 (round 3): ViT-B/16 on 6 GiB. Peaks 2.69 2.63 2.63 GiB at 1 2 4 (the
+// fixed part hides the per-item cost), then ~0.066 GB an item; the search climbed 1 2 4 15 29 43 53
+// and spent its trials: "fits_at_least 53, 54-4096 untried" (accelerate's 57 ran 50 steps under a
+// cap 140 MB larger). The limit here: where the last slope reaches the card.
+TEST(ProbeH200Round3, VitsFlatStartIsFoundExactlyWithinEightTrials) {
+  MeasuredJob job;
+  job.card = 6 * GiB;
+  job.peaks = {{1, 2883584000.0}, {2, 2824863744.0}, {4, 2820669440.0}, {15, 3393191936.0},
+               {29, 4410310656.0}, {43, 5565841408.0}, {53, 6226444288.0}};
+  while (job.peak(double(job.limit + 1)) <= job.card) ++job.limit;
+  ASSERT_EQ(job.limit, 56U);
+  const auto s = drive([&job](std::uint64_t v) { return job.run(v); }, probe_defaults(job.card));
+  std::printf("[probe search] H200 ViT-B/16 on 6 GiB (limit %llu): %zu trials (%s)\n", static_cast<unsigned long long>(job.limit),
+              s.trials().size(), sequence(s).c_str());
+  EXPECT_TRUE(exact_in_eight(s, job.limit)) << sequence(s);
+}
+
+// Issue 30, H200 2026-12-02 (round 3): a torchvision ResNet on 6 GiB. 1.32 and 1.39 GiB at 1 and 4
+// (0.021 GiB an item; from 4 to 105: 0.045), so the first jump went to 196 (OOM); 105 ran at
+// 5.95 GiB (saturated: the allocator freeing its cache) and the search went 152x 129x 117x and
+// stopped at "fits_at_least 105, 106-116 untried" (106 ran). The limit: accelerate's 114, which
+// ran under a cap 145.75 MB larger than probe's, less what that buys at 4-105's slope (3 items).
+// Open (round 4): the search does not meet it yet; DISABLED_ until a rule does (docs/probe.md, round 4).
+TEST(ProbeH200Round3, DISABLED_CnnWhoseSmallBatchesHideTheSlopeIsFoundExactlyWithinEightTrials) {
+  MeasuredJob job;
+  job.card = 6 * GiB;
+  job.peaks = {{1, 1421869056.0}, {4, 1488977920.0}, {105, 6392119296.0}};
+  job.saturated_from = 105;
+  const double slope = (6392119296.0 - 1488977920.0) / 101;
+  job.limit = 114 - static_cast<std::uint64_t>(std::round(145752064.0 / slope));
+  ASSERT_EQ(job.limit, 111U);
+  const auto s = drive([&job](std::uint64_t v) { return job.run(v); }, probe_defaults(job.card));
+  std::printf("[probe search] H200 ResNet on 6 GiB (limit %llu): %zu trials (%s)\n", static_cast<unsigned long long>(job.limit),
+              s.trials().size(), sequence(s).c_str());
+  EXPECT_TRUE(exact_in_eight(s, job.limit)) << sequence(s);
+}
+
+// Issue 30, H200 2026-12-02 (round 3, tests/gpu/probe_pytorch.sh on 14.04 GiB): 1 2 17 26 28 29
+// 30x, the peaks of 28 and 29 saturated (13.96, 14.03 GiB) so the search climbed by ones from 26.
+TEST(ProbeH200Round3, ProbePytorchsClimbIsFoundExactlyWithinEightTrials) {
+  MeasuredJob job;
+  job.card = 14.04 * GiB;
+  job.peaks = {{1, 6.63 * GiB}, {2, 7.00 * GiB}, {17, 10.43 * GiB}, {26, 13.53 * GiB}, {28, 13.96 * GiB}, {29, 14.03 * GiB}};
+  job.limit = 29;
+  const auto s = drive([&job](std::uint64_t v) { return job.run(v); }, probe_defaults(job.card, 256));
+  std::printf("[probe search] H200 probe_pytorch on 14.04 GiB (limit 29): %zu trials (%s)\n", s.trials().size(), sequence(s).c_str());
+  EXPECT_TRUE(exact_in_eight(s, job.limit)) << sequence(s);
+}
+
+namespace {
+
+// The shapes of round 3's H200 jobs as families (300 jobs each, cards of 6-140 GiB, fixed parts
+// 5-60 % of the card, limits log-uniform in 8-3000, the reach 2 % under to 4 % over the card):
+// "flat start": the recorded peak never below its value at 5-30 % of the limit (ViT-B/16: flat to
+// 4 of 56); "hidden slope": up to 2-10 % of the limit each item costs 0.3-0.6x what it costs above,
+// and near the card the peaks saturate (0.99 of it; the job needing 90-98 % of what it caches:
+// the ResNet).
+std::vector<SimJob> h200_family(const std::string& kind, int count) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double cards[] = {6, 10, 16, 24, 40, 80, 140};
+  std::vector<SimJob> jobs;
+  for (int i = 0; i < count; ++i) {
+    SimJob j;
+    j.seed = static_cast<unsigned>(i + 1);
+    j.capacity = cards[static_cast<int>(u(rng) * 7) % 7] * GiB;
+    j.fixed = (0.05 + 0.55 * u(rng)) * j.capacity;
+    const double limit = std::exp(std::log(8.0) + u(rng) * std::log(3000.0 / 8.0));
+    j.reach = j.capacity * (0.98 + 0.06 * u(rng));
+    if (kind == "flat start") {
+      j.per_item = (j.reach - j.fixed) / limit;
+      j.floor_bytes = j.fixed + j.per_item * std::max(2.0, (0.05 + 0.25 * u(rng)) * limit);
+    } else {  // hidden slope
+      const double knee = std::max(2.0, (0.02 + 0.08 * u(rng)) * limit), ratio = 0.3 + 0.3 * u(rng);
+      j.need_share = 0.9 + 0.08 * u(rng), j.saturates_at = 0.99 * j.capacity;
+      j.reach = std::min(j.reach, 0.99 * j.capacity);  // saturating: the job reaches no more than its peaks do
+      j.per_item = (j.reach - j.fixed) / j.need_share / (limit - (1 - ratio) * knee);
+      j.bend_at = knee, j.bend_per_item = (1 - ratio) * j.per_item, j.per_item *= ratio;
+    }
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+}  // namespace
+
+// The families of round 3's shapes: the exact limit always, and the trials to it with the
+// confirmation (probe's count), printed for docs/probe.md with how many are exact within probe's 8.
+TEST(ProbeH200Round3, FamiliesOfTheH200ShapesExactLimit) {
+  for (const std::string kind : {"flat start", "hidden slope"}) {
+    Counts all, small;
+    int in_eight = 0;
+    std::string worst;
+    const auto jobs = h200_family(kind, 300);
+    for (const auto& job : jobs) {
+      auto limits = guided_limits(job);
+      limits.confirm_steps = 50;
+      const auto s = search(job, limits);
+      ASSERT_EQ(s.reason(), StopReason::Bracketed) << kind << " seed " << job.seed << sequence(s);
+      EXPECT_EQ(*s.largest_ok(), job.limit()) << kind << " seed " << job.seed << sequence(s);
+      if (s.trials().size() > all.quantile_or(0)) worst = sequence(s) + " (limit " + std::to_string(job.limit()) + ")";
+      all.trials.push_back(s.trials().size());
+      if (job.limit() <= 500) small.trials.push_back(s.trials().size());
+      limits.max_trials = 8;
+      if (exact_in_eight(search(job, limits), job.limit())) ++in_eight;
+    }
+    std::printf("[probe search] %-12s trials to the exact limit with the confirmation: mean %.1f, median %zu, 95%% %zu, max %zu; "
+                "exact within probe's 8: %d of %zu (limits <= 500: median %zu, mean %.1f)\n",
+                kind.c_str(), all.mean(), all.quantile(0.5), all.quantile(0.95), all.quantile(1.0), in_eight, jobs.size(),
+                small.quantile(0.5), small.mean());
+    std::printf("[probe search] %-12s the most trials: %s\n", kind.c_str(), worst.c_str());
+  }
+}
+
+// Round 4: a trial in a narrow bracket runs the confirmation's length; when it is the answer it
+// needs no confirmation trial, and the cap keeps no trial back for one.
+TEST(ProbeSearchLongTrials, ATrialNearTheBracketsEndIsItsOwnConfirmation) {
+  SearchLimits limits;
+  limits.max = 256, limits.max_trials = 0, limits.confirm_steps = 50;  // no capacity: doubling and bisection
+  Search s(limits);
+  auto ran = [](std::uint64_t v, int steps) {
+    Trial t;
+    t.value = v, t.peak_bytes = v * MiB, t.measured = true, t.steps = steps;
+    return t;
+  };
+  auto oom = [](std::uint64_t v) {
+    Trial t;
+    t.value = v, t.outcome = Outcome::Oom;
+    return t;
+  };
+  s.record(ran(1, 10));
+  EXPECT_FALSE(s.runs_long());  // no bracket yet
+  s.record(ran(2, 10)), s.record(ran(4, 10)), s.record(ran(8, 10)), s.record(oom(16));
+  EXPECT_TRUE(s.runs_long());   // 8-16: at most 8 values
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(12));
+  s.record(oom(12));
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(10));
+  s.record(ran(10, 50));        // ran long
+  ASSERT_EQ(s.next(), std::optional<std::uint64_t>(11));
+  EXPECT_FALSE(s.confirming());
+  s.record(oom(11));
+  EXPECT_EQ(s.reason(), StopReason::Bracketed);
+  EXPECT_EQ(s.confirmed(), std::optional<std::uint64_t>(10));
+  EXPECT_FALSE(s.next()) << "no confirmation trial: 10 ran the confirmation's length";
+  // The last two trials the cap allows run long; an answer that ran long leaves the cap's last trial to the search.
+  limits.max_trials = 4;
+  Search capped(limits);
+  capped.record(ran(1, 10));
+  EXPECT_FALSE(capped.runs_long());
+  capped.record(ran(2, 10));
+  EXPECT_TRUE(capped.runs_long());  // the 3rd of 4
+  capped.record(ran(4, 50));
+  EXPECT_EQ(capped.reason(), StopReason::Running) << "4 ran long: no trial kept back for its confirmation";
+  EXPECT_TRUE(capped.runs_long());
 }

@@ -125,7 +125,7 @@ probe::Trial run_trial(const TrialSettings& s, const std::optional<timeline::Ste
                        std::uint64_t value) {
   probe::Trial trial;
   trial.value = value;
-  const std::string base = s.work_dir + "/trial-" + std::to_string(value) + (s.stop_when_settled ? "" : "-confirm");
+  const std::string base = s.work_dir + "/trial-" + std::to_string(value) + s.file_suffix;
   const std::string timeline_path = base + ".jsonl", log_path = base + ".log";
   const auto started = Clock::now();
   int error_number = 0;
@@ -158,12 +158,13 @@ bool run_search(probe::Search& search, const TrialSettings& settings, const std:
     const bool confirming = search.confirming();
     TrialSettings these = settings;
     if (outside) these.outside_allocator_bytes = outside;
-    if (confirming) {  // the answer, run for the confirmation's length whether or not it settles
+    if (confirming || search.runs_long()) {  // the answer (or, near the bracket's end, maybe it): the confirmation's length, settled or not
       these.steps = these.max_steps = search.limits().confirm_steps;
       these.stop_when_settled = false;
+      if (confirming) these.file_suffix = "-confirm";
     }
     progress((confirming ? "confirming " : "trying ") + parameter + " " + std::to_string(*value) +
-             (confirming ? " for " + std::to_string(these.max_steps) + " steps" : "") + " ...");
+             (these.stop_when_settled ? "" : " for " + std::to_string(these.max_steps) + " steps") + " ...");
     auto trial = run_trial(these, steps, probe::substitute(command_template, parameter, *value), *value);
     trial.confirmation = confirming;
     if (g_interrupted) return true;

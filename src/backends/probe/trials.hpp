@@ -23,7 +23,8 @@ struct TrialSettings {
   std::string step_regex;         // --step-regex, counted here and passed to run
   long steps = 0;                 // at least this many steps before a settled trial is stopped
   long max_steps = 0;             // stop the trial after this many steps, settled or not (0: no cap)
-  bool stop_when_settled = true;  // stop once memory has settled (settle): off for the confirmation
+  bool stop_when_settled = true;  // stop once memory has settled (settle): off for the confirmation and a trial run long
+  std::string file_suffix;        // after trial-VALUE in the trial's file names: "-confirm" for the confirmation
   probe::SettleRule settle;       // when a trial's memory counts as settled
   double trial_seconds = 0;       // stop the trial after this long (0: no limit)
   // --gpu-memory: the card the job is held to. Each trial's PyTorch allocator is capped at it less

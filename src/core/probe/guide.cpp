@@ -88,7 +88,7 @@ std::optional<PeakModel> peak_model(const std::vector<Trial>& all,
     if (auto fit = fit_peaks(nearest_to_limit(trials)); fit && fit->predict(2 * top.value) > fit->predict(top.value)) {
       m = PeakModel{[f = *fit](double v) { return f.predict(v); }, false};
     } else if (top.peak > 0) {  // one value (or noise hiding the slope): the proportional bound
-      m = PeakModel{[top](double v) { return top.peak * v / top.value; }, true};
+      m = PeakModel{[top](double v) { return top.peak * v / top.value; }, true, pts.size() >= 2};
     }
   }
   if (!m || !(m->predict(2 * top.value + 1) > m->predict(top.value))) return std::nullopt;  // it must grow with the value

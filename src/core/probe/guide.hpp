@@ -16,6 +16,10 @@ namespace vramdoc::probe {
 struct PeakModel {
   std::function<double(double)> predict;
   bool proportional = false;  // from one trial only: peak(v) = peak(v1) x v / v1, an upper bound for linear jobs
+  // The proportional bound although two or more values ran: their peaks did not grow (the fixed
+  // part hides the per-item cost, ViT-B/16 on the H200: 2.69 2.63 2.63 GiB at 1 2 4), which a job
+  // without a fixed part could not show; the bound then understates how far the limit is.
+  bool flat = false;
 };
 
 // The model from the trials that ran with a known peak: with `estimate_bytes`, a + k x estimate(v)

@@ -34,6 +34,17 @@ constexpr double kGeometricSplit = 2;   // a bracket this wide (hi / lo) after t
 // distance the model extrapolated (its limit less the largest value that ran), so the split is
 // close to a bisection of the bracket, leaning toward the model (docs/probe.md, "Search").
 constexpr double kContradictedShare = 0.5;
+// Peaks that do not grow with the value (PeakModel::flat): at least this many times the largest
+// value that ran next, not the proportional bound's margin / peak (1.36x a trial for a fixed part of
+// 66 % of the card: 1 2 3 4 5 6 8 10 13 17 23 31 42 57 77 105 ... in the "flat start" family),
+// within where the bound doubles the card. 8 rather than 2 or 4: the flat family's mean 11.7
+// trials (2: 13.5, 4: 12.0; before: 15.0), the others unchanged (noisy's max 17, 18 with 2 or 4).
+constexpr std::uint64_t kFlatGallop = 8;
+// A bracket this narrow (the smallest OOM less the largest value that ran) is near its end: each
+// trial in it may be the answer, so it runs for the confirmation's length and, when it is the
+// answer, needs no confirmation trial (issue 30, round 4; 8 rather than 4: 3-7 more of the
+// changing families' 300 jobs exact within 8 trials; test_probe_search.cpp).
+constexpr std::uint64_t kLongBracket = 8;
 
 }  // namespace
 
@@ -88,7 +99,8 @@ std::optional<std::uint64_t> Search::guided() const {
   for (const auto& t : trials_)
     if (t.value == lo && t.peak_bytes) peak_lo = static_cast<double>(*t.peak_bytes);
   if (!smallest_oom_ && (model->proportional || peak_lo < kFarFromMargin * margin_bytes)) {
-    const std::uint64_t v = value_within(*model, margin_bytes, lo, ceiling - 1);
+    std::uint64_t v = value_within(*model, margin_bytes, lo, ceiling - 1);
+    if (model->flat) v = std::max(v, std::min(kFlatGallop * lo, ceiling - 1));
     if (v > lo) return v;
   }
   return near_limit(*model, lo, ceiling);
@@ -144,6 +156,19 @@ int Search::contradictions(double center, double from) const {
 
 bool Search::confirming() const {
   return answered(reason_) && limits_.confirm_steps > 0 && largest_ok_ && !confirmed_;
+}
+
+bool Search::runs_long() const {
+  if (confirming() || reason_ != StopReason::Running || retry_ || limits_.confirm_steps <= 0 || !largest_ok_) return false;
+  // The last two trials the cap allows: one that runs may be the answer the cap stops at.
+  if (limits_.max_trials > 0 && static_cast<int>(trials_.size()) + 2 >= limits_.max_trials) return true;
+  return smallest_oom_ && *smallest_oom_ - *largest_ok_ <= kLongBracket;
+}
+
+bool Search::ran_long(std::uint64_t value) const {
+  for (const auto& t : trials_)
+    if (t.value == value && t.outcome == Outcome::Ok && t.steps >= limits_.confirm_steps) return true;
+  return false;
 }
 
 std::optional<std::uint64_t> Search::next() const {
@@ -228,14 +253,13 @@ void Search::record(const Trial& trial) {
   }
   if (reason_ == StopReason::Running && largest_ok_ && smallest_oom_ && *smallest_oom_ - *largest_ok_ <= 1)
     reason_ = StopReason::Bracketed;
-  // The cap leaves one trial for the confirmation.
+  // The cap leaves one trial for the confirmation, unless the answer's own trial ran its length.
+  const int reserve = largest_ok_ && limits_.confirm_steps > 0 && !ran_long(*largest_ok_) ? 1 : 0;
   if (reason_ == StopReason::Running && limits_.max_trials > 0 && largest_ok_ &&
-      static_cast<int>(trials_.size()) + 1 >= limits_.max_trials)
+      static_cast<int>(trials_.size()) + reserve >= limits_.max_trials)
     reason_ = StopReason::TrialsSpent;
   // An answer whose own trial already ran the confirmation's length needs no second run.
-  if (answered(reason_) && !confirmed_ && limits_.confirm_steps > 0)
-    for (const auto& t : trials_)
-      if (t.value == *largest_ok_ && t.outcome == Outcome::Ok && t.steps >= limits_.confirm_steps) confirmed_ = t.value;
+  if (answered(reason_) && !confirmed_ && limits_.confirm_steps > 0 && ran_long(*largest_ok_)) confirmed_ = largest_ok_;
 }
 
 }  // namespace vramdoc::probe

@@ -80,6 +80,10 @@ class Search {
   std::optional<std::uint64_t> next() const;
   // True when next()'s value is the confirmation run of the answer (run it for confirm_steps).
   bool confirming() const;
+  // True when next()'s value is a trial in a narrow bracket or one of the last two the cap allows:
+  // run it for confirm_steps too, so that if it turns out to be the answer it is its own
+  // confirmation (no extra trial).
+  bool runs_long() const;
   // Records the trial of the value next() returned.
   void record(const Trial& trial);
   // The answer's confirmation: the value whose confirmation run (or whose trial, when it ran
@@ -102,6 +106,8 @@ class Search {
   int contradictions(double center, double from) const;
   // After an out-of-memory at `value`: the largest value below it that ran is the answer's candidate.
   void out_of_memory_at(std::uint64_t value);
+  // A trial of `value` ran without error for at least confirm_steps steps.
+  bool ran_long(std::uint64_t value) const;
 
   SearchLimits limits_;
   std::vector<Trial> trials_;
