@@ -134,6 +134,7 @@ void set_traits(ModelConfig& m, const json& cfg) {
       const bool two_lns = new_arch && !(lns != cfg.end() && lns->is_number() && lns->get<double>() == 1);
       m.shared_norm = m.parallel_residual && !two_lns;
       m.kv_broadcast_to_heads = new_arch;  // _split_heads: torch.broadcast_to(key, query.shape).flatten(2, 3)
+      m.alibi_mask = fields::flag(cfg, "alibi", false);  // FalconModel.forward: masked_fill(alibi / sqrt(head_dim), ...)
       break;
     }
     case Family::GptNeox:

@@ -111,6 +111,26 @@ u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& hel
   return merged;
 }
 
+// create_causal_mask(allow_is_causal_skip=False): the seq x seq condition, for SDPA expanded to a batch x seq x
+// seq bool mask and made additive by torch.where (eager gets the additive one directly); then
+// masked_fill(alibi / sqrt(head_dim), causal_mask < -1, min) broadcasts to every head (modeling_falcon.py:763-786;
+// trace 017-falcon-rw of 2026-12-02: 2,130,739,200 bytes for 8 x 32 x 2040 x 2040 in bf16).
+void falcon_alibi_mask(Forward& f, Prelude& p) {
+  const u64 width = f.r.w.weight, square = saturating_mul(f.q_len, f.kv_len), batched = saturating_mul(f.batch, square);
+  const u64 cond = f.s.alloc(square), combined = f.s.alloc(square);
+  f.s.free(cond);
+  const bool sdpa = attention_path(f.r.m, f.r.o) != AttentionPath::Eager;
+  const u64 bool_mask = sdpa ? f.s.alloc(batched) : 0;
+  if (sdpa) f.s.free(combined);
+  const u64 additive = f.s.alloc(saturating_mul(batched, width));  // (SDPA: torch.where(causal_mask, 0.0, min_dtype))
+  f.s.free(sdpa ? bool_mask : combined);
+  const u64 below = f.s.alloc(batched);  // causal_mask < -1
+  const u64 mask = f.s.alloc(saturating_mul(saturating_mul(batched, layer_dims(f.r).heads), width));
+  f.s.free(below), f.s.free(additive);
+  if (f.train) f.saved_mask = mask;
+  else p.held.push_back(mask);
+}
+
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const ModelConfig& m = f.r.m;
   if (m.norm == NormKind::LayerNorm1P) {  // weight + 1 (small); under autocast the input cast to 16 bit first
@@ -147,6 +167,22 @@ u64 residual_sum(Forward& f, u64 bytes) {
   const u64 scaled = f.s.alloc(bytes), sum = f.s.alloc(bytes);  // Granite: residual + branch * residual_multiplier
   f.s.free(scaled);
   return sum;
+}
+
+// Falcon without parallel attention (Falcon-RW): FalconDecoderLayer.forward keeps its locals to its return -
+// input_layernorm's output, the attention output, the residual sum, post_attention_layernorm's output
+// (modeling_falcon.py:587-631; dropout_add with p = 0 returns its input); trace 017-falcon-rw of 2026-12-02 frees
+// them after the second sum.
+u64 falcon_sequential_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
+  const u64 h = f.r.m.hidden_size;
+  u64 held = 0;
+  const u64 n1 = norm(f, x, h, f.wide), a = attention(f, kind, n1, f.amp, cache, held);
+  const u64 residual = f.s.alloc(f.bytes(h, f.wide));
+  const u64 n2 = norm(f, residual, h, f.wide), mo = mlp(f, kind, n2, f.amp);
+  const u64 out = f.s.alloc(f.bytes(h, f.wide));
+  for (u64 id : {residual, n1, n2, a, mo}) f.drop(id);
+  f.drop(held);
+  return out;
 }
 
 // OPT with do_layer_norm_before=false (opt-350m): attention, dropout, the residual sum, its norm;

@@ -16,7 +16,8 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 // the hidden states' dtype (OLMo 2 keeps fp32). Gemma 3 has a local and a global table.
 void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
   const ModelConfig& m = f.r.m;
-  const u64 rd = std::min(m.rotary_dims, m.head_dim), positions = mul(f.batch, f.q_len);
+  // (Falcon with alibi computes the tables too, over the whole head, and never uses them)
+  const u64 rd = m.rotary_dims > 0 ? std::min(m.rotary_dims, m.head_dim) : m.head_dim, positions = mul(f.batch, f.q_len);
   for (int i = 0; i < (m.family == Family::Gemma3 ? 2 : 1); ++i) {
     const u64 freqs = f.s.alloc(mul(positions, mul(rd / 2, 4)));
     if (workspace != 0) f.s.alloc(workspace, Use::Workspace), workspace = 0;
@@ -44,6 +45,7 @@ void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
 // prompt: the bool batch x seq x seq mask, made additive per call.
 void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
   const ModelConfig& m = f.r.m;
+  if (m.alibi_mask) return falcon_alibi_mask(f, p);
   const bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k.sliding; });
   const bool any_full = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return !k.sliding; });
   const bool eager = attention_path(m, f.r.o) == AttentionPath::Eager;
@@ -198,7 +200,7 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
     p.hidden = dropout(f, sum, m.hidden_size, width, m.residual_dropout);
   }
   masks(f, p, kinds);
-  if (m.rotary_dims > 0) rotary_tables(f, p, workspace);
+  if (m.rotary_dims > 0 || m.alibi_mask) rotary_tables(f, p, workspace);
   if (workspace != 0) f.s.alloc(workspace, Use::Workspace);
   return p;
 }
@@ -211,6 +213,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   if (m.family == Family::Swin) return swin_layer(f, kind, x);
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
+  if (m.family == Family::Falcon) return falcon_sequential_layer(f, kind, x, cache);
   const u64 h = m.hidden_size, wide = f.wide;
   u64 held = 0;
   u64 a = residual_branch(f, x, [&](u64 in) { return attention(f, kind, in, f.amp, cache, held); });

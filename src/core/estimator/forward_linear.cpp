@@ -43,6 +43,11 @@ u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide
   const u64 dequant = f.quantized ? f.s.alloc(mul(mul(in_elements, out_elements), f.act), Use::Dequant) : 0;
   u64 out = f.s.alloc(f.bytes(out_elements, f.act));
   f.drop(dequant);
+  if (f.r.m.family == Family::Falcon && f.r.m.mlp_bias) {  // FalconLinear: `input @ weight.T`, then `+ bias` (a
+    const u64 biased = f.s.alloc(f.bytes(out_elements, f.amp ? 4 : f.act));  // tensor of its own; fp32 under autocast)
+    f.s.free(out);
+    out = biased;
+  }
   if (f.weights_train()) f.keep(cast != 0 ? cast : x);  // the input, for the weight's gradient
   f.drop(cast);
   f.release_cast(weight_cast);

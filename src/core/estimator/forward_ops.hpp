@@ -44,6 +44,8 @@ struct Forward {
   u64 pixels = 0;                        // the caller's pixels or mel frames (made before the first step, never freed)
   u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
                                          // which the model's loop (`outputs = block(...)`) holds until the next returns
+  u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
+                                         // the end of the layers' backward (the caller frees it)
 
   // The width of the last layer's output (the final norm's and the head's).
   u64 hidden_width() const { return hidden != 0 ? hidden : r.m.hidden_size; }
@@ -134,10 +136,15 @@ u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide);
 u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held);
 // GPT-J's attention in fp32 on the rotated query `q`, keys `k` and values `v`: the merged heads.
 u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
+// Falcon with alibi (FalconModel.forward): the causal mask materialised, ALiBi / sqrt(head_dim) filled into it:
+// one batch x heads x seq x seq mask in the embeddings' dtype, held to the forward's end (training: f.saved_mask).
+void falcon_alibi_mask(Forward& f, Prelude& p);
 // Cohere's fp32 LayerNorm and Nemotron's LayerNorm1P (as norm()).
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
 u64 residual_sum(Forward& f, u64 bytes);
+// Falcon's sequential layer (parallel_attn=False): its locals held to its end.
+u64 falcon_sequential_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // OPT's post-norm layer (do_layer_norm_before=false).
 u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // Models with an encoder (forward_encoders.cpp): the embeddings of the encoder's input (text,

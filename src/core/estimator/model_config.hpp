@@ -140,6 +140,8 @@ struct ModelConfig {
   std::uint64_t embed_proj_dim = 0;     // OPT word_embed_proj_dim != hidden: project_in / project_out (0: none)
   bool embed_norm = false;              // BLOOM: word_embeddings_layernorm after the embeddings
   bool alibi = false;                   // BLOOM: ALiBi bias added to the scores (eager attention only)
+  bool alibi_mask = false;              // Falcon with alibi: ALiBi folded into the causal mask, one batch x heads x
+                                        // seq x seq tensor held through the forward (SDPA's attn_mask)
   bool post_norm = false;               // OPT do_layer_norm_before=false: the norms after each residual sum
   bool scaled_query = false;            // OPT: q_proj(x) * scaling, a tensor of its own
   bool fp32_attention = false;          // GPT-J's _attn: query and key upcast, fp32 scores and softmax

@@ -162,6 +162,7 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
     if (decoder_embeddings && l + 1 == m.enc.encoder_layers) decoder_embeddings_backward(s, p.outer, tied_share);
     dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);
   }
+  s.free(f.saved_mask), f.saved_mask = 0;  // the first layer's SDPA let go of it
   embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads);
   s.stage(Stage::Optimizer);
   optimizer_step(s, p, first, states, grads);
@@ -186,6 +187,7 @@ SavedBytes saved_bytes(const Run& r) {
   Prelude pre = prelude(f, p.kinds, 0);
   f.take_saved();
   SavedBytes out;
+  out.mask = s.bytes_of(f.saved_mask);
   for (const auto& [kind, count] : layer_kinds(r.m)) {
     std::vector<u64> saved, cache;
     const u64 x = s.alloc(p.residual), y = recorded_layer(f, p.weights.layer(kind).unlinked_casts, kind, x, saved, cache);
