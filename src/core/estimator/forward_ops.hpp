@@ -251,10 +251,13 @@ void decoder_embeddings_backward(Tape& s, const OuterGrads& g, u64& tied_share);
 u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head_saved, u64 workspace,
                   std::vector<u64>& made, u64& tied_share);
 // Training: the backward through the embeddings: their saved tensors freed, their gradients
-// appended to `made` (a tied weight's: added in place by AccumulateGrad to lm_head's share, the .grad),
-// the last residual gradient `dx` freed.
+// appended to `made`, the last residual gradient `dx` freed. A tied weight's gradient meets lm_head's share
+// in the engine's input buffer: added in place where the share is a tensor of its own (under autocast the
+// cast's fp32 gradient; `share_is_sum`: an encoder-decoder's earlier sum), else out of place - lm_head's
+// share, the embeddings' gradient and their sum alive at once (gemma-2b bf16 / fp32 and gemma2-s bf16 /
+// fp32 train traces; in place in gemma2-s / gemma2-m amp-bf16).
 void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
-                         std::vector<u64>& made);
+                         std::vector<u64>& made, bool share_is_sum = false);
 // lm_head's input from the final norm's output `normed`: OPT's project_out when word_embed_proj_dim
 // differs from the hidden size, else `normed` itself.
 u64 head_input(Forward& f, u64 normed);

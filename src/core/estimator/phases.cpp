@@ -158,6 +158,17 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
     phases.push_back(with_states("backward (the last layer: gathered weights, gradients)", rs, o, StepPoint::BackwardLayer,
                                  head_grads, {cast, {"activations_bytes", "activations kept for backward", kept}, mask}));
   }
+  // A tied embedding trained on one GPU, at its backward: every gradient made, the embeddings' own beside lm_head's
+  // share and, without autocast, their out-of-place sum (backward.cpp embeddings_backward).
+  if (o.mode == Mode::Train && m.tie_word_embeddings && m.kind == ModelKind::Decoder && data_parallel_degree(o) == 1 &&
+      o.tensor_parallel == 1) {
+    const u64 tied = mul(m.vocab_size, m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size, rs.weight_width);
+    phases.push_back(with_states("backward (the tied embeddings' gradient)", rs, o, StepPoint::BackwardLayer, rs.grads,
+                                 {{"embedding_gradient_bytes",
+                                   w.amp ? "the embeddings' own gradient (added in place to lm_head's)"
+                                         : "the embeddings' own gradient and its sum with lm_head's",
+                                   w.amp ? tied : mul(2, tied)}}));
+  }
   phases.push_back(with_states("optimizer step", rs, o, StepPoint::OptimizerStep, 0, {}));
   return phases;
 }

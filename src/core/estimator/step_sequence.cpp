@@ -163,7 +163,7 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
     dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);
   }
   s.free(f.saved_mask), f.saved_mask = 0;  // the first layer's SDPA let go of it
-  embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads);
+  embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads, decoder_embeddings);
   s.stage(Stage::Optimizer);
   optimizer_step(s, p, first, states, grads);
 }
