@@ -29,13 +29,13 @@ void add_gpt2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({name + ".bias", 1, h, L, false, false, false});
   };
   layer_norm("ln_1");  // each layer's parameters in model.parameters() order
-  linear(w, "c_attn", h, 3 * h, L, true);
+  linear(w, "c_attn", h, h + 2 * mul(m.num_kv_heads, m.head_dim), L, true);  // GPT-BigCode's multi-query: one K/V head
   linear(w, "attn.c_proj", h, h, L, true);
   layer_norm("ln_2");
   linear(w, "c_fc", h, I, L, true);
   linear(w, "mlp.c_proj", I, h, L, true);
   w.push_back({"ln_f", 1, 2 * h, 1, false, false, false});
-  w.push_back({"lm_head", h, m.vocab_size, 1, true, true, false});
+  w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }
 
 void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
@@ -197,7 +197,7 @@ std::vector<WeightTensor> describe_weights(const ModelConfig& model) {
   std::vector<WeightTensor> w;
   if (model.kind != ModelKind::Decoder) {
     add_encoder_weights(model, w);
-  } else if (model.family == Family::Gpt2) {
+  } else if (gpt2_style(model.family)) {
     add_gpt2_weights(model, w);
   } else if (model.family == Family::FromHeaders) {
     add_header_weights(model, w);
@@ -223,7 +223,8 @@ std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& 
 
 std::vector<std::string> default_lora_targets(const ModelConfig& model) {
   switch (model.family) {  // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (PEFT 0.21)
-    case Family::Gpt2: return {"c_attn"};
+    case Family::Gpt2:
+    case Family::GptBigcode: return {"c_attn"};
     case Family::Phi3: return {"qkv_proj"};
     case Family::Phi: return {"q_proj", "v_proj", "fc1", "fc2"};
     case Family::Falcon:

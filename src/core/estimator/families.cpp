@@ -18,7 +18,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 39> kFamilies = {{
+constexpr std::array<FamilyName, 41> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -28,7 +28,7 @@ constexpr std::array<FamilyName, 39> kFamilies = {{
     {"starcoder2", Family::Starcoder2}, {"bloom", Family::Bloom},           {"gptj", Family::Gptj},
     {"opt", Family::Opt},             {"cohere", Family::Cohere},         {"granite", Family::Granite},
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
-    {"nemotron", Family::Nemotron},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
@@ -86,10 +86,20 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       m.rope_fp32 = m.scaled_logits = true;
       if (fields::flag(cfg, "use_qk_norm", false)) m.qk_norm = QkNorm::PerHead;
       break;
-    case Family::Granite: m.scaled_embeddings = m.scaled_residual = m.scaled_logits = true; break;
+    case Family::Granite:
+    case Family::GraniteMoe:  // + Mixtral's routed experts (modeling_granitemoe.py:124-200, 368, 456)
+      m.scaled_embeddings = m.scaled_residual = m.scaled_logits = true;
+      break;
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
+    case Family::GptBigcode: {  // GPT-2's layout; multi_query: one key/value head in c_attn (modeling_gpt_bigcode.py:128, 158)
+      m.norm = NormKind::LayerNorm;
+      const auto act = cfg.find("activation_function");  // gelu_pytorch_tanh by default: the C++ kernel
+      m.mlp = act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new" ? MlpKind::NewGelu : MlpKind::Gelu;
+      if (fields::flag(cfg, "multi_query", true)) m.num_kv_heads = 1;
+      break;
+    }
     default: break;
   }
 }
@@ -202,7 +212,7 @@ Result<bool> read_latent_attention(ModelConfig& m, const json& cfg, const std::s
 // partial_rotary_factor (Phi: 0.5 by default) or rotary_pct (GPT-NeoX: 0.25); GPT-2 and Falcon
 // with ALiBi have none.
 std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
-  if (m.family == Family::Gpt2 || m.family == Family::Bloom || m.family == Family::Opt ||
+  if (gpt2_style(m.family) || m.family == Family::Bloom || m.family == Family::Opt ||
       (m.family == Family::Falcon && fields::flag(cfg, "alibi", false))) {
     return 0;
   }
@@ -249,6 +259,8 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::DebertaV2: return 15;  // coarse: encoder-decoders' and Swin's layers in one shape, DeBERTa's relative attention
     case Family::Glm4:
     case Family::Nemotron:
+    case Family::GptBigcode:
+    case Family::GraniteMoe:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -267,7 +279,7 @@ void attach_header_tensors(ModelConfig& m) {
 
 Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& source) {
   set_traits(m, cfg);
-  const bool gpt2 = m.family == Family::Gpt2;
+  const bool gpt2 = gpt2_style(m.family);
   Size inter, positions;
   if (auto ok = read_sizes(cfg, source, {{&inter, {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}},
                                          {&positions, {"n_positions", "max_position_embeddings"}}});

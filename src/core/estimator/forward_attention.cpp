@@ -159,7 +159,7 @@ u64 qk_normed(Forward& f, u64 raw, u64 elements) {
 Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   const ModelConfig& m = f.r.m;
   Qkv t;
-  if (!m.fused_qkv && m.family != Family::Gpt2) {
+  if (!m.fused_qkv && !gpt2_style(m.family)) {
     const bool norm_each = m.qk_norm != QkNorm::None && m.family != Family::Gemma3;
     const auto names = projection_names(m.family);
     t.q = linear(f, x, d.h, d.q, input_wide, std::string(names[0]));
@@ -176,7 +176,7 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   }
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1);
   const u64 kv_fused = m.kv_broadcast_to_heads ? mul(m.num_kv_heads / tp, d.head_dim) : d.kv;
-  const char* name = m.family == Family::Phi3 ? "qkv_proj" : m.family == Family::Gpt2 ? "c_attn" : "query_key_value";
+  const char* name = m.family == Family::Phi3 ? "qkv_proj" : gpt2_style(m.family) ? "c_attn" : "query_key_value";
   t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, name);
   if (m.family != Family::Falcon) return t;
   if (m.kv_broadcast_to_heads) {
@@ -370,7 +370,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
       f.drop(raw);
     }
   }
-  const u64 o = linear(f, out, d.q, d.h, false, m.family == Family::Gpt2 ? "attn.c_proj" : std::string(attention_output_name(m.family)));
+  const u64 o = linear(f, out, d.q, d.h, false, gpt2_style(m.family) ? "attn.c_proj" : std::string(attention_output_name(m.family)));
   f.drop(out);
   if (rot.q != t.q) f.drop(rot.q);
   if (!f.use_cache) f.drop(rot.k), f.drop(t.k), f.drop(t.v);

@@ -194,9 +194,13 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
   } else if (m.family == Family::Gemma || m.family == Family::Gemma2 || m.family == Family::Gemma3 || m.scaled_embeddings) {
     const u64 scaled = f.s.alloc(f.bytes(m.hidden_size, width));  // embeddings * sqrt(hidden_size)
     f.s.free(p.hidden), p.hidden = scaled;
-  } else if (m.family == Family::Gpt2) {  // + position embeddings, then the embeddings' dropout
+  } else if (gpt2_style(m.family)) {  // + position embeddings, then the embeddings' dropout
     const u64 positions = f.s.alloc(f.bytes(m.hidden_size, width)), sum = f.s.alloc(f.bytes(m.hidden_size, width));
-    f.s.free(positions), f.s.free(p.hidden);
+    if (m.family == Family::GptBigcode) {  // GPTBigCodeModel.forward keeps inputs_embeds and position_embeds to its end
+      p.held.push_back(positions), p.held.push_back(p.hidden);  // (trace 033-bigcode-1b of 2026-12-02)
+    } else {
+      f.s.free(positions), f.s.free(p.hidden);
+    }
     p.hidden = dropout(f, sum, m.hidden_size, width, m.residual_dropout);
   }
   masks(f, p, kinds);

@@ -64,7 +64,7 @@ u64 norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const ModelConfig& m = f.r.m;
   if (m.norm == NormKind::LayerNormFp32 || m.norm == NormKind::LayerNorm1P) return family_norm(f, x, elements, in_width);
   if (m.norm == NormKind::T5) return t5_norm(f, x, elements, in_width);
-  if (m.norm == NormKind::LayerNorm || m.family == Family::Gpt2) {
+  if (m.norm == NormKind::LayerNorm || gpt2_style(m.family)) {
     f.keep(x);
     return f.s.alloc(f.bytes(elements, f.amp ? 4 : in_width));
   }
