@@ -268,9 +268,11 @@ std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
 // bytes, 0: none), the fp32 copy and log_softmax (saved); autocast exits (`autocast_cache` freed);
 // backward's fp32 gradients, then the 16-bit gradient of the logits, which is returned (0 when
 // the logits are fp32).
-// `biased`: BART's lm_logits + final_logits_bias (its bytes; 0: none), the loss's input.
+// `biased`: BART's lm_logits + final_logits_bias (its bytes; 0: none), the loss's input. `scaled`: Cohere's
+// logits * logit_scale, Granite's logits / logits_scaling (its bytes; 0: none), the loss's input, whose backward
+// makes one more logits-sized gradient (trace 009-cohere-s of 2026-12-02: modeling_cohere.py:503).
 u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
-                          u64 biased = 0);
+                          u64 biased = 0, u64 scaled = 0);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);
