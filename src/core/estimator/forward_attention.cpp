@@ -355,7 +355,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, k, v);
   } else if (m.alibi) {
-    out = bloom_attention(f, d, k, v, f.use_cache, held);
+    out = bloom_attention(f, d, k, v, f.use_cache, held, f.after_residual);
   } else if (m.fp32_attention) {
     out = fp32_attention(f, d, q, k, v, held);
   } else if (path == AttentionPath::Eager) {
@@ -371,6 +371,11 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     }
   }
   const u64 o = linear(f, out, d.q, d.h, false, gpt2_style(m.family) ? "attn.c_proj" : std::string(attention_output_name(m.family)));
+  if (m.alibi) {  // BLOOM: the fused projection, the locals and the merged heads go after the residual sum
+    f.after_residual.insert(f.after_residual.begin(), t.fused);
+    f.after_residual.push_back(out);
+    return o;
+  }
   f.drop(out);
   if (rot.q != t.q) f.drop(rot.q);
   if (!f.use_cache) f.drop(rot.k), f.drop(t.k), f.drop(t.v);

@@ -66,22 +66,26 @@ u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
 // view of the fused projection (a copy, saved by baddbmm with the keys), alibi.baddbmm's scores, the
 // mask added, softmax in fp32 (saved) cast back (saved by bmm; returned as attn_weights, held to the
 // layer's end), bmm, the heads merged (a copy). Keys and values are the cache's copies (contiguous)
-// or, without a cache, copies of the fused buffer's views.
-u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held) {
+// or, without a cache, copies of the fused buffer's views. The query's copy, attention_scores and
+// attn_weights (the masked scores) are locals of the forward, which ends with dense and dropout_add
+// (the residual sum): they go to `locals` (trace 007-bloom-m of 2026-12-02: modeling_bloom.py:265, 270
+// and 280 freed after dropout_add, line 309).
+u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held, std::vector<u64>& locals) {
   const u64 q = f.s.alloc(f.bytes(d.q, f.act));
   const u64 kc = cached ? k : f.s.alloc(f.bytes(d.kv, f.act)), vc = cached ? v : f.s.alloc(f.bytes(d.kv, f.act));
   f.keep(q), f.keep(kc);
-  // attention_scores stays referenced to the function's end; softmax(dtype=float32) upcasts first
+  // softmax(dtype=float32) upcasts first
   const u64 scores = f.s.alloc(f.scores(d.heads, f.act)), masked = f.s.alloc(f.scores(d.heads, f.act));
   const u64 up = f.act != 4 ? f.s.alloc(f.scores(d.heads, 4)) : 0, sm = f.s.alloc(f.scores(d.heads, 4));
   f.keep(sm);
-  f.drop(up), f.drop(masked);
+  f.drop(up);
   held = f.s.alloc(f.scores(d.heads, f.act));
   f.keep(held), f.keep(vc);
-  f.drop(sm), f.s.free(scores);
+  f.drop(sm);
   const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));
-  f.drop(ctx), f.drop(q);
+  f.drop(ctx);
   if (!cached) f.drop(kc), f.drop(vc);
+  locals.insert(locals.end(), {q, scores, masked});
   return merged;
 }
 

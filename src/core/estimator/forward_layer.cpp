@@ -59,9 +59,11 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
       f.s.free(cond);
       cond = next;
     }
-    if (eager) {
-      p.held.push_back(f.s.alloc(mul(batched, f.r.w.weight)));
+    if (eager) {  // eager_mask: sdpa_mask's expanded bool mask, then torch.where (masking_utils.py:585-604)
+      const u64 bool_mask = f.s.alloc(batched);
       f.s.free(cond);
+      p.held.push_back(f.s.alloc(mul(batched, f.r.w.weight)));
+      f.s.free(bool_mask);
       continue;
     }
     const u64 bool_mask = f.s.alloc(batched);
@@ -223,6 +225,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   u64 a = residual_branch(f, x, [&](u64 in) { return attention(f, kind, in, f.amp, cache, held); });
   const u64 x2 = residual_sum(f, f.bytes(h, wide));
   f.drop(a);
+  f.drop(f.after_residual);
   u64 x3 = x2;
   if (kind.cross) {  // an encoder-decoder's decoder layer: cross-attention to the encoder's output
     const u64 c = residual_branch(f, x2, [&](u64 in) { return cross_attention(f, in, f.memory, f.memory_tokens); });

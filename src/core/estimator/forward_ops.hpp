@@ -44,6 +44,7 @@ struct Forward {
   u64 pixels = 0;                        // the caller's pixels or mel frames (made before the first step, never freed)
   u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
                                          // which the model's loop (`outputs = block(...)`) holds until the next returns
+  std::vector<u64> after_residual;       // BLOOM: its attention's locals, freed after the residual sum its forward makes
   u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
                                          // the end of the layers' backward (the caller frees it)
 
@@ -132,8 +133,9 @@ u64 dropout(Forward& f, u64 x, u64 elements, u64 width, double p);
 // OPT's, Nemotron's and BLOOM's MLPs (0 for any other MlpKind).
 u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide);
 // BLOOM's ALiBi attention on the fused projection's keys and values `k`, `v` (the cache's copies when
-// `cached`): the merged heads; `held` the probabilities kept to the layer's end.
-u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held);
+// `cached`): the merged heads; `held` the probabilities kept to the layer's end, `locals` the tensors its
+// forward holds to its end (after the residual sum).
+u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held, std::vector<u64>& locals);
 // GPT-J's attention in fp32 on the rotated query `q`, keys `k` and values `v`: the merged heads.
 u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
 // Falcon with alibi (FalconModel.forward): the causal mask materialised, ALiBi / sqrt(head_dim) filled into it:
