@@ -97,7 +97,7 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       m.norm = NormKind::LayerNorm;
       const auto act = cfg.find("activation_function");  // gelu_pytorch_tanh by default: the C++ kernel
       m.mlp = act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new" ? MlpKind::NewGelu : MlpKind::Gelu;
-      if (fields::flag(cfg, "multi_query", true)) m.num_kv_heads = 1;
+      m.num_kv_heads = fields::flag(cfg, "multi_query", true) ? 1 : m.num_heads;  // (num_key_value_heads is not read)
       break;
     }
     default: break;
