@@ -301,6 +301,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     if (!positions) return make_error("missing field '" + std::string(gpt2 ? "n_positions" : "max_position_embeddings") + "' in " + source);
     m.max_positions = *positions;
   }
+  if (m.family == Family::Gptj) m.max_positions = positions.value_or(2048);  // GPTJConfig n_positions: embed_positions' rows
   if (m.family == Family::Opt) {
     Size proj;
     if (auto ok = read_sizes(cfg, source, {{&proj, {"word_embed_proj_dim"}}}); !ok) return make_error(ok.error());

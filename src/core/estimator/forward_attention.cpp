@@ -230,7 +230,8 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   }
   const u64 qr = rope(f, qe, f.act, pw), kr = rope(f, ke, f.act, pw);
   out.q = f.s.alloc(f.bytes(d.q, pw));
-  const bool phi = m.family == Family::Phi;  // Phi's attention holds query_rot, key_rot and q, k to its end
+  // Phi's and GPT-J's attention hold query_rot, key_rot and (through the pass-through views) q, k to its end
+  const bool phi = m.family == Family::Phi || m.family == Family::Gptj;
   if (phi) t.end.push_back(qr); else f.drop(qr);
   out.k = f.s.alloc(f.bytes(d.kv, pw));
   if (phi) t.end.insert(t.end.end(), {kr, t.q, t.k}); else f.drop(kr), f.drop(t.q), f.drop(t.k);
@@ -337,6 +338,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const LayerDims d = layer_dims(f.r);
   Qkv t = projections(f, d, input, input_wide);
   Rotated rot{t.q, t.k, false};
+  if (m.family == Family::Gptj && d.rotary > 0) gptj_sincos(f, d.rotary, t.end);
   if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
   if (f.use_cache) {  // DynamicCache's first update concatenates onto an empty tensor: copies
@@ -344,7 +346,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     const u64 kw = f.r.o.kv_bytes_per_element.value_or(fp32_keys ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
     cache[0] = f.s.alloc(f.bytes(d.kv, kw), Use::Cache), cache[1] = f.s.alloc(f.bytes(d.kv, vw), Use::Cache);
     if (rot.k != t.k) f.drop(rot.k);
-    f.drop(t.k), f.drop(t.v);
+    if (std::find(t.end.begin(), t.end.end(), t.k) == t.end.end()) f.drop(t.k);  // (a pass-through view holds it)
+    f.drop(t.v);
     k = cache[0], v = cache[1];
   }
   const u64 q = rot.q != 0 ? rot.q : t.fused;

@@ -173,6 +173,18 @@ u64 residual_sum(Forward& f, u64 bytes) {
   return sum;
 }
 
+// GPT-J's sincos per layer (GPTJAttention.forward, modeling_gptj.py:160-193): embed_positions repeated over the
+// batch (batch x n_positions x rotary_dim, fp32), the position ids repeated (batch x seq x rotary_dim, int64), their
+// gather (fp32) cast to the keys' dtype; the two repeats and the cast are locals to the attention's end (trace
+// 008-gptj-m of 2026-12-02: lines 166, 192, 193 alive at the prefill's peak).
+void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals) {
+  const u64 table = f.s.alloc(saturating_mul(saturating_mul(f.batch, f.r.m.max_positions), saturating_mul(rotary, 4)));
+  const u64 ids = f.s.alloc(f.bytes(rotary, 8)), gathered = f.s.alloc(f.bytes(rotary, 4));
+  const u64 sincos = f.act != 4 ? f.s.alloc(f.bytes(rotary, f.act)) : gathered;
+  if (sincos != gathered) f.s.free(gathered);
+  locals.insert(locals.end(), {table, ids, sincos});
+}
+
 // Falcon without parallel attention (Falcon-RW): FalconDecoderLayer.forward keeps its locals to its return -
 // input_layernorm's output, the attention output, the residual sum, post_attention_layernorm's output
 // (modeling_falcon.py:587-631; dropout_add with p = 0 returns its input); trace 017-falcon-rw of 2026-12-02 frees

@@ -145,6 +145,8 @@ void falcon_alibi_mask(Forward& f, Prelude& p);
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
 u64 residual_sum(Forward& f, u64 bytes);
+// GPT-J's per-layer sin / cos tables (into `locals`: held to the attention's end).
+void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals);
 // Falcon's sequential layer (parallel_attn=False): its locals held to its end.
 u64 falcon_sequential_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // OPT's post-norm layer (do_layer_norm_before=false).
