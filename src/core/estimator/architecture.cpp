@@ -57,7 +57,7 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     return;
   }
   if (m.fused_qkv) {
-    linear(w, m.family == Family::Phi3 ? "qkv_proj" : "query_key_value", h, q + 2 * kv, L, m.attention_bias);
+    linear(w, m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : "query_key_value", h, q + 2 * kv, L, m.attention_bias);
   } else {
     linear(w, "q_proj", h, q, L, m.attention_bias);
     linear(w, "k_proj", h, kv, L, m.attention_bias);
@@ -76,7 +76,7 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 std::pair<const char*, const char*> plain_mlp_names(Family f) {
   if (f == Family::Phi || f == Family::Opt) return {"fc1", "fc2"};
   if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
-  if (f == Family::Gptj) return {"fc_in", "fc_out"};
+  if (gptj_style(f)) return {"fc_in", "fc_out"};
   if (f == Family::Nemotron) return {"up_proj", "down_proj"};
   return {"dense_h_to_4h", "dense_4h_to_h"};
 }
@@ -189,7 +189,7 @@ std::string_view attention_output_name(Family f) {
   if (f == Family::T5) return "o";
   if (f == Family::Bart || f == Family::Whisper) return "out_proj";
   if (f == Family::Phi || f == Family::Falcon || f == Family::GptNeox || f == Family::Bloom) return "dense";
-  if (f == Family::Gptj || f == Family::Opt) return "out_proj";
+  if (gptj_style(f) || f == Family::Opt) return "out_proj";
   return "o_proj";
 }
 
@@ -225,7 +225,8 @@ std::vector<std::string> default_lora_targets(const ModelConfig& model) {
   switch (model.family) {  // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (PEFT 0.21)
     case Family::Gpt2:
     case Family::GptBigcode: return {"c_attn"};
-    case Family::Phi3: return {"qkv_proj"};
+    case Family::Phi3:
+    case Family::Codegen: return {"qkv_proj"};
     case Family::Phi: return {"q_proj", "v_proj", "fc1", "fc2"};
     case Family::Falcon:
     case Family::Bloom:

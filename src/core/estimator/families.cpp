@@ -18,7 +18,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 41> kFamilies = {{
+constexpr std::array<FamilyName, 42> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -28,7 +28,8 @@ constexpr std::array<FamilyName, 41> kFamilies = {{
     {"starcoder2", Family::Starcoder2}, {"bloom", Family::Bloom},           {"gptj", Family::Gptj},
     {"opt", Family::Opt},             {"cohere", Family::Cohere},         {"granite", Family::Granite},
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
-    {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
+    {"codegen", Family::Codegen},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
@@ -73,8 +74,10 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       m.attention_bias = m.output_bias = m.mlp_bias = true;
       break;
     case Family::Gptj:  // GPTJBlock: ln_1 for attention and MLP side by side; _attn in fp32; lm_head with bias
+    case Family::Codegen:  // CodeGenBlock: the same, q / k / v from one qkv_proj (modeling_codegen.py:82, 180-187)
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::NewGelu, m.parallel_residual = m.shared_norm = true;
       m.mlp_bias = m.lm_head_bias = m.fp32_attention = true;
+      m.fused_qkv = m.family == Family::Codegen;
       break;
     case Family::Opt:  // OPTDecoderLayer: learned positions (offset 2), q * scaling, fc1 -> relu -> fc2
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Relu, m.position_offset = 2, m.scaled_query = true;
@@ -217,7 +220,7 @@ std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
     return 0;
   }
   if (m.mla.kv_lora_rank > 0) return m.mla.qk_rope_head_dim;
-  if (m.family == Family::Gptj) {  // rotary_dim (null: the whole head)
+  if (gptj_style(m.family)) {  // rotary_dim (null: the whole head)
     auto it = cfg.find("rotary_dim");
     return it != cfg.end() && it->is_number_unsigned() && it->get<std::uint64_t>() > 0
                ? std::min<std::uint64_t>(it->get<std::uint64_t>(), m.head_dim) : m.head_dim;
@@ -261,6 +264,7 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::Nemotron:
     case Family::GptBigcode:
     case Family::GraniteMoe:
+    case Family::Codegen:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -292,7 +296,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   if (inter) {
     m.intermediate_size = *inter;
   } else if (gpt2 || m.family == Family::Falcon || m.family == Family::Generic || m.family == Family::Bloom ||
-             m.family == Family::Gptj) {
+             gptj_style(m.family)) {
     m.intermediate_size = 4 * m.hidden_size;  // GPT2Config n_inner / FalconConfig ffn_hidden_size: None means 4 x hidden
   } else {
     return make_error("missing field 'intermediate_size' in " + source);

@@ -176,7 +176,7 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   }
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1);
   const u64 kv_fused = m.kv_broadcast_to_heads ? mul(m.num_kv_heads / tp, d.head_dim) : d.kv;
-  const char* name = m.family == Family::Phi3 ? "qkv_proj" : gpt2_style(m.family) ? "c_attn" : "query_key_value";
+  const char* name = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : gpt2_style(m.family) ? "c_attn" : "query_key_value";
   t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, name);
   if (m.family != Family::Falcon) return t;
   if (m.kv_broadcast_to_heads) {
@@ -198,7 +198,8 @@ struct Rotated {
 
 Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   const ModelConfig& m = f.r.m;
-  const u64 cos_width = m.family == Family::Olmo2 ? 4 : f.wide, pw = std::max(f.act, cos_width);
+  // OLMo 2's cos is fp32; CodeGen's sincos buffer is never cast (embed_positions[position_ids]: fp32 products, cats)
+  const u64 cos_width = m.family == Family::Olmo2 || m.family == Family::Codegen ? 4 : f.wide, pw = std::max(f.act, cos_width);
   Rotated out;
   if (m.rope_fp32 && f.act != 4) {  // Cohere: q.float(), k.float(), rotated in fp32, cast back at the return
     const u64 qf = f.s.alloc(f.bytes(d.q, 4)), kf = f.s.alloc(f.bytes(d.kv, 4));
@@ -231,7 +232,7 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   const u64 qr = rope(f, qe, f.act, pw), kr = rope(f, ke, f.act, pw);
   out.q = f.s.alloc(f.bytes(d.q, pw));
   // Phi's and GPT-J's attention hold query_rot, key_rot and (through the pass-through views) q, k to its end
-  const bool phi = m.family == Family::Phi || m.family == Family::Gptj;
+  const bool phi = m.family == Family::Phi || gptj_style(m.family);
   if (phi) t.end.push_back(qr); else f.drop(qr);
   out.k = f.s.alloc(f.bytes(d.kv, pw));
   if (phi) t.end.insert(t.end.end(), {kr, t.q, t.k}); else f.drop(kr), f.drop(t.q), f.drop(t.k);

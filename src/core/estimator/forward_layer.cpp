@@ -78,7 +78,7 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
 // 2026-12-01-b frees each layer's probabilities after the next layer's MLP). Otherwise they go now.
 void let_go_of_weights(Forward& f, u64 held) {
   const Family fam = f.r.m.family;
-  if (f.train || held == 0 || (fam != Family::Bloom && fam != Family::Gptj)) return f.drop(held);
+  if (f.train || held == 0 || (fam != Family::Bloom && !gptj_style(fam))) return f.drop(held);
   f.s.free(f.returned_weights);
   f.returned_weights = held;
 }

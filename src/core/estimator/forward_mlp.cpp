@@ -38,7 +38,7 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
     f.drop(prod), f.drop(gate_up);
     return down;
   }
-  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2, gptj = m.family == Family::Gptj;
+  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2, gptj = gptj_style(m.family);
   const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : gptj ? "fc_in" : "dense_h_to_4h");
   f.keep(first);  // gelu saves its input (gelu_new's pow and product too)
   const bool python_gelu = m.mlp == MlpKind::NewGelu || m.family == Family::Gpt2;  // its output is fp32 under autocast
