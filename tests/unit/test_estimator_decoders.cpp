@@ -10,6 +10,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "core/estimator/architecture.hpp"
 #include "core/estimator/estimate.hpp"
 #include "test_accuracy.hpp"
 #include "test_files.hpp"
@@ -195,4 +196,39 @@ TEST(EstimatorDecoders, GptBigcodeAndGraniteMoeAreFamilies) {
   ASSERT_TRUE(a.ok() && b.ok());
   const std::uint64_t h = mqa.hidden_size, kv_growth = 2 * (h - mqa.head_dim);  // c_attn's columns
   EXPECT_EQ(a->n_params - b->n_params, mqa.num_layers * kv_growth * (h + 1));   // weight and bias
+}
+
+// Round 4's decoder families read from their modelling code (transformers 5.17; not measured yet): CodeGen as
+// GPT-J's layout with one qkv_proj, MPT with its own ALiBi attention. Their parameter counts follow the modules the
+// code builds, PEFT's default targets are theirs, and MPT's eager scores make the layers' temporaries grow with the
+// square of the sequence (the generic decoder's fused SDPA made them linear).
+TEST(EstimatorDecoders, Round4FamiliesFromTheirCode) {
+  const auto codegen = parse_config_json(R"({"model_type":"codegen","vocab_size":51200,"n_positions":2048,"n_ctx":2048,
+      "n_embd":1024,"n_layer":20,"n_head":16,"rotary_dim":32,"n_inner":null,"activation_function":"gelu_new"})", "codegen");
+  const auto mpt = parse_config_json(R"({"model_type":"mpt","d_model":1024,"n_heads":16,"n_layers":8,"expansion_ratio":4,
+      "max_seq_len":2048,"vocab_size":50432,"attn_config":{"alibi":true},"no_bias":true})", "mpt");
+  ASSERT_TRUE(codegen.ok() && mpt.ok());
+  EXPECT_EQ(codegen->family, Family::Codegen);
+  EXPECT_EQ(mpt->family, Family::Mpt);
+  Options o;
+  o.mode = Mode::Infer, o.batch = 1, o.seq = 1024;
+  const std::uint64_t h = 1024, V = 51200;
+  // wte; per layer ln_1 (weight, bias), qkv_proj (no bias), out_proj, fc_in and fc_out (biases); ln_f; lm_head + bias
+  const std::uint64_t codegen_params = V * h + 20 * (2 * h + 3 * h * h + h * h + (h * 4 * h + 4 * h) + (4 * h * h + h)) +
+                                       2 * h + (h * V + V);
+  const auto c = estimate(*codegen, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->n_params, codegen_params);
+  // wte (lm_head tied); per layer norm_1, Wqkv, out_proj, norm_2, up_proj, down_proj, no biases; norm_f
+  const std::uint64_t mpt_params = 50432 * h + 8 * (h + 3 * h * h + h * h + h + 4 * h * h + 4 * h * h) + h;
+  const auto m1 = estimate(*mpt, o);
+  ASSERT_TRUE(m1.ok());
+  EXPECT_EQ(m1->n_params, mpt_params);
+  EXPECT_EQ(default_lora_targets(*codegen), std::vector<std::string>{"qkv_proj"});
+  EXPECT_EQ(default_lora_targets(*mpt), std::vector<std::string>{"Wqkv"});
+  o.seq = 2048;
+  const auto m2 = estimate(*mpt, o);
+  ASSERT_TRUE(m2.ok());
+  const std::uint64_t fp32_scores_growth = 16 * (2048ULL * 2048 - 1024ULL * 1024) * 4;  // one heads x seq x seq fp32 tensor
+  EXPECT_GE(m2->peak_allocated_bytes - m1->peak_allocated_bytes, 2 * fp32_scores_growth);
 }

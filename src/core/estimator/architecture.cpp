@@ -57,7 +57,8 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     return;
   }
   if (m.fused_qkv) {
-    linear(w, m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : "query_key_value", h, q + 2 * kv, L, m.attention_bias);
+    const char* fused = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : m.family == Family::Mpt ? "Wqkv" : "query_key_value";
+    linear(w, fused, h, q + 2 * kv, L, m.attention_bias);
   } else {
     linear(w, "q_proj", h, q, L, m.attention_bias);
     linear(w, "k_proj", h, kv, L, m.attention_bias);
@@ -77,7 +78,7 @@ std::pair<const char*, const char*> plain_mlp_names(Family f) {
   if (f == Family::Phi || f == Family::Opt) return {"fc1", "fc2"};
   if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
   if (gptj_style(f)) return {"fc_in", "fc_out"};
-  if (f == Family::Nemotron) return {"up_proj", "down_proj"};
+  if (f == Family::Nemotron || f == Family::Mpt) return {"up_proj", "down_proj"};
   return {"dense_h_to_4h", "dense_4h_to_h"};
 }
 
@@ -132,7 +133,8 @@ void add_embedding_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 
 void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const u64 h = m.hidden_size, L = m.num_layers;
-  const u64 norm_width = m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P ? 2 : 1;
+  // (MPT's LayerNorms have no bias: norm_1.bias = None)
+  const u64 norm_width = (m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P) && m.family != Family::Mpt ? 2 : 1;
   add_embedding_weights(m, w);
   add_attention_weights(m, w);
   w.push_back({"layer norms", 1, mul(norms_per_layer(m) * norm_width, h), L, false, false, false});
@@ -227,6 +229,7 @@ std::vector<std::string> default_lora_targets(const ModelConfig& model) {
     case Family::GptBigcode: return {"c_attn"};
     case Family::Phi3:
     case Family::Codegen: return {"qkv_proj"};
+    case Family::Mpt: return {"Wqkv"};
     case Family::Phi: return {"q_proj", "v_proj", "fc1", "fc2"};
     case Family::Falcon:
     case Family::Bloom:

@@ -18,7 +18,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 42> kFamilies = {{
+constexpr std::array<FamilyName, 43> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -29,7 +29,7 @@ constexpr std::array<FamilyName, 42> kFamilies = {{
     {"opt", Family::Opt},             {"cohere", Family::Cohere},         {"granite", Family::Granite},
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
     {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
-    {"codegen", Family::Codegen},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"codegen", Family::Codegen},     {"mpt", Family::Mpt},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
@@ -96,6 +96,9 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
+    case Family::Mpt:  // MptBlock: LayerNorms without bias, Wqkv, its own ALiBi attention, up -> gelu -> down, no biases
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.fused_qkv = true;
+      break;
     case Family::GptBigcode: {  // GPT-2's layout; multi_query: one key/value head in c_attn (modeling_gpt_bigcode.py:128, 158)
       m.norm = NormKind::LayerNorm;
       const auto act = cfg.find("activation_function");  // gelu_pytorch_tanh by default: the C++ kernel
@@ -215,7 +218,7 @@ Result<bool> read_latent_attention(ModelConfig& m, const json& cfg, const std::s
 // partial_rotary_factor (Phi: 0.5 by default) or rotary_pct (GPT-NeoX: 0.25); GPT-2 and Falcon
 // with ALiBi have none.
 std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
-  if (gpt2_style(m.family) || m.family == Family::Bloom || m.family == Family::Opt ||
+  if (gpt2_style(m.family) || m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Mpt ||
       (m.family == Family::Falcon && fields::flag(cfg, "alibi", false))) {
     return 0;
   }
@@ -265,6 +268,7 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::GptBigcode:
     case Family::GraniteMoe:
     case Family::Codegen:
+    case Family::Mpt:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -293,7 +297,9 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   auto window_field = fields::count(cfg, "sliding_window", source);  // 0 or null: no window
   if (!window_field) return make_error(window_field.error());
   const std::uint64_t window = window_field->value_or(0);
-  if (inter) {
+  if (m.family == Family::Mpt) {
+    m.intermediate_size = 4 * m.hidden_size;  // MptMLP: 4 * hidden_size whatever expansion_ratio says (modeling_mpt.py)
+  } else if (inter) {
     m.intermediate_size = *inter;
   } else if (gpt2 || m.family == Family::Falcon || m.family == Family::Generic || m.family == Family::Bloom ||
              gptj_style(m.family)) {
@@ -334,7 +340,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   const bool tied_default = gpt2 || m.family == Family::Gemma || m.family == Family::Gemma2 ||
                             m.family == Family::Gemma3 || m.family == Family::Falcon || m.family == Family::Starcoder2 ||
                             m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Cohere ||
-                            m.family == Family::Smollm3;
+                            m.family == Family::Smollm3 || m.family == Family::Mpt;
   m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", tied_default);
   if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {
     m.attention_bias = fields::flag(cfg, "qkv_bias", true);

@@ -176,7 +176,7 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   }
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1);
   const u64 kv_fused = m.kv_broadcast_to_heads ? mul(m.num_kv_heads / tp, d.head_dim) : d.kv;
-  const char* name = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : gpt2_style(m.family) ? "c_attn" : "query_key_value";
+  const char* name = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : m.family == Family::Mpt ? "Wqkv" : gpt2_style(m.family) ? "c_attn" : "query_key_value";
   t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, name);
   if (m.family != Family::Falcon) return t;
   if (m.kv_broadcast_to_heads) {
@@ -360,6 +360,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     out = gpt2_eager(f, d, k, v);
   } else if (m.alibi) {
     out = bloom_attention(f, d, k, v, f.use_cache, held, f.after_residual);
+  } else if (m.family == Family::Mpt) {
+    out = mpt_attention(f, d, q, k, v, held);
   } else if (m.fp32_attention) {
     out = fp32_attention(f, d, q, k, v, held);
   } else if (path == AttentionPath::Eager) {

@@ -185,6 +185,30 @@ void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals) {
   locals.insert(locals.end(), {table, ids, sincos});
 }
 
+// MPT's attention (MptAttention.forward, modeling_mpt.py): the scores, times softmax_scale, plus the ALiBi
+// position bias (an fp32 tensor: the sum is fp32), masked_fill with the bool mask, softmax of the (already fp32)
+// scores, cast to the values' dtype (attn_weights: returned, the model's loop holds it until the next block
+// returns), the context, permuted and made contiguous. Saved: q and k (the first matmul), the softmax's output,
+// attn_weights and v (the second).
+u64 mpt_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held) {
+  f.keep(q), f.keep(k);
+  const u64 scores = f.s.alloc(f.scores(d.heads, f.act)), scaled = f.s.alloc(f.scores(d.heads, f.act));
+  f.s.free(scores);
+  const u64 biased = f.s.alloc(f.scores(d.heads, 4));
+  f.s.free(scaled);
+  const u64 masked = f.s.alloc(f.scores(d.heads, 4));
+  f.s.free(biased);
+  const u64 sm = f.s.alloc(f.scores(d.heads, 4));
+  f.keep(sm);
+  f.s.free(masked);
+  held = f.act != 4 ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
+  f.keep(held), f.keep(v);
+  if (held != sm) f.drop(sm);
+  const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(ctx);
+  return contiguous;
+}
+
 // Falcon without parallel attention (Falcon-RW): FalconDecoderLayer.forward keeps its locals to its return -
 // input_layernorm's output, the attention output, the residual sum, post_attention_layernorm's output
 // (modeling_falcon.py:587-631; dropout_add with p = 0 returns its input); trace 017-falcon-rw of 2026-12-02 frees

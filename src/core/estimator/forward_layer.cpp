@@ -62,8 +62,14 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
     if (eager) {  // eager_mask: sdpa_mask's expanded bool mask, then torch.where (masking_utils.py:585-604)
       const u64 bool_mask = f.s.alloc(batched);
       f.s.free(cond);
-      p.held.push_back(f.s.alloc(mul(batched, f.r.w.weight)));
+      u64 additive = f.s.alloc(mul(batched, f.r.w.weight));
       f.s.free(bool_mask);
+      if (m.family == Family::Mpt) {  // MptModel.forward: create_causal_mask(...).to(torch.bool)
+        const u64 again = f.s.alloc(batched);
+        f.s.free(additive);
+        additive = again;
+      }
+      p.held.push_back(additive);
       continue;
     }
     const u64 bool_mask = f.s.alloc(batched);
@@ -78,7 +84,7 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
 // 2026-12-01-b frees each layer's probabilities after the next layer's MLP). Otherwise they go now.
 void let_go_of_weights(Forward& f, u64 held) {
   const Family fam = f.r.m.family;
-  if (f.train || held == 0 || (fam != Family::Bloom && !gptj_style(fam))) return f.drop(held);
+  if (f.train || held == 0 || (fam != Family::Bloom && fam != Family::Mpt && !gptj_style(fam))) return f.drop(held);
   f.s.free(f.returned_weights);
   f.returned_weights = held;
 }

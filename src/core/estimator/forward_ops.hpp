@@ -145,6 +145,8 @@ void falcon_alibi_mask(Forward& f, Prelude& p);
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
 u64 residual_sum(Forward& f, u64 bytes);
+// MPT's own eager attention with the ALiBi bias on q, k, v: the context; `held` its attn_weights.
+u64 mpt_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
 // GPT-J's per-layer sin / cos tables (into `locals`: held to the attention's end).
 void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals);
 // Falcon's sequential layer (parallel_attn=False): its locals held to its end.
