@@ -199,7 +199,7 @@ TEST(EstimatorDecoders, GptBigcodeAndGraniteMoeAreFamilies) {
 }
 
 // Round 4's decoder families read from their modelling code (transformers 5.17; not measured yet): CodeGen as
-// GPT-J's layout with one qkv_proj, MPT with its own ALiBi attention. Their parameter counts follow the modules the
+// GPT-J's layout with one qkv_proj, MPT with its own ALiBi attention, PhiMoE as Mixtral with LayerNorms and biases. Their parameter counts follow the modules the
 // code builds, PEFT's default targets are theirs, and MPT's eager scores make the layers' temporaries grow with the
 // square of the sequence (the generic decoder's fused SDPA made them linear).
 TEST(EstimatorDecoders, Round4FamiliesFromTheirCode) {
@@ -226,6 +226,18 @@ TEST(EstimatorDecoders, Round4FamiliesFromTheirCode) {
   EXPECT_EQ(m1->n_params, mpt_params);
   EXPECT_EQ(default_lora_targets(*codegen), std::vector<std::string>{"qkv_proj"});
   EXPECT_EQ(default_lora_targets(*mpt), std::vector<std::string>{"Wqkv"});
+  // PhiMoE: Mixtral's layer with LayerNorms (weight and bias), q / k / v / o and lm_head biases as configured
+  const auto phimoe = parse_config_json(R"({"model_type":"phimoe","vocab_size":32064,"hidden_size":512,"intermediate_size":768,
+      "num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,"num_local_experts":4,"num_experts_per_tok":2,
+      "attention_bias":true,"lm_head_bias":true,"tie_word_embeddings":false})", "phimoe");
+  ASSERT_TRUE(phimoe.ok());
+  EXPECT_EQ(phimoe->family, Family::Phimoe);
+  const std::uint64_t ph = 512, kv = 2 * 64, pv = 32064;
+  const std::uint64_t phimoe_params = pv * ph + 4 * ((ph * ph + ph) + 2 * (ph * kv + kv) + (ph * ph + ph) + 2 * 2 * ph + ph * 4 +
+                                                     4 * (ph * 2 * 768 + 768 * ph)) + 2 * ph + (ph * pv + pv);
+  const auto pm = estimate(*phimoe, o);
+  ASSERT_TRUE(pm.ok());
+  EXPECT_EQ(pm->n_params, phimoe_params);
   o.seq = 2048;
   const auto m2 = estimate(*mpt, o);
   ASSERT_TRUE(m2.ok());

@@ -18,7 +18,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 43> kFamilies = {{
+constexpr std::array<FamilyName, 44> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -29,7 +29,7 @@ constexpr std::array<FamilyName, 43> kFamilies = {{
     {"opt", Family::Opt},             {"cohere", Family::Cohere},         {"granite", Family::Granite},
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
     {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
-    {"codegen", Family::Codegen},     {"mpt", Family::Mpt},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"codegen", Family::Codegen},     {"mpt", Family::Mpt},               {"phimoe", Family::Phimoe},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
@@ -96,6 +96,10 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
+    case Family::Phimoe:  // Mixtral's layer with LayerNorms (weight and bias), biases as the config says (modeling_phimoe.py)
+      m.norm = NormKind::LayerNorm, m.lm_head_bias = fields::flag(cfg, "lm_head_bias", false);
+      m.attention_bias = m.output_bias = fields::flag(cfg, "attention_bias", false);
+      break;
     case Family::Mpt:  // MptBlock: LayerNorms without bias, Wqkv, its own ALiBi attention, up -> gelu -> down, no biases
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.fused_qkv = true;
       break;
@@ -181,8 +185,8 @@ Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& so
   auto first = fields::count(cfg, "first_k_dense_replace", source);
   if (!first) return make_error(first.error());
   first_dense = *first;
-  if (m.family != Family::Mixtral && !experts) return true;
-  m.num_experts = experts.value_or(8);
+  if (m.family != Family::Mixtral && m.family != Family::Phimoe && !experts) return true;
+  m.num_experts = experts.value_or(m.family == Family::Phimoe ? 16 : 8);  // PhimoeConfig: 16 local experts
   m.experts_per_token = per_token.value_or(2);
   if (m.experts_per_token > m.num_experts) {
     return make_error("field 'num_experts_per_tok' in " + source + " exceeds the number of experts");
@@ -269,6 +273,7 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::GraniteMoe:
     case Family::Codegen:
     case Family::Mpt:
+    case Family::Phimoe:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -320,6 +325,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   }
   if (m.family == Family::Smollm3) m.layer_nope = nope_layers(cfg, m.num_layers);
   const bool windowed = m.family == Family::Mistral || m.family == Family::Starcoder2 || m.family == Family::Gemma2 ||
+                        m.family == Family::Phimoe ||
                         m.family == Family::Gemma3 || fields::flag(cfg, "use_sliding_window", false);
   if (windowed && window > 0) m.sliding_window = window, m.sliding_layers = count_sliding(cfg, m.num_layers, m.layer_sliding);
   if (m.family == Family::DeepseekV2 || m.family == Family::DeepseekV3) {

@@ -51,9 +51,10 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
 }
 
 // Qwen-MoE and OLMoE cast the top-k routing weights back to the router logits' dtype, GraniteMoE to the hidden
-// states' (GraniteMoeTopKRouter: softmax(top_k_logits).type_as(hidden_states)).
+// states' (GraniteMoeTopKRouter: softmax(top_k_logits).type_as(hidden_states)); PhiMoE's stay in the logits' dtype.
 bool routing_in_activation_dtype(Family f) {
-  return f == Family::Qwen2Moe || f == Family::Qwen3Moe || f == Family::Olmoe || f == Family::GraniteMoe;
+  return f == Family::Qwen2Moe || f == Family::Qwen3Moe || f == Family::Olmoe || f == Family::GraniteMoe ||
+         f == Family::Phimoe;  // PhiMoE: sparsemixer's multipliers, gathered from softmax of the router's logits
 }
 
 // Router: logits, softmax in fp32 (saved; DeepSeek runs the gate in fp32), top-k weights and ids;
