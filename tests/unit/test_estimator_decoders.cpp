@@ -199,7 +199,8 @@ TEST(EstimatorDecoders, GptBigcodeAndGraniteMoeAreFamilies) {
 }
 
 // Round 4's decoder families read from their modelling code (transformers 5.17; not measured yet): CodeGen as
-// GPT-J's layout with one qkv_proj, MPT with its own ALiBi attention, PhiMoE as Mixtral with LayerNorms and biases. Their parameter counts follow the modules the
+// GPT-J's layout with one qkv_proj, MPT with its own ALiBi attention, PhiMoE as Mixtral with LayerNorms and biases, BioGPT as OPT's
+// pre-norm layer with gelu and scaled embeddings. Their parameter counts follow the modules the
 // code builds, PEFT's default targets are theirs, and MPT's eager scores make the layers' temporaries grow with the
 // square of the sequence (the generic decoder's fused SDPA made them linear).
 TEST(EstimatorDecoders, Round4FamiliesFromTheirCode) {
@@ -238,6 +239,15 @@ TEST(EstimatorDecoders, Round4FamiliesFromTheirCode) {
   const auto pm = estimate(*phimoe, o);
   ASSERT_TRUE(pm.ok());
   EXPECT_EQ(pm->n_params, phimoe_params);
+  // BioGPT: OPT's pre-norm layer (learned positions offset by 2, biases everywhere) with gelu, lm_head tied
+  const auto biogpt = parse_config_json(R"({"model_type":"biogpt","vocab_size":42384,"hidden_size":1024,"num_hidden_layers":24,
+      "num_attention_heads":16,"intermediate_size":4096,"max_position_embeddings":1024})", "biogpt");
+  ASSERT_TRUE(biogpt.ok());
+  EXPECT_EQ(biogpt->family, Family::Biogpt);
+  const std::uint64_t biogpt_params = 42384 * h + (1024 + 2) * h + 24 * (4 * (h * h + h) + (h * 4096 + 4096) + (4096 * h + h) + 2 * 2 * h) + 2 * h;
+  const auto bg = estimate(*biogpt, o);
+  ASSERT_TRUE(bg.ok());
+  EXPECT_EQ(bg->n_params, biogpt_params);  // microsoft/biogpt: 346,763,264
   o.seq = 2048;
   const auto m2 = estimate(*mpt, o);
   ASSERT_TRUE(m2.ok());

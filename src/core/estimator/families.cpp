@@ -18,7 +18,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 44> kFamilies = {{
+constexpr std::array<FamilyName, 45> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -29,7 +29,8 @@ constexpr std::array<FamilyName, 44> kFamilies = {{
     {"opt", Family::Opt},             {"cohere", Family::Cohere},         {"granite", Family::Granite},
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
     {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
-    {"codegen", Family::Codegen},     {"mpt", Family::Mpt},               {"phimoe", Family::Phimoe},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"codegen", Family::Codegen},     {"mpt", Family::Mpt},               {"phimoe", Family::Phimoe},
+    {"biogpt", Family::Biogpt},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
@@ -96,6 +97,11 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
+    case Family::Biogpt:  // BioGptDecoderLayer: OPT's pre-norm layer with fc1 -> gelu -> fc2, biases; scaled embeddings
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.position_offset = 2;
+      m.attention_bias = m.output_bias = m.mlp_bias = true;
+      m.scaled_embeddings = fields::flag(cfg, "scale_embedding", true);
+      break;
     case Family::Phimoe:  // Mixtral's layer with LayerNorms (weight and bias), biases as the config says (modeling_phimoe.py)
       m.norm = NormKind::LayerNorm, m.lm_head_bias = fields::flag(cfg, "lm_head_bias", false);
       m.attention_bias = m.output_bias = fields::flag(cfg, "attention_bias", false);
@@ -223,6 +229,7 @@ Result<bool> read_latent_attention(ModelConfig& m, const json& cfg, const std::s
 // with ALiBi have none.
 std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
   if (gpt2_style(m.family) || m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Mpt ||
+      m.family == Family::Biogpt ||
       (m.family == Family::Falcon && fields::flag(cfg, "alibi", false))) {
     return 0;
   }
@@ -274,6 +281,7 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::Codegen:
     case Family::Mpt:
     case Family::Phimoe:
+    case Family::Biogpt:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -312,6 +320,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   } else {
     return make_error("missing field 'intermediate_size' in " + source);
   }
+  if (m.family == Family::Biogpt) m.max_positions = positions.value_or(1024);  // BioGptConfig max_position_embeddings
   if (gpt2 || m.family == Family::Opt) {
     if (!positions) return make_error("missing field '" + std::string(gpt2 ? "n_positions" : "max_position_embeddings") + "' in " + source);
     m.max_positions = *positions;
@@ -324,6 +333,9 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     m.residual_dropout = fields::fraction(cfg, "dropout", 0.1);
   }
   if (m.family == Family::Smollm3) m.layer_nope = nope_layers(cfg, m.num_layers);
+  if (m.family == Family::Biogpt) {  // hidden_dropout_prob after attention and fc2; the probabilities' through SDPA
+    m.residual_dropout = fields::fraction(cfg, "hidden_dropout_prob", 0.1);
+  }
   const bool windowed = m.family == Family::Mistral || m.family == Family::Starcoder2 || m.family == Family::Gemma2 ||
                         m.family == Family::Phimoe ||
                         m.family == Family::Gemma3 || fields::flag(cfg, "use_sliding_window", false);
@@ -346,7 +358,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   const bool tied_default = gpt2 || m.family == Family::Gemma || m.family == Family::Gemma2 ||
                             m.family == Family::Gemma3 || m.family == Family::Falcon || m.family == Family::Starcoder2 ||
                             m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Cohere ||
-                            m.family == Family::Smollm3 || m.family == Family::Mpt;
+                            m.family == Family::Smollm3 || m.family == Family::Mpt || m.family == Family::Biogpt;
   m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", tied_default);
   if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {
     m.attention_bias = fields::flag(cfg, "qkv_bias", true);
@@ -357,7 +369,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     m.mlp_bias = fields::flag(cfg, "mlp_bias", false);
   }
   m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 ? 0.1 : 0.0);
-  if (m.family != Family::Opt) m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
+  if (m.family != Family::Opt && m.family != Family::Biogpt) m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
   m.rotary_dims = rotary_dims(m, cfg);
   return true;
 }

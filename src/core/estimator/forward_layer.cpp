@@ -147,6 +147,10 @@ void embeddings_of_families(Forward& f, Prelude& p) {
     p.hidden = norm(f, p.hidden, h, width);
     return;
   }
+  if (m.scaled_embeddings) {  // BioGptScaledWordEmbedding: the lookup times embed_scale (the lookup freed)
+    const u64 scaled = f.s.alloc(f.bytes(h, width));
+    f.s.free(p.hidden), p.held.back() = p.hidden = scaled;
+  }
   const u64 ids = f.s.alloc(mul(mul(f.batch, f.q_len), 8));  // cumsum(attention_mask) as positions
   const u64 positions = f.s.alloc(f.bytes(h, width));
   f.s.free(ids);
