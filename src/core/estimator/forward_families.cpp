@@ -42,12 +42,12 @@ u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
     f.drop(r);
     return down;
   }
-  if (m.mlp == MlpKind::Relu2) {  // Nemotron: up_proj, relu (saved by square), square (down's input), down_proj
+  if (m.mlp == MlpKind::Relu2) {  // Nemotron: up_proj, relu (saved by square), square (down's input), down_proj;
+    // ReLUSquaredActivation.forward's `input` (up_proj's output) is alive until it returns (activations.py:211-214)
     const u64 up = linear(f, x, h, inter, input_wide, "up_proj"), r = f.s.alloc(f.bytes(inter, f.act));
     f.keep(r);
-    f.drop(up);
     const u64 sq = f.s.alloc(f.bytes(inter, f.act));
-    f.drop(r);
+    f.drop(up), f.drop(r);
     const u64 down = linear(f, sq, inter, h, false, "down_proj");
     f.drop(sq);
     return down;
