@@ -29,13 +29,13 @@ void add_gpt2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({name + ".bias", 1, h, L, false, false, false});
   };
   layer_norm("ln_1");  // each layer's parameters in model.parameters() order
-  linear(w, "c_attn", h, 3 * h, L, true);
+  linear(w, "c_attn", h, h + 2 * mul(m.num_kv_heads, m.head_dim), L, true);  // GPT-BigCode's multi-query: one K/V head
   linear(w, "attn.c_proj", h, h, L, true);
   layer_norm("ln_2");
   linear(w, "c_fc", h, I, L, true);
   linear(w, "mlp.c_proj", I, h, L, true);
   w.push_back({"ln_f", 1, 2 * h, 1, false, false, false});
-  w.push_back({"lm_head", h, m.vocab_size, 1, true, true, false});
+  w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }
 
 void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
@@ -57,7 +57,8 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     return;
   }
   if (m.fused_qkv) {
-    linear(w, m.family == Family::Phi3 ? "qkv_proj" : "query_key_value", h, q + 2 * kv, L, m.attention_bias);
+    const char* fused = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : m.family == Family::Mpt ? "Wqkv" : "query_key_value";
+    linear(w, fused, h, q + 2 * kv, L, m.attention_bias);
   } else {
     linear(w, "q_proj", h, q, L, m.attention_bias);
     linear(w, "k_proj", h, kv, L, m.attention_bias);
@@ -74,10 +75,10 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 
 // The first and second Linear of a plain (non-gated) MLP, as each family names them.
 std::pair<const char*, const char*> plain_mlp_names(Family f) {
-  if (f == Family::Phi || f == Family::Opt) return {"fc1", "fc2"};
+  if (f == Family::Phi || f == Family::Opt || f == Family::Biogpt) return {"fc1", "fc2"};
   if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
-  if (f == Family::Gptj) return {"fc_in", "fc_out"};
-  if (f == Family::Nemotron) return {"up_proj", "down_proj"};
+  if (gptj_style(f)) return {"fc_in", "fc_out"};
+  if (f == Family::Nemotron || f == Family::Mpt) return {"up_proj", "down_proj"};
   return {"dense_h_to_4h", "dense_4h_to_h"};
 }
 
@@ -132,7 +133,8 @@ void add_embedding_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 
 void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const u64 h = m.hidden_size, L = m.num_layers;
-  const u64 norm_width = m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P ? 2 : 1;
+  // (MPT's LayerNorms have no bias: norm_1.bias = None)
+  const u64 norm_width = (m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P) && m.family != Family::Mpt ? 2 : 1;
   add_embedding_weights(m, w);
   add_attention_weights(m, w);
   w.push_back({"layer norms", 1, mul(norms_per_layer(m) * norm_width, h), L, false, false, false});
@@ -189,7 +191,7 @@ std::string_view attention_output_name(Family f) {
   if (f == Family::T5) return "o";
   if (f == Family::Bart || f == Family::Whisper) return "out_proj";
   if (f == Family::Phi || f == Family::Falcon || f == Family::GptNeox || f == Family::Bloom) return "dense";
-  if (f == Family::Gptj || f == Family::Opt) return "out_proj";
+  if (gptj_style(f) || f == Family::Opt || f == Family::Biogpt) return "out_proj";
   return "o_proj";
 }
 
@@ -197,7 +199,7 @@ std::vector<WeightTensor> describe_weights(const ModelConfig& model) {
   std::vector<WeightTensor> w;
   if (model.kind != ModelKind::Decoder) {
     add_encoder_weights(model, w);
-  } else if (model.family == Family::Gpt2) {
+  } else if (gpt2_style(model.family)) {
     add_gpt2_weights(model, w);
   } else if (model.family == Family::FromHeaders) {
     add_header_weights(model, w);
@@ -223,8 +225,11 @@ std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& 
 
 std::vector<std::string> default_lora_targets(const ModelConfig& model) {
   switch (model.family) {  // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (PEFT 0.21)
-    case Family::Gpt2: return {"c_attn"};
-    case Family::Phi3: return {"qkv_proj"};
+    case Family::Gpt2:
+    case Family::GptBigcode: return {"c_attn"};
+    case Family::Phi3:
+    case Family::Codegen: return {"qkv_proj"};
+    case Family::Mpt: return {"Wqkv"};
     case Family::Phi: return {"q_proj", "v_proj", "fc1", "fc2"};
     case Family::Falcon:
     case Family::Bloom:

@@ -6,7 +6,7 @@
 // layer down_proj (weight, T x I input), act * up (two T x I), up_proj, SiLU, gate_proj (weight,
 // T x h input each, summed), the norm as above, o_proj, SDPA (dq, dk, dv, a workspace; its saved
 // tensors freed), RoPE on k and q, v/k/q_proj (weight, input, summed in place), the input norm;
-// the embeddings' gradient, a tied weight's added in place to lm_head's.
+// the embeddings' gradient, a tied weight's added to lm_head's (in place only under autocast: below).
 // Modelled at layer granularity: a checkpointed layer is first run again op by op (its autocast
 // copies made at each Linear and saved); then the saved tensors backwards, each one's gradient
 // made (its shape), used by the next op back and freed with the saved tensor; the weights'
@@ -91,12 +91,17 @@ u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head
 }
 
 void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
-                         std::vector<u64>& made) {
+                         std::vector<u64>& made, bool share_is_sum) {
   s.free(saved);
   const std::size_t shared = made.size();  // the tied weight is the embeddings' first
   for (u64 bytes : g.embed) made.push_back(s.alloc(bytes, Use::Gradient));
-  if (tied_share != 0 && shared < made.size()) {  // AccumulateGrad adds it in place to lm_head's share (.grad)
-    s.free(made[shared]);
+  if (tied_share != 0 && shared < made.size()) {
+    if (!g.lm_head_via_cast && !share_is_sum) {  // out of place: the sum is a third vocab x hidden tensor
+      const u64 sum = s.alloc(s.bytes_of(made[shared]), Use::Gradient);
+      s.free(tied_share);
+      tied_share = sum;
+    }
+    s.free(made[shared]);  // the sum (or lm_head's share, added to in place) becomes the .grad
     made[shared] = tied_share;
   }
   s.free(dx);

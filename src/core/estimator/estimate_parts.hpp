@@ -98,6 +98,7 @@ bool head_tensor(const WeightTensor& t);
 // the head's (final norm, lm_head's input). Autocast weight copies are not included.
 struct SavedBytes {
   u64 all_layers = 0, largest_layer = 0, head = 0;
+  u64 mask = 0;  // a mask every layer's SDPA saves (Falcon's ALiBi mask), alive through the backward
 };
 SavedBytes saved_bytes(const Run& r);
 

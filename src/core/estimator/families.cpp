@@ -18,7 +18,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 39> kFamilies = {{
+constexpr std::array<FamilyName, 45> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -28,7 +28,9 @@ constexpr std::array<FamilyName, 39> kFamilies = {{
     {"starcoder2", Family::Starcoder2}, {"bloom", Family::Bloom},           {"gptj", Family::Gptj},
     {"opt", Family::Opt},             {"cohere", Family::Cohere},         {"granite", Family::Granite},
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
-    {"nemotron", Family::Nemotron},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
+    {"codegen", Family::Codegen},     {"mpt", Family::Mpt},               {"phimoe", Family::Phimoe},
+    {"biogpt", Family::Biogpt},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
@@ -73,8 +75,10 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       m.attention_bias = m.output_bias = m.mlp_bias = true;
       break;
     case Family::Gptj:  // GPTJBlock: ln_1 for attention and MLP side by side; _attn in fp32; lm_head with bias
+    case Family::Codegen:  // CodeGenBlock: the same, q / k / v from one qkv_proj (modeling_codegen.py:82, 180-187)
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::NewGelu, m.parallel_residual = m.shared_norm = true;
       m.mlp_bias = m.lm_head_bias = m.fp32_attention = true;
+      m.fused_qkv = m.family == Family::Codegen;
       break;
     case Family::Opt:  // OPTDecoderLayer: learned positions (offset 2), q * scaling, fc1 -> relu -> fc2
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Relu, m.position_offset = 2, m.scaled_query = true;
@@ -86,10 +90,32 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       m.rope_fp32 = m.scaled_logits = true;
       if (fields::flag(cfg, "use_qk_norm", false)) m.qk_norm = QkNorm::PerHead;
       break;
-    case Family::Granite: m.scaled_embeddings = m.scaled_residual = m.scaled_logits = true; break;
+    case Family::Granite:
+    case Family::GraniteMoe:  // + Mixtral's routed experts (modeling_granitemoe.py:124-200, 368, 456)
+      m.scaled_embeddings = m.scaled_residual = m.scaled_logits = true;
+      break;
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
+    case Family::Biogpt:  // BioGptDecoderLayer: OPT's pre-norm layer with fc1 -> gelu -> fc2, biases; scaled embeddings
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.position_offset = 2;
+      m.attention_bias = m.output_bias = m.mlp_bias = true;
+      m.scaled_embeddings = fields::flag(cfg, "scale_embedding", true);
+      break;
+    case Family::Phimoe:  // Mixtral's layer with LayerNorms (weight and bias), biases as the config says (modeling_phimoe.py)
+      m.norm = NormKind::LayerNorm, m.lm_head_bias = fields::flag(cfg, "lm_head_bias", false);
+      m.attention_bias = m.output_bias = fields::flag(cfg, "attention_bias", false);
+      break;
+    case Family::Mpt:  // MptBlock: LayerNorms without bias, Wqkv, its own ALiBi attention, up -> gelu -> down, no biases
+      m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.fused_qkv = true;
+      break;
+    case Family::GptBigcode: {  // GPT-2's layout; multi_query: one key/value head in c_attn (modeling_gpt_bigcode.py:128, 158)
+      m.norm = NormKind::LayerNorm;
+      const auto act = cfg.find("activation_function");  // gelu_pytorch_tanh by default: the C++ kernel
+      m.mlp = act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new" ? MlpKind::NewGelu : MlpKind::Gelu;
+      m.num_kv_heads = fields::flag(cfg, "multi_query", true) ? 1 : m.num_heads;  // (num_key_value_heads is not read)
+      break;
+    }
     default: break;
   }
 }
@@ -134,6 +160,7 @@ void set_traits(ModelConfig& m, const json& cfg) {
       const bool two_lns = new_arch && !(lns != cfg.end() && lns->is_number() && lns->get<double>() == 1);
       m.shared_norm = m.parallel_residual && !two_lns;
       m.kv_broadcast_to_heads = new_arch;  // _split_heads: torch.broadcast_to(key, query.shape).flatten(2, 3)
+      m.alibi_mask = fields::flag(cfg, "alibi", false);  // FalconModel.forward: masked_fill(alibi / sqrt(head_dim), ...)
       break;
     }
     case Family::GptNeox:
@@ -164,8 +191,8 @@ Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& so
   auto first = fields::count(cfg, "first_k_dense_replace", source);
   if (!first) return make_error(first.error());
   first_dense = *first;
-  if (m.family != Family::Mixtral && !experts) return true;
-  m.num_experts = experts.value_or(8);
+  if (m.family != Family::Mixtral && m.family != Family::Phimoe && !experts) return true;
+  m.num_experts = experts.value_or(m.family == Family::Phimoe ? 16 : 8);  // PhimoeConfig: 16 local experts
   m.experts_per_token = per_token.value_or(2);
   if (m.experts_per_token > m.num_experts) {
     return make_error("field 'num_experts_per_tok' in " + source + " exceeds the number of experts");
@@ -201,12 +228,13 @@ Result<bool> read_latent_attention(ModelConfig& m, const json& cfg, const std::s
 // partial_rotary_factor (Phi: 0.5 by default) or rotary_pct (GPT-NeoX: 0.25); GPT-2 and Falcon
 // with ALiBi have none.
 std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
-  if (m.family == Family::Gpt2 || m.family == Family::Bloom || m.family == Family::Opt ||
+  if (gpt2_style(m.family) || m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Mpt ||
+      m.family == Family::Biogpt ||
       (m.family == Family::Falcon && fields::flag(cfg, "alibi", false))) {
     return 0;
   }
   if (m.mla.kv_lora_rank > 0) return m.mla.qk_rope_head_dim;
-  if (m.family == Family::Gptj) {  // rotary_dim (null: the whole head)
+  if (gptj_style(m.family)) {  // rotary_dim (null: the whole head)
     auto it = cfg.find("rotary_dim");
     return it != cfg.end() && it->is_number_unsigned() && it->get<std::uint64_t>() > 0
                ? std::min<std::uint64_t>(it->get<std::uint64_t>(), m.head_dim) : m.head_dim;
@@ -248,6 +276,12 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::DebertaV2: return 15;  // coarse: encoder-decoders' and Swin's layers in one shape, DeBERTa's relative attention
     case Family::Glm4:
     case Family::Nemotron:
+    case Family::GptBigcode:
+    case Family::GraniteMoe:
+    case Family::Codegen:
+    case Family::Mpt:
+    case Family::Phimoe:
+    case Family::Biogpt:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -266,7 +300,7 @@ void attach_header_tensors(ModelConfig& m) {
 
 Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& source) {
   set_traits(m, cfg);
-  const bool gpt2 = m.family == Family::Gpt2;
+  const bool gpt2 = gpt2_style(m.family);
   Size inter, positions;
   if (auto ok = read_sizes(cfg, source, {{&inter, {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}},
                                          {&positions, {"n_positions", "max_position_embeddings"}}});
@@ -276,18 +310,22 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   auto window_field = fields::count(cfg, "sliding_window", source);  // 0 or null: no window
   if (!window_field) return make_error(window_field.error());
   const std::uint64_t window = window_field->value_or(0);
-  if (inter) {
+  if (m.family == Family::Mpt) {
+    m.intermediate_size = 4 * m.hidden_size;  // MptMLP: 4 * hidden_size whatever expansion_ratio says (modeling_mpt.py)
+  } else if (inter) {
     m.intermediate_size = *inter;
   } else if (gpt2 || m.family == Family::Falcon || m.family == Family::Generic || m.family == Family::Bloom ||
-             m.family == Family::Gptj) {
+             gptj_style(m.family)) {
     m.intermediate_size = 4 * m.hidden_size;  // GPT2Config n_inner / FalconConfig ffn_hidden_size: None means 4 x hidden
   } else {
     return make_error("missing field 'intermediate_size' in " + source);
   }
+  if (m.family == Family::Biogpt) m.max_positions = positions.value_or(1024);  // BioGptConfig max_position_embeddings
   if (gpt2 || m.family == Family::Opt) {
     if (!positions) return make_error("missing field '" + std::string(gpt2 ? "n_positions" : "max_position_embeddings") + "' in " + source);
     m.max_positions = *positions;
   }
+  if (m.family == Family::Gptj) m.max_positions = positions.value_or(2048);  // GPTJConfig n_positions: embed_positions' rows
   if (m.family == Family::Opt) {
     Size proj;
     if (auto ok = read_sizes(cfg, source, {{&proj, {"word_embed_proj_dim"}}}); !ok) return make_error(ok.error());
@@ -295,7 +333,11 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     m.residual_dropout = fields::fraction(cfg, "dropout", 0.1);
   }
   if (m.family == Family::Smollm3) m.layer_nope = nope_layers(cfg, m.num_layers);
+  if (m.family == Family::Biogpt) {  // hidden_dropout_prob after attention and fc2; the probabilities' through SDPA
+    m.residual_dropout = fields::fraction(cfg, "hidden_dropout_prob", 0.1);
+  }
   const bool windowed = m.family == Family::Mistral || m.family == Family::Starcoder2 || m.family == Family::Gemma2 ||
+                        m.family == Family::Phimoe ||
                         m.family == Family::Gemma3 || fields::flag(cfg, "use_sliding_window", false);
   if (windowed && window > 0) m.sliding_window = window, m.sliding_layers = count_sliding(cfg, m.num_layers, m.layer_sliding);
   if (m.family == Family::DeepseekV2 || m.family == Family::DeepseekV3) {
@@ -316,7 +358,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   const bool tied_default = gpt2 || m.family == Family::Gemma || m.family == Family::Gemma2 ||
                             m.family == Family::Gemma3 || m.family == Family::Falcon || m.family == Family::Starcoder2 ||
                             m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Cohere ||
-                            m.family == Family::Smollm3;
+                            m.family == Family::Smollm3 || m.family == Family::Mpt || m.family == Family::Biogpt;
   m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", tied_default);
   if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {
     m.attention_bias = fields::flag(cfg, "qkv_bias", true);
@@ -327,7 +369,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     m.mlp_bias = fields::flag(cfg, "mlp_bias", false);
   }
   m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 ? 0.1 : 0.0);
-  if (m.family != Family::Opt) m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
+  if (m.family != Family::Opt && m.family != Family::Biogpt) m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
   m.rotary_dims = rotary_dims(m, cfg);
   return true;
 }

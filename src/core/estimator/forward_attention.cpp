@@ -176,7 +176,7 @@ u64 qk_normed(Forward& f, u64 raw, u64 elements) {
 Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   const ModelConfig& m = f.r.m;
   Qkv t;
-  if (!m.fused_qkv && m.family != Family::Gpt2) {
+  if (!m.fused_qkv && !gpt2_style(m.family)) {
     const bool norm_each = m.qk_norm != QkNorm::None && m.family != Family::Gemma3;
     const auto names = projection_names(m.family);
     t.q = linear(f, x, d.h, d.q, input_wide, std::string(names[0]));
@@ -193,7 +193,7 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   }
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1);
   const u64 kv_fused = m.kv_broadcast_to_heads ? mul(m.num_kv_heads / tp, d.head_dim) : d.kv;
-  const char* name = m.family == Family::Phi3 ? "qkv_proj" : m.family == Family::Gpt2 ? "c_attn" : "query_key_value";
+  const char* name = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : m.family == Family::Mpt ? "Wqkv" : gpt2_style(m.family) ? "c_attn" : "query_key_value";
   t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, name);
   if (m.family != Family::Falcon) return t;
   if (m.kv_broadcast_to_heads) {
@@ -231,7 +231,8 @@ struct Rotated {
 
 Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   const ModelConfig& m = f.r.m;
-  const u64 cos_width = m.family == Family::Olmo2 ? 4 : f.wide, pw = std::max(f.act, cos_width);
+  // OLMo 2's cos is fp32; CodeGen's sincos buffer is never cast (embed_positions[position_ids]: fp32 products, cats)
+  const u64 cos_width = m.family == Family::Olmo2 || m.family == Family::Codegen ? 4 : f.wide, pw = std::max(f.act, cos_width);
   Rotated out;
   if (m.rope_fp32 && f.act != 4 && m.enc.rope_upcast_inline) {
     const u64 qr = inline_fp32_rope(f, mul(d.heads, d.rotary)), kr = inline_fp32_rope(f, mul(d.kv_heads, d.rotary));
@@ -269,7 +270,8 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   }
   const u64 qr = rope(f, qe, f.act, pw), kr = rope(f, ke, f.act, pw);
   out.q = f.s.alloc(f.bytes(d.q, pw));
-  const bool phi = m.family == Family::Phi;  // Phi's attention holds query_rot, key_rot and q, k to its end
+  // Phi's and GPT-J's attention hold query_rot, key_rot and (through the pass-through views) q, k to its end
+  const bool phi = m.family == Family::Phi || gptj_style(m.family);
   if (phi) t.end.push_back(qr); else f.drop(qr);
   out.k = f.s.alloc(f.bytes(d.kv, pw));
   if (phi) t.end.insert(t.end.end(), {kr, t.q, t.k}); else f.drop(kr), f.drop(t.q), f.drop(t.k);
@@ -376,6 +378,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const LayerDims d = layer_dims(f.r);
   Qkv t = projections(f, d, input, input_wide);
   Rotated rot{t.q, t.k, false};
+  if (m.family == Family::Gptj && d.rotary > 0) gptj_sincos(f, d.rotary, t.end);
   if (m.family == Family::Whisper) heads_major_copies(f, d, t), rot = {t.q, t.k, true};
   if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
@@ -384,7 +387,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     const u64 kw = f.r.o.kv_bytes_per_element.value_or(fp32_keys ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
     cache[0] = f.s.alloc(f.bytes(d.kv, kw), Use::Cache), cache[1] = f.s.alloc(f.bytes(d.kv, vw), Use::Cache);
     if (rot.k != t.k) f.drop(rot.k);
-    f.drop(t.k), f.drop(t.v);
+    if (std::find(t.end.begin(), t.end.end(), t.k) == t.end.end()) f.drop(t.k);  // (a pass-through view holds it)
+    f.drop(t.v);
     k = cache[0], v = cache[1];
   }
   const u64 q = rot.q != 0 ? rot.q : t.fused;
@@ -399,7 +403,9 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   } else if (m.enc.batched_position_bias) {
     out = gpt2_eager(f, d, q, k, v);
   } else if (m.alibi) {
-    out = bloom_attention(f, d, k, v, f.use_cache, held);
+    out = bloom_attention(f, d, k, v, f.use_cache, held, f.after_residual);
+  } else if (m.family == Family::Mpt) {
+    out = mpt_attention(f, d, q, k, v, held);
   } else if (m.fp32_attention) {
     out = fp32_attention(f, d, q, k, v, held);
   } else if (path == AttentionPath::Eager) {
@@ -414,7 +420,12 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
       f.drop(raw);
     }
   }
-  const u64 o = linear(f, out, d.q, d.h, false, m.family == Family::Gpt2 ? "attn.c_proj" : std::string(attention_output_name(m.family)));
+  const u64 o = linear(f, out, d.q, d.h, false, gpt2_style(m.family) ? "attn.c_proj" : std::string(attention_output_name(m.family)));
+  if (m.alibi) {  // BLOOM: the fused projection, the locals and the merged heads go after the residual sum
+    f.after_residual.insert(f.after_residual.begin(), t.fused);
+    f.after_residual.push_back(out);
+    return o;
+  }
   f.drop(out);
   if (rot.q != t.q) f.drop(rot.q);
   if (!f.use_cache) f.drop(rot.k), f.drop(t.k), f.drop(t.v);

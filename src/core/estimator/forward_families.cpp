@@ -42,12 +42,12 @@ u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
     f.drop(r);
     return down;
   }
-  if (m.mlp == MlpKind::Relu2) {  // Nemotron: up_proj, relu (saved by square), square (down's input), down_proj
+  if (m.mlp == MlpKind::Relu2) {  // Nemotron: up_proj, relu (saved by square), square (down's input), down_proj;
+    // ReLUSquaredActivation.forward's `input` (up_proj's output) is alive until it returns (activations.py:211-214)
     const u64 up = linear(f, x, h, inter, input_wide, "up_proj"), r = f.s.alloc(f.bytes(inter, f.act));
     f.keep(r);
-    f.drop(up);
     const u64 sq = f.s.alloc(f.bytes(inter, f.act));
-    f.drop(r);
+    f.drop(up), f.drop(r);
     const u64 down = linear(f, sq, inter, h, false, "down_proj");
     f.drop(sq);
     return down;
@@ -66,22 +66,26 @@ u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
 // view of the fused projection (a copy, saved by baddbmm with the keys), alibi.baddbmm's scores, the
 // mask added, softmax in fp32 (saved) cast back (saved by bmm; returned as attn_weights, held to the
 // layer's end), bmm, the heads merged (a copy). Keys and values are the cache's copies (contiguous)
-// or, without a cache, copies of the fused buffer's views.
-u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held) {
+// or, without a cache, copies of the fused buffer's views. The query's copy, attention_scores and
+// attn_weights (the masked scores) are locals of the forward, which ends with dense and dropout_add
+// (the residual sum): they go to `locals` (trace 007-bloom-m of 2026-12-02: modeling_bloom.py:265, 270
+// and 280 freed after dropout_add, line 309).
+u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held, std::vector<u64>& locals) {
   const u64 q = f.s.alloc(f.bytes(d.q, f.act));
   const u64 kc = cached ? k : f.s.alloc(f.bytes(d.kv, f.act)), vc = cached ? v : f.s.alloc(f.bytes(d.kv, f.act));
   f.keep(q), f.keep(kc);
-  // attention_scores stays referenced to the function's end; softmax(dtype=float32) upcasts first
+  // softmax(dtype=float32) upcasts first
   const u64 scores = f.s.alloc(f.scores(d.heads, f.act)), masked = f.s.alloc(f.scores(d.heads, f.act));
   const u64 up = f.act != 4 ? f.s.alloc(f.scores(d.heads, 4)) : 0, sm = f.s.alloc(f.scores(d.heads, 4));
   f.keep(sm);
-  f.drop(up), f.drop(masked);
+  f.drop(up);
   held = f.s.alloc(f.scores(d.heads, f.act));
   f.keep(held), f.keep(vc);
-  f.drop(sm), f.s.free(scores);
+  f.drop(sm);
   const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));
-  f.drop(ctx), f.drop(q);
+  f.drop(ctx);
   if (!cached) f.drop(kc), f.drop(vc);
+  locals.insert(locals.end(), {q, scores, masked});
   return merged;
 }
 
@@ -109,6 +113,26 @@ u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& hel
   f.drop(out);
   if (up) f.drop(qf), f.drop(kf);
   return merged;
+}
+
+// create_causal_mask(allow_is_causal_skip=False): the seq x seq condition, for SDPA expanded to a batch x seq x
+// seq bool mask and made additive by torch.where (eager gets the additive one directly); then
+// masked_fill(alibi / sqrt(head_dim), causal_mask < -1, min) broadcasts to every head (modeling_falcon.py:763-786;
+// trace 017-falcon-rw of 2026-12-02: 2,130,739,200 bytes for 8 x 32 x 2040 x 2040 in bf16).
+void falcon_alibi_mask(Forward& f, Prelude& p) {
+  const u64 width = f.r.w.weight, square = saturating_mul(f.q_len, f.kv_len), batched = saturating_mul(f.batch, square);
+  const u64 cond = f.s.alloc(square), combined = f.s.alloc(square);
+  f.s.free(cond);
+  const bool sdpa = attention_path(f.r.m, f.r.o) != AttentionPath::Eager;
+  const u64 bool_mask = sdpa ? f.s.alloc(batched) : 0;
+  if (sdpa) f.s.free(combined);
+  const u64 additive = f.s.alloc(saturating_mul(batched, width));  // (SDPA: torch.where(causal_mask, 0.0, min_dtype))
+  f.s.free(sdpa ? bool_mask : combined);
+  const u64 below = f.s.alloc(batched);  // causal_mask < -1
+  const u64 mask = f.s.alloc(saturating_mul(saturating_mul(batched, layer_dims(f.r).heads), width));
+  f.s.free(below), f.s.free(additive);
+  if (f.train) f.saved_mask = mask;
+  else p.held.push_back(mask);
 }
 
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width) {
@@ -147,6 +171,58 @@ u64 residual_sum(Forward& f, u64 bytes) {
   const u64 scaled = f.s.alloc(bytes), sum = f.s.alloc(bytes);  // Granite: residual + branch * residual_multiplier
   f.s.free(scaled);
   return sum;
+}
+
+// GPT-J's sincos per layer (GPTJAttention.forward, modeling_gptj.py:160-193): embed_positions repeated over the
+// batch (batch x n_positions x rotary_dim, fp32), the position ids repeated (batch x seq x rotary_dim, int64), their
+// gather (fp32) cast to the keys' dtype; the two repeats and the cast are locals to the attention's end (trace
+// 008-gptj-m of 2026-12-02: lines 166, 192, 193 alive at the prefill's peak).
+void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals) {
+  const u64 table = f.s.alloc(saturating_mul(saturating_mul(f.batch, f.r.m.max_positions), saturating_mul(rotary, 4)));
+  const u64 ids = f.s.alloc(f.bytes(rotary, 8)), gathered = f.s.alloc(f.bytes(rotary, 4));
+  const u64 sincos = f.act != 4 ? f.s.alloc(f.bytes(rotary, f.act)) : gathered;
+  if (sincos != gathered) f.s.free(gathered);
+  locals.insert(locals.end(), {table, ids, sincos});
+}
+
+// MPT's attention (MptAttention.forward, modeling_mpt.py): the scores, times softmax_scale, plus the ALiBi
+// position bias (an fp32 tensor: the sum is fp32), masked_fill with the bool mask, softmax of the (already fp32)
+// scores, cast to the values' dtype (attn_weights: returned, the model's loop holds it until the next block
+// returns), the context, permuted and made contiguous. Saved: q and k (the first matmul), the softmax's output,
+// attn_weights and v (the second).
+u64 mpt_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held) {
+  f.keep(q), f.keep(k);
+  const u64 scores = f.s.alloc(f.scores(d.heads, f.act)), scaled = f.s.alloc(f.scores(d.heads, f.act));
+  f.s.free(scores);
+  const u64 biased = f.s.alloc(f.scores(d.heads, 4));
+  f.s.free(scaled);
+  const u64 masked = f.s.alloc(f.scores(d.heads, 4));
+  f.s.free(biased);
+  const u64 sm = f.s.alloc(f.scores(d.heads, 4));
+  f.keep(sm);
+  f.s.free(masked);
+  held = f.act != 4 ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
+  f.keep(held), f.keep(v);
+  if (held != sm) f.drop(sm);
+  const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(ctx);
+  return contiguous;
+}
+
+// Falcon without parallel attention (Falcon-RW): FalconDecoderLayer.forward keeps its locals to its return -
+// input_layernorm's output, the attention output, the residual sum, post_attention_layernorm's output
+// (modeling_falcon.py:587-631; dropout_add with p = 0 returns its input); trace 017-falcon-rw of 2026-12-02 frees
+// them after the second sum.
+u64 falcon_sequential_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
+  const u64 h = f.r.m.hidden_size;
+  u64 held = 0;
+  const u64 n1 = norm(f, x, h, f.wide), a = attention(f, kind, n1, f.amp, cache, held);
+  const u64 residual = f.s.alloc(f.bytes(h, f.wide));
+  const u64 n2 = norm(f, residual, h, f.wide), mo = mlp(f, kind, n2, f.amp);
+  const u64 out = f.s.alloc(f.bytes(h, f.wide));
+  for (u64 id : {residual, n1, n2, a, mo}) f.drop(id);
+  f.drop(held);
+  return out;
 }
 
 // OPT with do_layer_norm_before=false (opt-350m): attention, dropout, the residual sum, its norm;

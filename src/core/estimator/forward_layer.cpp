@@ -16,7 +16,8 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 // the hidden states' dtype (OLMo 2 keeps fp32). Gemma 3 has a local and a global table.
 void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
   const ModelConfig& m = f.r.m;
-  const u64 rd = std::min(m.rotary_dims, m.head_dim), positions = mul(f.batch, f.q_len);
+  // (Falcon with alibi computes the tables too, over the whole head, and never uses them)
+  const u64 rd = m.rotary_dims > 0 ? std::min(m.rotary_dims, m.head_dim) : m.head_dim, positions = mul(f.batch, f.q_len);
   for (int i = 0; i < (m.family == Family::Gemma3 ? 2 : 1); ++i) {
     const u64 freqs = f.s.alloc(mul(positions, mul(rd / 2, 4)));
     if (workspace != 0) f.s.alloc(workspace, Use::Workspace), workspace = 0;
@@ -44,6 +45,7 @@ void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
 // prompt: the bool batch x seq x seq mask, made additive per call.
 void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
   const ModelConfig& m = f.r.m;
+  if (m.alibi_mask) return falcon_alibi_mask(f, p);
   const bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k.sliding; });
   const bool any_full = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return !k.sliding; });
   const bool eager = attention_path(m, f.r.o) == AttentionPath::Eager;
@@ -57,9 +59,17 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
       f.s.free(cond);
       cond = next;
     }
-    if (eager) {
-      p.held.push_back(f.s.alloc(mul(batched, f.r.w.weight)));
+    if (eager) {  // eager_mask: sdpa_mask's expanded bool mask, then torch.where (masking_utils.py:585-604)
+      const u64 bool_mask = f.s.alloc(batched);
       f.s.free(cond);
+      u64 additive = f.s.alloc(mul(batched, f.r.w.weight));
+      f.s.free(bool_mask);
+      if (m.family == Family::Mpt) {  // MptModel.forward: create_causal_mask(...).to(torch.bool)
+        const u64 again = f.s.alloc(batched);
+        f.s.free(additive);
+        additive = again;
+      }
+      p.held.push_back(additive);
       continue;
     }
     const u64 bool_mask = f.s.alloc(batched);
@@ -74,7 +84,7 @@ void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
 // 2026-12-01-b frees each layer's probabilities after the next layer's MLP). Otherwise they go now.
 void let_go_of_weights(Forward& f, u64 held) {
   const Family fam = f.r.m.family;
-  if (f.train || held == 0 || (fam != Family::Bloom && fam != Family::Gptj)) return f.drop(held);
+  if (f.train || held == 0 || (fam != Family::Bloom && fam != Family::Mpt && !gptj_style(fam))) return f.drop(held);
   f.s.free(f.returned_weights);
   f.returned_weights = held;
 }
@@ -144,6 +154,10 @@ void embeddings_of_families(Forward& f, Prelude& p) {
     p.hidden = norm(f, p.hidden, h, width);
     return;
   }
+  if (m.scaled_embeddings) {  // BioGptScaledWordEmbedding: the lookup times embed_scale (the lookup freed)
+    const u64 scaled = f.s.alloc(f.bytes(h, width));
+    f.s.free(p.hidden), p.held.back() = p.hidden = scaled;
+  }
   const u64 ids = f.s.alloc(mul(mul(f.batch, f.q_len), 8));  // cumsum(attention_mask) as positions
   const u64 positions = f.s.alloc(f.bytes(h, width));
   f.s.free(ids);
@@ -199,13 +213,17 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
   } else if (m.family == Family::Gemma || m.family == Family::Gemma2 || m.family == Family::Gemma3 || m.scaled_embeddings) {
     const u64 scaled = f.s.alloc(f.bytes(m.hidden_size, width));  // embeddings * sqrt(hidden_size)
     f.s.free(p.hidden), p.hidden = scaled;
-  } else if (m.family == Family::Gpt2) {  // + position embeddings, then the embeddings' dropout
+  } else if (gpt2_style(m.family)) {  // + position embeddings, then the embeddings' dropout
     const u64 positions = f.s.alloc(f.bytes(m.hidden_size, width)), sum = f.s.alloc(f.bytes(m.hidden_size, width));
-    f.s.free(positions), f.s.free(p.hidden);
+    if (m.family == Family::GptBigcode) {  // GPTBigCodeModel.forward keeps inputs_embeds and position_embeds to its end
+      p.held.push_back(positions), p.held.push_back(p.hidden);  // (trace 033-bigcode-1b of 2026-12-02)
+    } else {
+      f.s.free(positions), f.s.free(p.hidden);
+    }
     p.hidden = dropout(f, sum, m.hidden_size, width, m.residual_dropout);
   }
   masks(f, p, kinds);
-  if (m.rotary_dims > 0) rotary_tables(f, p, workspace);
+  if (m.rotary_dims > 0 || m.alibi_mask) rotary_tables(f, p, workspace);
   if (workspace != 0) f.s.alloc(workspace, Use::Workspace);
   return p;
 }
@@ -218,6 +236,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   if (m.family == Family::Swin) return swin_layer(f, kind, x);
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
+  if (m.family == Family::Falcon) return falcon_sequential_layer(f, kind, x, cache);
   const u64 h = m.hidden_size, wide = f.wide;
   u64 held = 0;
   // DINOv2's layer holds its norm1 output and the (scaled) attention output in locals to its return
@@ -226,6 +245,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const u64 x2 = residual_sum(f, f.bytes(h, wide));
   if (hold) f.layer_locals.push_back(a);
   else f.drop(a);
+  f.drop(f.after_residual);
   u64 x3 = x2;
   if (kind.cross) {  // an encoder-decoder's decoder layer: cross-attention to the encoder's output
     const u64 c = residual_branch(f, x2, [&](u64 in) { return cross_attention(f, in, f.memory, f.memory_tokens); });

@@ -43,6 +43,11 @@ u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide
   const u64 dequant = f.quantized ? f.s.alloc(mul(mul(in_elements, out_elements), f.act), Use::Dequant) : 0;
   u64 out = f.s.alloc(f.bytes(out_elements, f.act));
   f.drop(dequant);
+  if (f.r.m.family == Family::Falcon && f.r.m.mlp_bias) {  // FalconLinear: `input @ weight.T`, then `+ bias` (a
+    const u64 biased = f.s.alloc(f.bytes(out_elements, f.amp ? 4 : f.act));  // tensor of its own; fp32 under autocast)
+    f.s.free(out);
+    out = biased;
+  }
   if (f.weights_train()) f.keep(cast != 0 ? cast : x);  // the input, for the weight's gradient
   f.drop(cast);
   f.release_cast(weight_cast);
@@ -59,7 +64,7 @@ u64 norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const ModelConfig& m = f.r.m;
   if (m.norm == NormKind::LayerNormFp32 || m.norm == NormKind::LayerNorm1P) return family_norm(f, x, elements, in_width);
   if (m.norm == NormKind::T5) return t5_norm(f, x, elements, in_width);
-  if (m.norm == NormKind::LayerNorm || m.family == Family::Gpt2) {
+  if (m.norm == NormKind::LayerNorm || gpt2_style(m.family)) {
     f.keep(x);
     return f.s.alloc(f.bytes(elements, f.amp ? 4 : in_width));
   }

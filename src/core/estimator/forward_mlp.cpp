@@ -26,7 +26,7 @@ u64 gated(Forward& f, u64 x, u64 h, u64 inter, bool input_wide, const std::strin
 
 u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const ModelConfig& m = f.r.m;
-  const bool gpt2 = m.family == Family::Gpt2;
+  const bool gpt2 = gpt2_style(m.family);
   if (m.mlp == MlpKind::Gated && m.family != Family::Phi3 && !m.fused_gate_up && !gpt2) return gated(f, x, h, inter, input_wide, "");
   if (const u64 out = family_mlp(f, x, h, inter, input_wide); out != 0) return out;
   if (m.family == Family::Phi3 || m.fused_gate_up) {  // gate_up_proj, chunked (both halves saved): act(gate), up * act(gate)
@@ -38,10 +38,10 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
     f.drop(prod), f.drop(gate_up);
     return down;
   }
-  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2, gptj = m.family == Family::Gptj;
+  const bool phi = m.family == Family::Phi, coder = m.family == Family::Starcoder2, gptj = gptj_style(m.family);
   const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : gptj ? "fc_in" : "dense_h_to_4h");
   f.keep(first);  // gelu saves its input (gelu_new's pow and product too)
-  const bool python_gelu = m.mlp == MlpKind::NewGelu || gpt2;  // its output is fp32 under autocast
+  const bool python_gelu = m.mlp == MlpKind::NewGelu || m.family == Family::Gpt2;  // its output is fp32 under autocast
   const u64 act = python_gelu ? new_gelu(f, first, inter) : f.s.alloc(f.bytes(inter, f.act));
   f.drop(first);
   const u64 down = linear(f, act, inter, h, f.amp && python_gelu,
@@ -50,8 +50,12 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   return down;
 }
 
-// Qwen-MoE and OLMoE cast the top-k routing weights back to the router logits' dtype.
-bool routing_in_activation_dtype(Family f) { return f == Family::Qwen2Moe || f == Family::Qwen3Moe || f == Family::Olmoe; }
+// Qwen-MoE and OLMoE cast the top-k routing weights back to the router logits' dtype, GraniteMoE to the hidden
+// states' (GraniteMoeTopKRouter: softmax(top_k_logits).type_as(hidden_states)); PhiMoE's stay in the logits' dtype.
+bool routing_in_activation_dtype(Family f) {
+  return f == Family::Qwen2Moe || f == Family::Qwen3Moe || f == Family::Olmoe || f == Family::GraniteMoe ||
+         f == Family::Phimoe;  // PhiMoE: sparsemixer's multipliers, gathered from softmax of the router's logits
+}
 
 // Router: logits, softmax in fp32 (saved; DeepSeek runs the gate in fp32), top-k weights and ids;
 // Qwen-MoE casts the weights back to the activation dtype. Returns the tensors held to the end.

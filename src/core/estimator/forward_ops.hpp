@@ -46,6 +46,9 @@ struct Forward {
                                          // hidden_states_norm and self_attention_output)
   u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
                                          // which the model's loop (`outputs = block(...)`) holds until the next returns
+  std::vector<u64> after_residual;       // BLOOM: its attention's locals, freed after the residual sum its forward makes
+  u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
+                                         // the end of the layers' backward (the caller frees it)
 
   // The width of the last layer's output (the final norm's and the head's).
   u64 hidden_width() const { return hidden != 0 ? hidden : r.m.hidden_size; }
@@ -133,14 +136,24 @@ u64 dropout(Forward& f, u64 x, u64 elements, u64 width, double p);
 // OPT's, Nemotron's and BLOOM's MLPs (0 for any other MlpKind).
 u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide);
 // BLOOM's ALiBi attention on the fused projection's keys and values `k`, `v` (the cache's copies when
-// `cached`): the merged heads; `held` the probabilities kept to the layer's end.
-u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held);
+// `cached`): the merged heads; `held` the probabilities kept to the layer's end, `locals` the tensors its
+// forward holds to its end (after the residual sum).
+u64 bloom_attention(Forward& f, const LayerDims& d, u64 k, u64 v, bool cached, u64& held, std::vector<u64>& locals);
 // GPT-J's attention in fp32 on the rotated query `q`, keys `k` and values `v`: the merged heads.
 u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
+// Falcon with alibi (FalconModel.forward): the causal mask materialised, ALiBi / sqrt(head_dim) filled into it:
+// one batch x heads x seq x seq mask in the embeddings' dtype, held to the forward's end (training: f.saved_mask).
+void falcon_alibi_mask(Forward& f, Prelude& p);
 // Cohere's fp32 LayerNorm and Nemotron's LayerNorm1P (as norm()).
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
 u64 residual_sum(Forward& f, u64 bytes);
+// MPT's own eager attention with the ALiBi bias on q, k, v: the context; `held` its attn_weights.
+u64 mpt_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
+// GPT-J's per-layer sin / cos tables (into `locals`: held to the attention's end).
+void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals);
+// Falcon's sequential layer (parallel_attn=False): its locals held to its end.
+u64 falcon_sequential_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // OPT's post-norm layer (do_layer_norm_before=false).
 u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // Longformer's (and LED's encoder's) sliding-chunk self-attention on the layer's projections (attention() frees
@@ -250,10 +263,13 @@ void decoder_embeddings_backward(Tape& s, const OuterGrads& g, u64& tied_share);
 u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head_saved, u64 workspace,
                   std::vector<u64>& made, u64& tied_share);
 // Training: the backward through the embeddings: their saved tensors freed, their gradients
-// appended to `made` (a tied weight's: added in place by AccumulateGrad to lm_head's share, the .grad),
-// the last residual gradient `dx` freed.
+// appended to `made`, the last residual gradient `dx` freed. A tied weight's gradient meets lm_head's share
+// in the engine's input buffer: added in place where the share is a tensor of its own (under autocast the
+// cast's fp32 gradient; `share_is_sum`: an encoder-decoder's earlier sum), else out of place - lm_head's
+// share, the embeddings' gradient and their sum alive at once (gemma-2b bf16 / fp32 and gemma2-s bf16 /
+// fp32 train traces; in place in gemma2-s / gemma2-m amp-bf16).
 void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
-                         std::vector<u64>& made);
+                         std::vector<u64>& made, bool share_is_sum = false);
 // lm_head's input from the final norm's output `normed`: OPT's project_out when word_embed_proj_dim
 // differs from the hidden size, else `normed` itself.
 u64 head_input(Forward& f, u64 normed);
@@ -264,9 +280,11 @@ std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
 // bytes, 0: none), the fp32 copy and log_softmax (saved); autocast exits (`autocast_cache` freed);
 // backward's fp32 gradients, then the 16-bit gradient of the logits, which is returned (0 when
 // the logits are fp32).
-// `biased`: BART's lm_logits + final_logits_bias (its bytes; 0: none), the loss's input.
+// `biased`: BART's lm_logits + final_logits_bias (its bytes; 0: none), the loss's input. `scaled`: Cohere's
+// logits * logit_scale, Granite's logits / logits_scaling (its bytes; 0: none), the loss's input, whose backward
+// makes one more logits-sized gradient (trace 009-cohere-s of 2026-12-02: modeling_cohere.py:503).
 u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
-                          u64 biased = 0);
+                          u64 biased = 0, u64 scaled = 0);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);

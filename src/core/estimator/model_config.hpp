@@ -16,8 +16,14 @@ namespace vramdoc::estimator {
 enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
-  Nemotron, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart, Whisper, Generic, FromHeaders
+  Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart, Whisper, Generic, FromHeaders
 };
+
+// GPT-2's layout (wte + wpe, LayerNorms, fused c_attn, c_fc / c_proj, dropout): GPT-2 and GPT-BigCode (multi-query).
+inline bool gpt2_style(Family f) { return f == Family::Gpt2 || f == Family::GptBigcode; }
+// GPT-J's layout (one ln_1 for attention and MLP side by side, fp32 _attn, partial interleaved RoPE, fc_in / fc_out,
+// lm_head with bias): GPT-J and CodeGen (a fused qkv_proj).
+inline bool gptj_style(Family f) { return f == Family::Gptj || f == Family::Codegen; }
 
 // RmsFp32Weight: weight applied in fp32 (Gemma, OLMo 2); LayerNormFp32: Cohere's LayerNorm written out in
 // fp32 (mean, variance, each step a tensor); LayerNorm1P: Nemotron's (1 + weight), run in the autocast dtype.
@@ -157,6 +163,8 @@ struct ModelConfig {
   std::uint64_t embed_proj_dim = 0;     // OPT word_embed_proj_dim != hidden: project_in / project_out (0: none)
   bool embed_norm = false;              // BLOOM: word_embeddings_layernorm after the embeddings
   bool alibi = false;                   // BLOOM: ALiBi bias added to the scores (eager attention only)
+  bool alibi_mask = false;              // Falcon with alibi: ALiBi folded into the causal mask, one batch x heads x
+                                        // seq x seq tensor held through the forward (SDPA's attn_mask)
   bool post_norm = false;               // OPT do_layer_norm_before=false: the norms after each residual sum
   bool scaled_query = false;            // OPT: q_proj(x) * scaling, a tensor of its own
   bool fp32_attention = false;          // GPT-J's _attn: query and key upcast, fp32 scores and softmax

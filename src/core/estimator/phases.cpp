@@ -134,9 +134,10 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   const u64 head_grads = lora ? 0 : mul(s.lm_head_params, rs.weight_width);
   const Term cast{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", checkpointing ? cast_lm_head : cast_all};
   std::vector<Phase> phases;
+  const Term mask{"attention_mask_bytes", "attention mask (saved by every layer's SDPA)", saved.mask};
   phases.push_back(with_states("backward start (loss gradient)", rs, o, StepPoint::BackwardStart, 0,
                                {cast, {"activations_bytes", "activations kept for backward", kept},
-                                {"logits_loss_bytes", "fp32 logits, loss and its gradients", logits}}));
+                                {"logits_loss_bytes", "fp32 logits, loss and its gradients", logits}, mask}));
   if (checkpointing) {
     const u64 layer_cast = w.amp ? (cast_all - cast_lm_head) / std::max<u64>(m.num_layers, 1) : 0;
     const u64 embed_grads = mul(s.embed_params, rs.weight_width);
@@ -148,14 +149,25 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
       Phase p = with_states("backward (recomputing a checkpointed layer)", rs, o, StepPoint::BackwardLayer, grads,
                             {{"autocast_weight_copies_bytes", "autocast 16-bit weight copies", add(cast_lm_head, layer_cast)},
                              {"checkpoints_bytes", "layer checkpoints", mul(checkpoint_bytes, checkpoints)},
-                             {"activations_bytes", "one recomputed layer", saved.largest_layer},
+                             {"activations_bytes", "one recomputed layer", saved.largest_layer}, mask,
                              {"dequant_buffer_bytes", "dequantised weight (quantised base)", dequant}});
       if (p.allocated_bytes > best.allocated_bytes) best = std::move(p);
     }
     phases.push_back(std::move(best));
   } else if (data_parallel_degree(o) > 1) {
     phases.push_back(with_states("backward (the last layer: gathered weights, gradients)", rs, o, StepPoint::BackwardLayer,
-                                 head_grads, {cast, {"activations_bytes", "activations kept for backward", kept}}));
+                                 head_grads, {cast, {"activations_bytes", "activations kept for backward", kept}, mask}));
+  }
+  // A tied embedding trained on one GPU, at its backward: every gradient made, the embeddings' own beside lm_head's
+  // share and, without autocast, their out-of-place sum (backward.cpp embeddings_backward).
+  if (o.mode == Mode::Train && m.tie_word_embeddings && m.kind == ModelKind::Decoder && data_parallel_degree(o) == 1 &&
+      o.tensor_parallel == 1) {
+    const u64 tied = mul(m.vocab_size, m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size, rs.weight_width);
+    phases.push_back(with_states("backward (the tied embeddings' gradient)", rs, o, StepPoint::BackwardLayer, rs.grads,
+                                 {{"embedding_gradient_bytes",
+                                   w.amp ? "the embeddings' own gradient (added in place to lm_head's)"
+                                         : "the embeddings' own gradient and its sum with lm_head's",
+                                   w.amp ? tied : mul(2, tied)}}));
   }
   phases.push_back(with_states("optimizer step", rs, o, StepPoint::OptimizerStep, 0, {}));
   return phases;

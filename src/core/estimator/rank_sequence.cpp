@@ -174,7 +174,8 @@ class RankStep {
       if (p_.reshard) reshard_layer(l);
     }
     saved_.push_back(record_head(f_, x, p_.lm_head_cast));
-    s_.free(pre.held), s_.free(cache);
+    s_.free(pre.held), s_.free(cache), s_.free(f_.saved_mask);  // (the saved mask: freed early here, approximate)
+    f_.saved_mask = 0;
     // FSDP2's root reshards after forward when reshard_after_forward=True is passed for it too (as
     // torchtitan and Accelerate do, and the measurements); its backward gathers it again.
     if (p_.sharded && !p_.fsdp1 && p_.reshard) s_.free(root_), root_.clear();

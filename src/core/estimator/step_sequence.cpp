@@ -30,6 +30,7 @@ struct TrainPlan {
   std::vector<LayerKind> kinds;
   u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
   u64 biased = 0;  // BART: lm_logits + final_logits_bias, the loss's input
+  u64 scaled = 0;  // Cohere, Granite: the logits times a constant, the loss's input
   u64 states_per_tensor = 0;  // optimizer states per trainable tensor (same bytes)
   bool foreach_temporaries = false, checkpointing = false;
 };
@@ -64,6 +65,7 @@ TrainPlan train_plan(const Run& r) {
     p.biased = mul(loss.elements, r.w.amp ? 4 : r.w.act);
     p.logits_fp32 = std::max(p.logits_fp32, p.biased);
   }
+  if (r.m.scaled_logits && r.o.task == Task::CausalLm) p.scaled = p.logits_act;
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
@@ -157,7 +159,7 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
   Recorded rec = forward(f, p, first);
   std::vector<u64> grads;
   s.stage(Stage::Loss);
-  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache, p.biased);
+  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache, p.biased, p.scaled);
   u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls (traces)
   u64 dx = head_backward(s, p.outer, logits_grad, rec.head, first ? kCublasWorkspace : 0, grads, tied_share);
   s.stage(Stage::Backward);
@@ -167,7 +169,8 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
     if (decoder_embeddings && l + 1 == m.enc.encoder_layers) decoder_embeddings_backward(s, p.outer, tied_share);
     dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);
   }
-  embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads);
+  s.free(f.saved_mask), f.saved_mask = 0;  // the first layer's SDPA let go of it
+  embeddings_backward(s, p.outer, rec.embeddings, tied_share, dx, grads, decoder_embeddings);
   s.stage(Stage::Optimizer);
   optimizer_step(s, p, first, states, grads);
 }
@@ -191,6 +194,7 @@ SavedBytes saved_bytes(const Run& r) {
   Prelude pre = prelude(f, p.kinds, 0);
   f.take_saved();
   SavedBytes out;
+  out.mask = s.bytes_of(f.saved_mask);
   for (const auto& [kind, count] : layer_kinds(r.m)) {
     std::vector<u64> saved, cache;
     const u64 x = s.alloc(p.residual), y = recorded_layer(f, p.weights.layer(kind).unlinked_casts, kind, x, saved, cache);
@@ -226,23 +230,27 @@ void training_events(Sequence& s, const Run& r) {
 }
 
 u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
-                          u64 biased) {
+                          u64 biased, u64 scaled) {
   u64 logits = s.alloc(logits_act, Use::Logits);
-  if (biased != 0) {
-    const u64 sum = s.alloc(biased, Use::Logits);
+  const u64 input = biased != 0 ? biased : scaled;  // the loss's input when it is not the logits themselves
+  if (input != 0) {
+    const u64 sum = s.alloc(input, Use::Logits);
     s.free(logits);
     logits = sum;
   }
   const u64 tanh = s.alloc(softcap, Use::Logits);
-  const u64 upcast = (biased != 0 ? biased : logits_act) == logits_fp32 ? 0 : s.alloc(logits_fp32, Use::Logits);
+  const u64 upcast = (input != 0 ? input : logits_act) == logits_fp32 ? 0 : s.alloc(logits_fp32, Use::Logits);
   const u64 log_probs = s.alloc(logits_fp32, Use::Logits);
   s.free(upcast), s.free(logits);
   s.free(autocast_cache);
   const u64 nll_grad = s.alloc(logits_fp32, Use::Logits), lsm_grad = s.alloc(logits_fp32, Use::Logits);
   s.free(nll_grad), s.free(log_probs);
   const u64 grad16 = logits_act == logits_fp32 ? 0 : s.alloc(logits_act, Use::Logits);
+  if (grad16 != 0) s.free(lsm_grad);
+  u64 out = grad16;
+  if (scaled != 0) out = s.alloc(scaled, Use::Logits), s.free(grad16);  // MulBackward / DivBackward: grad * scale
   s.free(lsm_grad), s.free(tanh);
-  return grad16;
+  return out;
 }
 
 }  // namespace vramdoc::estimator::detail
