@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/estimator/cnn.hpp"
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/encoders.hpp"
 #include "core/estimator/families.hpp"
@@ -72,6 +73,10 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   ModelConfig m;
   m.name = source;
   if (auto it = cfg.find("model_type"); it != cfg.end() && it->is_string()) m.model_type = it->get<std::string>();
+  if (is_cnn_config(m.model_type, cfg)) {  // convolutional classifiers (cnn_config.cpp)
+    if (auto ok = read_cnn_config(m, cfg, source); !ok) return make_error(ok.error());
+    return m;
+  }
   if (has_encoder(m.model_type, cfg)) {
     if (auto ok = read_encoder_config(m, cfg, source); !ok) return make_error(ok.error());
     return m;
