@@ -152,8 +152,9 @@ bool is_cnn_config(std::string_view model_type, const json& cfg) {
   }
   // an unknown hierarchical model with stages and no transformer heads (a CNN of another name)
   const auto heads = cfg.find("num_attention_heads");
-  return cfg.contains("depths") && cfg.contains("hidden_sizes") && (heads == cfg.end() || heads->is_null()) &&
-         !cfg.contains("num_heads") && !cfg.contains("hidden_size");
+  const bool stages = cfg.contains("depths") && cfg.contains("hidden_sizes") && (heads == cfg.end() || heads->is_null()) &&
+                      !cfg.contains("num_heads") && !cfg.contains("hidden_size");
+  return stages || cfg.contains("neck_hidden_sizes");  // MobileViT: convolutions around small transformers
 }
 
 Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string& source) {
@@ -187,7 +188,12 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
       break;
     case CnnArch::ConvNext:
     case CnnArch::ConvNextV2: {
-      read_stages(p, cfg, source, {3, 3, 9, 3}, {96, 192, 384, 768}, error);
+      std::vector<u64> depths = {3, 3, 9, 3};
+      if (!known && !cfg.contains("depths")) {  // MobileViT: two layers a stage (its modelling code has 2, 4, 3)
+        auto widths = sizes(cfg, "hidden_sizes", source, {96, 192, 384, 768});
+        if (widths) depths.assign(widths->size(), 2);
+      }
+      read_stages(p, cfg, source, depths, {96, 192, 384, 768}, error);
       take(size(cfg, "patch_size", source, 4, 1ULL << 10), p.patch, error);
       const auto scale = cfg.find("layer_scale_init_value");
       p.layer_scale = scale == cfg.end() || !scale->is_number() || scale->get<double>() > 0;

@@ -264,6 +264,7 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
     m.kind = unknown_kind(cfg);
     if (m.kind == ModelKind::Decoder) m.kind = ModelKind::Encoder;  // --task asked for an encoder's head
     m.family = m.kind == ModelKind::EncoderDecoder ? Family::Bart : m.kind == ModelKind::Vision ? Family::Vit : Family::Bert;
+    if (m.kind == ModelKind::Vision && cfg.contains("depths")) m.family = Family::Swin;  // hierarchical (SwinV2, DiNAT, LeViT): Swin's stages
     m.stand_in = true;
   }
   if (auto ok = read_widths(m, cfg, source); !ok) return make_error(ok.error());
