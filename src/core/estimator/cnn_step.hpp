@@ -19,9 +19,6 @@ struct CnnRun {
   int steps = 3;                    // training steps recorded (the optimizer's state arrives in the first)
 };
 
-// The bytes of the cuBLAS workspaces the step makes (one per thread that runs a matmul: the classifier's
-// forward, and in training autograd's thread).
-std::uint64_t cnn_cublas_workspace_bytes(const CnnRun& run);
 // Records the weights, then `run.steps` training steps or one inference forward, into `s`.
 void cnn_events(Sequence& s, const CnnGraph& graph, const CnnRun& run);
 

@@ -100,10 +100,6 @@ std::vector<std::string> add_alias_fields(json& cfg, const std::string& source) 
     assumed.push_back("no attention heads in " + source + " (a recurrent or state-space model?): estimated with " +
                       std::to_string(heads) + " attention heads of " + std::to_string(hidden / heads));
   }
-  if (const auto heads = cfg.find("num_attention_heads"); heads != cfg.end() && positive_integer(*heads) && hidden > 0 &&
-                                                           hidden % heads->get<std::uint64_t>() != 0 && !has(cfg, "head_dim")) {
-    cfg["head_dim"] = std::max<std::uint64_t>(1, hidden / heads->get<std::uint64_t>());  // attention narrower or wider than hidden
-  }
   const bool vision = has(cfg, "image_size") || has(cfg, "num_channels") || has(cfg, "patch_size") || has(cfg, "depths");
   if (!has(cfg, "vocab_size") && !vision) {
     cfg["vocab_size"] = 32000;

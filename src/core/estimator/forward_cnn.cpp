@@ -405,8 +405,6 @@ class CnnStep {
 
 }  // namespace
 
-std::uint64_t cnn_cublas_workspace_bytes(const CnnRun& run) { return run.trains ? 2 * kCublasWorkspace : kCublasWorkspace; }
-
 void cnn_events(Sequence& s, const CnnGraph& graph, const CnnRun& run) {
   CnnStep step(s, graph, run);
   step.weights();
