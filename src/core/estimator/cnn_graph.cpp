@@ -119,6 +119,10 @@ class Builder {
     push(std::move(op));
     return y;
   }
+  // Python keeps `t` (a module's input, a block's `residual` / `embeddings`) referenced until the last op so far returns.
+  void hold_until_now(int t) {
+    if (!g.ops.empty()) g.ops.back().keeps.push_back(t);
+  }
   void fail(const std::string& why) {
     if (error.empty()) error = why;
   }
@@ -156,9 +160,12 @@ class Builder {
   }
 };
 
+// A ConvLayer module (conv, BatchNorm, [act]): its input referenced until it returns.
 Fm conv_bn_act(Builder& b, const Fm& x, u64 c_out, u64 k, u64 stride, u64 groups, bool act, CnnAct a) {
   Fm y = b.bn(b.conv(x, c_out, k, stride, k / 2, groups));
-  return act ? b.act(y, a) : y;
+  if (act) y = b.act(y, a);
+  b.hold_until_now(x.t);
+  return y;
 }
 
 void classifier(Builder& b, Fm pooled, u64 labels) {
@@ -187,7 +194,8 @@ void resnet(Builder& b, const CnnParts& p, Fm x) {
         h = conv_bn_act(b, x, out, 3, stride, 1, true, a);
         h = conv_bn_act(b, h, out, 3, 1, 1, false, a);
       }
-      const Fm shortcut = in != out || stride != 1 ? b.bn(b.conv(x, out, 1, stride, 0)) : x;
+      Fm shortcut = x;
+      if (in != out || stride != 1) shortcut = b.bn(b.conv(x, out, 1, stride, 0)), b.hold_until_now(x.t);  // `residual = self.shortcut(residual)`
       x = b.act(b.add_in_place(h, shortcut), a);
       in = out, ++b.g.layers;
     }
@@ -222,7 +230,8 @@ void regnet(Builder& b, const CnnParts& p, Fm x) {
         h = b.mul(h, se);
       }
       h = conv_bn_act(b, h, out, 1, 1, 1, false, a);
-      const Fm shortcut = in != out || stride != 1 ? b.bn(b.conv(x, out, 1, stride, 0)) : x;
+      Fm shortcut = x;
+      if (in != out || stride != 1) shortcut = b.bn(b.conv(x, out, 1, stride, 0)), b.hold_until_now(x.t);
       x = b.act(b.add_in_place(h, shortcut), a);
       in = out, ++b.g.layers;
     }
@@ -244,9 +253,11 @@ void convnext(Builder& b, const CnnParts& p, Fm x) {
   u64 prev = p.widths.front();
   for (std::size_t s = 0; s < p.depths.size(); ++s) {
     const u64 out = p.widths[s];
-    if (prev != out || s > 0) x = b.conv(b.layernorm(x, true), out, 2, 2, 0, 1, true);
+    // after the embeddings the feature maps are channels-last in memory (the sums of permuted views; cuDNN keeps
+    // its input's layout): the permutes to (N, H, W, C) are contiguous, LayerNorm copies nothing
+    if (prev != out || s > 0) x = b.conv(b.layernorm(x, false), out, 2, 2, 0, 1, true);
     for (u64 d = 0; d < p.depths[s]; ++d) {
-      Fm h = b.layernorm(b.conv(x, out, 7, 1, 3, out, true), true);
+      Fm h = b.layernorm(b.conv(x, out, 7, 1, 3, out, true), false);
       h = b.act(b.linear(h, 4 * out), a);
       if (v2) {
         const Fm norm = b.vector_norm(h);
@@ -293,16 +304,26 @@ void efficientnet(Builder& b, const CnnParts& p, Fm x) {
       const Fm embeddings = x;
       Fm h = x;
       const u64 wide = in * expand;
-      if (expand != 1) h = b.act(b.bn(b.conv(h, wide, 1, 1, 0)), a);
+      if (expand != 1) {
+        const Fm in_expand = h;
+        h = b.act(b.bn(b.conv(h, wide, 1, 1, 0)), a);
+        b.hold_until_now(in_expand.t);
+      }
+      const Fm in_depthwise = h;
       if (stride == 2) h = b.pad(h, k - 1, k - 1);  // correct_pad: k // 2 - 1 and k // 2 (or k // 2 twice): k - 1 in all
       h = b.act(b.bn(b.conv(h, h.c, k, stride, stride == 2 ? 0 : k / 2, h.c)), a);
+      b.hold_until_now(in_depthwise.t);
       Fm se = b.avgpool(h);
       se = b.act(b.conv(se, std::max<u64>(1, static_cast<u64>(static_cast<double>(in) * p.se_ratio)), 1, 1, 0, 1, true), a);
       se = b.sigmoid(b.conv(se, h.c, 1, 1, 0, 1, true));
-      h = b.bn(b.conv(b.mul(h, se), out, 1, 1, 0));
+      const Fm excited = b.mul(h, se);
+      h = b.bn(b.conv(excited, out, 1, 1, 0));
+      b.hold_until_now(excited.t);
       if (stride == 1 && j > 0) {
         const double rate = p.drop_connect * static_cast<double>(blocks) / static_cast<double>(std::max<u64>(total, 1));
         h = b.add(b.dropout(h, rate, false), embeddings);
+      } else {
+        b.hold_until_now(embeddings.t);  // `embeddings = hidden_states` until the block returns
       }
       x = h, ++blocks, ++b.g.layers;
     }
@@ -340,7 +361,9 @@ void mobilenet_v2(Builder& b, const CnnParts& p, Fm x) {
       pad = 0;
     }
     h = b.bn(b.conv(h, c_out, k, stride, pad, groups, false, dilation));
-    return act ? b.act(h, a) : h;
+    if (act) h = b.act(h, a);
+    b.hold_until_now(in.t);
+    return h;
   };
   const u64 channels[] = {16, 24, 24, 32, 32, 32, 64, 64, 64, 64, 96, 96, 96, 160, 160, 160, 320};
   const u64 strides[] = {2, 1, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1};
@@ -363,7 +386,12 @@ void mobilenet_v2(Builder& b, const CnnParts& p, Fm x) {
     Fm h = layer(x, wide, 1, 1, 1, true, 1);
     h = layer(h, wide, 3, stride, wide, true, layer_dilation);
     h = layer(h, out, 1, 1, 1, false, 1);
-    x = stride == 1 && in == out ? b.add(residual, h) : h;
+    if (stride == 1 && in == out) {
+      x = b.add(residual, h);
+    } else {
+      b.hold_until_now(residual.t);  // `residual = features` until the block returns
+      x = h;
+    }
     ++b.g.layers;
   }
   x = layer(x, p.finegrained_output && p.depth_multiplier < 1.0 ? 1280 : depth(1280), 1, 1, 1, true, 1);

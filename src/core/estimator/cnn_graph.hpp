@@ -41,6 +41,7 @@ struct CnnConv {  // a convolution's geometry, for cuDNN's workspace (capture/co
 struct CnnOp {
   CnnOpKind kind = CnnOpKind::Add;
   int in0 = -1, in1 = -1, out = -1;        // tensor indices (-1: none)
+  std::vector<int> keeps;                  // tensors Python still references until this op returns (modules' inputs)
   std::vector<std::uint64_t> params;       // its parameter tensors' elements (weight, bias), in model.parameters() order
   std::uint64_t buffers = 0;               // BatchNorm: running mean and variance (elements; plus an int64 counter)
   CnnAct act = CnnAct::SavesInput;

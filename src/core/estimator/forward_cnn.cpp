@@ -65,6 +65,7 @@ class CnnStep {
     }
     s_.free(id_[g_.logits]), id_[g_.logits] = 0;
     s_.free(id_[0]), id_[0] = 0;
+    s_.free(region_casts_);  // `with torch.autocast(...)` around each forward
   }
 
  private:
@@ -76,7 +77,7 @@ class CnnStep {
   std::vector<bool> needs_grad_;
   std::vector<std::vector<u64>> extras_;  // per op: tensors of its own that autograd keeps (casts, masks, indices, statistics)
   std::vector<std::vector<int>> saved_;   // per op: the graph's tensors autograd keeps for it
-  std::vector<u64> weights_, states_, grads_;
+  std::vector<u64> weights_, states_, grads_, region_casts_;
   std::unordered_map<u64, int> grad_refs_;
   bool forward_workspace_ = false, backward_workspace_ = false;
 
@@ -88,6 +89,7 @@ class CnnStep {
     for (const CnnOp& op : g_.ops) {
       if (op.in0 >= 0) ++uses_[op.in0];
       if (op.in1 >= 0) ++uses_[op.in1];
+      for (int t : op.keeps) ++uses_[t];
     }
     ++uses_[g_.logits];  // the loss (training) or the caller (inference) reads the logits
     dtype_[0] = r_.amp ? 4 : r_.compute_bytes;  // pixel_values: fp32 under autocast, else the model's dtype
@@ -147,10 +149,12 @@ class CnnStep {
       if (cast != 0) extras_[i].push_back(cast);
       else save(i, x, true);
       extras_[i].insert(extras_[i].end(), weight_casts.begin(), weight_casts.end());
-    } else {
-      s_.free(cast), s_.free(weight_casts);
+    } else {  // autocast caches the casts of leaf parameters (requires_grad, even under no_grad) until its region exits
+      s_.free(cast);
+      region_casts_.insert(region_casts_.end(), weight_casts.begin(), weight_casts.end());
     }
     consume(x);
+    for (int t : op.keeps) consume(t);
   }
 
   void forward(std::size_t i, bool training) {
@@ -228,6 +232,7 @@ class CnnStep {
         break;
     }
     consume(x), consume(y);
+    for (int t : op.keeps) consume(t);
   }
 
   // Cross-entropy on the logits (fp32 under autocast: a copy), log_softmax's output saved; its gradient.
@@ -408,7 +413,8 @@ class CnnStep {
 void cnn_events(Sequence& s, const CnnGraph& graph, const CnnRun& run) {
   CnnStep step(s, graph, run);
   step.weights();
-  if (!run.trains) {
+  if (!run.trains) {  // a first forward (its classifier's matmul makes the cuBLAS workspace), then the measured one
+    step.infer();
     step.infer();
     return;
   }
