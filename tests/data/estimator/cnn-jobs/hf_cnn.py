@@ -2,7 +2,8 @@
 # and in-place ops as modeling_resnet.py, modeling_regnet.py, modeling_convnext(v2).py, modeling_efficientnet.py,
 # modeling_mobilenet_v2.py; no transformers needed), for the script capture to record on the CPU and compare
 # with the config estimator (tests/cli/estimate_cnn_capture.sh).
-# Usage: hf_cnn.py ARCH BATCH IMAGE PRECISION MODE   (fp32 | amp-bf16 | bf16; train | infer), three steps.
+# Usage: hf_cnn.py ARCH BATCH IMAGE PRECISION MODE [OPTIMIZER]   (fp32 | amp-bf16 | bf16; train | infer;
+# adamw (foreach) | sgd), three steps.
 import math
 import sys
 
@@ -10,6 +11,7 @@ import torch
 from torch import nn
 
 arch, batch, side, precision, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+optimizer = sys.argv[6] if len(sys.argv) > 6 else "adamw"
 F = nn.functional
 
 
@@ -215,9 +217,10 @@ models = {
     "mobilenet-v2": mobilenet_v2,
     "efficientnet-b0": efficientnet_b0,
 }
-model = models[arch]().cuda()
-if precision == "bf16":
+model = models[arch]()
+if precision == "bf16":  # converted before it moves: no fp32 and bf16 copies on the card at once
     model = model.to(torch.bfloat16)
+model = model.cuda()
 dtype = torch.bfloat16 if precision == "bf16" else torch.float32
 x = torch.randn(batch, 3, side, side, device="cuda", dtype=dtype)
 if mode == "infer":
@@ -227,7 +230,10 @@ if mode == "infer":
             model(x)
     sys.exit(0)
 y = torch.randint(0, 1000, (batch,), device="cuda")
-opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+if optimizer == "sgd":
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4, foreach=True)
+else:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
 for _ in range(3):
     with torch.autocast("cuda", torch.bfloat16, enabled=precision == "amp-bf16"):
         loss = F.cross_entropy(model(x), y)
