@@ -233,6 +233,7 @@ ModelKind unknown_kind(const json& cfg) {
     }
   }
   if (cfg.contains("image_size") && cfg.contains("patch_size")) return ModelKind::Vision;
+  if (cfg.contains("conv_dim")) return ModelKind::Encoder;  // a speech encoder (wav2vec2, HuBERT, WavLM): its frames as tokens
   if (cfg.contains("type_vocab_size")) return ModelKind::Encoder;
   return ModelKind::Decoder;
 }
