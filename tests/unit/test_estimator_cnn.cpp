@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/estimator/cnn.hpp"
+#include "core/estimator/cnn_graph.hpp"
 #include "core/estimator/estimate.hpp"
 #include "core/estimator/fit.hpp"
 #include "core/units.hpp"
@@ -297,4 +298,33 @@ TEST(EstimatorCnn, AttributeMapAliasesAreRead) {
   bool said = false;
   for (const auto& w : mamba.warnings) said = said || w.find("no attention heads") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// A speech encoder (wav2vec2-style conv_dim) is its transformer as a generic encoder over --seq frames plus its
+// convolutional feature extractor over the frames' samples, op by op: the extractor's parameters are
+// modeling_wav2vec2.py's (wav2vec2-base: 4,200,448 - seven convolutions without bias, the first layer's
+// GroupNorm), its feature maps grow with the audio and come on top of the encoder's peak in training.
+TEST(EstimatorCnn, SpeechEncodersAddTheirFeatureExtractor) {
+  const ModelConfig m = corpus_model("wav2vec2");
+  ASSERT_TRUE(m.cnn.audio);
+  auto extractor = build_audio_features(m.cnn, 160000, true);
+  ASSERT_TRUE(extractor.ok()) << extractor.error();
+  EXPECT_EQ(extractor->params, 4200448u);
+  EXPECT_EQ(extractor->tensors[extractor->logits], 512u * 499);  // 10 s at 16 kHz: 499 frames of 512 features
+  ModelConfig plain = m;
+  plain.cnn.audio = false;
+  std::uint64_t last = 0;
+  for (std::uint64_t frames : {50, 200, 500}) {
+    Options o;
+    o.batch = 4, o.seq = frames, o.precision = Precision::AmpBf16;
+    auto with = estimate(m, o), without = estimate(plain, o);
+    ASSERT_TRUE(with.ok() && without.ok()) << (with.ok() ? without.error() : with.error());
+    EXPECT_EQ(with->n_params, without->n_params + 4200448u);
+    EXPECT_GT(with->peak_allocated_bytes, without->peak_allocated_bytes);
+    const std::uint64_t extra = with->peak_allocated_bytes - without->peak_allocated_bytes;
+    EXPECT_GT(extra, last) << frames << " frames";
+    last = extra;
+  }
+  // 4 x 10 s in amp: the first layer keeps GroupNorm's fp32 input copy and GELU's fp32 input, 262 MB each
+  EXPECT_GT(last, vramdoc::GiB / 2);
 }

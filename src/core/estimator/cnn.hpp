@@ -19,6 +19,12 @@ bool is_cnn_config(std::string_view model_type, const nlohmann::json& cfg);
 // Fills m (kind Cnn, family Cnn, m.cnn, its parameter count's layers) from the config; clear errors
 // for sizes that are not positive integers or absurd.
 Result<bool> read_cnn_config(ModelConfig& m, const nlohmann::json& cfg, const std::string& source);
+// A speech encoder's convolutional feature extractor (wav2vec2-style conv_dim, conv_kernel, conv_stride) into
+// m.cnn (audio set); nothing when the config has no conv_dim.
+Result<bool> read_audio_features(ModelConfig& m, const nlohmann::json& cfg, const std::string& source);
+// A speech encoder: its transformer encoder as estimated for m's other fields, plus the feature extractor's
+// feature maps over --seq frames' samples (estimate_speech.cpp).
+Result<Estimate> estimate_speech(const ModelConfig& m, const Options& o);
 // The CNN's name for messages ("resnet", ...).
 std::string_view cnn_arch_name(CnnArch arch);
 // Parameters of the classifier (sum of p.numel() over model.parameters()), at the config's image size.

@@ -227,6 +227,24 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   return true;
 }
 
+Result<bool> read_audio_features(ModelConfig& m, const json& cfg, const std::string& source) {
+  if (!cfg.contains("conv_dim")) return true;
+  CnnParts& p = m.cnn;
+  std::string error;
+  take(sizes(cfg, "conv_dim", source, {512, 512, 512, 512, 512, 512, 512}), p.conv_dim, error);
+  take(sizes(cfg, "conv_kernel", source, {10, 3, 3, 3, 3, 2, 2}, 1ULL << 12), p.conv_kernel, error);
+  take(sizes(cfg, "conv_stride", source, {5, 2, 2, 2, 2, 2, 2}, 1ULL << 8), p.conv_stride, error);
+  if (!error.empty()) return make_error(error);
+  if (p.conv_dim.empty() || p.conv_kernel.size() != p.conv_dim.size() || p.conv_stride.size() != p.conv_dim.size() ||
+      p.conv_dim.size() > 64) {
+    return make_error("fields 'conv_dim', 'conv_kernel' and 'conv_stride' in " + source + " must be lists of one entry per layer (at most 64)");
+  }
+  p.conv_bias = fields::flag(cfg, "conv_bias", false);
+  p.layer_norm_features = string_or(cfg, "feat_extract_norm", "group") == "layer";
+  p.audio = true;
+  return true;
+}
+
 Result<std::uint64_t> cnn_parameters(const ModelConfig& m) {
   auto graph = build_cnn_graph(m.cnn, m.cnn.image_size, false);
   if (!graph) return make_error(graph.error());

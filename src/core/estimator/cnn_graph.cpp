@@ -49,6 +49,23 @@ class Builder {
     push(std::move(op));
     return y;
   }
+  // Conv1d over the width (a 1 x k kernel on a feature map one row high).
+  Fm conv1d(const Fm& x, u64 c_out, u64 k, u64 stride, bool bias) {
+    Fm y{-1, c_out, 1, x.w >= k ? (x.w - k) / stride + 1 : 0};
+    y.t = tensor(y.c, 1, y.w);
+    CnnOp op = node(CnnOpKind::Conv, x.t, -1, y.t);
+    op.params = {saturating_mul(saturating_mul(c_out, x.c), k)};
+    if (bias) op.params.push_back(c_out);
+    op.conv = {x.c, c_out, x.w, y.w, k, stride, 1};
+    push(std::move(op));
+    return y;
+  }
+  // GroupNorm with one group per channel (wav2vec2's first layer): statistics per channel.
+  Fm groupnorm(const Fm& x) {
+    Fm y = layernorm(x, false);
+    g.ops.back().channels = x.c;
+    return y;
+  }
   Fm bn(const Fm& x) {
     Fm y = like(x);
     CnnOp op = node(CnnOpKind::BatchNorm, x.t, -1, y.t);
@@ -399,6 +416,28 @@ void mobilenet_v2(Builder& b, const CnnParts& p, Fm x) {
 }
 
 }  // namespace
+
+// modeling_wav2vec2.py Wav2Vec2FeatureEncoder: Wav2Vec2GroupNormConvLayer (conv, GroupNorm, gelu) then
+// Wav2Vec2NoLayerNormConvLayer (conv, gelu), or Wav2Vec2LayerNormConvLayer each (conv, transpose, LayerNorm,
+// transpose, gelu); conv_bias, conv_kernel, conv_stride per layer.
+Result<CnnGraph> build_audio_features(const CnnParts& parts, std::uint64_t samples, bool training) {
+  Builder b(training);
+  Fm x{b.input(1, 1).t, 1, 1, 1};
+  b.g.tensors[0] = samples, x.w = samples;
+  if (samples > kMaxFeatureElements) return make_error("the audio of " + std::to_string(samples) + " samples is absurdly long");
+  for (std::size_t i = 0; i < parts.conv_dim.size(); ++i) {
+    const Fm in = x;
+    x = b.conv1d(x, parts.conv_dim[i], parts.conv_kernel[i], parts.conv_stride[i], parts.conv_bias);
+    if (parts.layer_norm_features) x = b.layernorm(x, true);
+    else if (i == 0) x = b.groupnorm(x);
+    x = b.act(x, CnnAct::SavesInput);
+    b.hold_until_now(in.t);
+    ++b.g.layers;
+  }
+  b.g.logits = x.t;
+  if (!b.error.empty()) return make_error(b.error + " (" + std::to_string(samples) + " samples)");
+  return std::move(b.g);
+}
 
 Result<CnnGraph> build_cnn_graph(const CnnParts& parts, std::uint64_t image_size, bool training) {
   Builder b(training);

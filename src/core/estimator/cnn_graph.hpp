@@ -62,6 +62,10 @@ struct CnnGraph {
 // The most elements one feature map of one sample may have (an absurd image size is an error, not an overflow).
 inline constexpr std::uint64_t kMaxFeatureElements = 1ULL << 36;
 
+// Builds a speech encoder's feature extractor (parts.audio) over `samples` raw samples: its 1-D convolutions,
+// the first layer's GroupNorm (or a LayerNorm after each), GELU; the last feature map is `logits`.
+Result<CnnGraph> build_audio_features(const CnnParts& parts, std::uint64_t samples, bool training);
+
 // Builds the classifier's forward for images of `image_size` pixels per side; errors for sizes that
 // would overflow or leave no pixel (an image smaller than the network's downsampling).
 Result<CnnGraph> build_cnn_graph(const CnnParts& parts, std::uint64_t image_size, bool training);

@@ -35,6 +35,11 @@ struct CnnParts {
   double depth_multiplier = 1.0, expand_ratio = 6.0, classifier_dropout = 0.8;
   std::uint64_t divisible_by = 8, min_depth = 8, output_stride = 32;
   bool first_layer_is_expansion = true, finegrained_output = true, tf_padding = true;
+  // A speech encoder's convolutional feature extractor over the raw samples (wav2vec2, HuBERT, WavLM: conv_dim,
+  // conv_kernel, conv_stride, conv_bias, feat_extract_norm); `audio` marks a model that has one.
+  bool audio = false;
+  std::vector<std::uint64_t> conv_dim, conv_kernel, conv_stride;
+  bool conv_bias = false, layer_norm_features = false;  // feat_extract_norm "layer" (else "group": the first layer's GroupNorm)
 };
 
 }  // namespace vramdoc::estimator

@@ -90,9 +90,8 @@ std::vector<std::string> add_alias_fields(json& cfg, const std::string& source) 
   fill(cfg, "vocab_size", {"tgt_vocab_size", "target_vocab_size", "src_vocab_size", "n_vocab", "num_tokens"});
   if (!has(cfg, "hidden_size")) return assumed;  // nothing to estimate a transformer from: the caller's error names it
   if (has(cfg, "conv_dim")) {  // wav2vec2-style speech encoders
-    assumed.push_back("a speech encoder in " + source + ": --seq is its frames (20 ms each at 16 kHz); its convolutional feature "
-                      "extractor (conv_dim) is not modelled: in training its feature maps at the audio's sample rate come on top "
-                      "(use the script capture: vramdoc estimate -- python train.py)");
+    assumed.push_back("a speech encoder in " + source + ": --seq is its frames (one per conv_stride's product of samples: "
+                      "20 ms at 16 kHz); its convolutional feature extractor is modelled op by op, its transformer as a generic encoder");
   }
   if (!has(cfg, "num_hidden_layers")) {  // MobileViT: its layers per block are in its modelling code
     cfg["num_hidden_layers"] = 12;

@@ -83,6 +83,7 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   if (family_of(m.model_type) == Family::Generic && !has_encoder(m.model_type, json::object())) assumed = add_alias_fields(cfg, source);
   if (has_encoder(m.model_type, cfg)) {
     if (auto ok = read_encoder_config(m, cfg, source); !ok) return make_error(ok.error());
+    if (auto ok = read_audio_features(m, cfg, source); !ok) return make_error(ok.error());  // wav2vec2-style speech encoders
     m.warnings.insert(m.warnings.end(), assumed.begin(), assumed.end());
     return m;
   }
