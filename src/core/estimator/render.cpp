@@ -1,5 +1,6 @@
 #include "core/estimator/render.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -94,7 +95,8 @@ std::string peak_table(const Estimate& e, bool per_rank) {
     table.add_row(r);
   };
   for (const auto& t : peak.terms) row(t.label, t.bytes, t.sharding, &t == big ? "<- biggest" : "");
-  row("cuBLAS workspaces", e.workspace_bytes, "", "");
+  const bool own_workspaces = std::any_of(peak.terms.begin(), peak.terms.end(), [](const Term& t) { return t.key == "workspaces_bytes"; });
+  if (!own_workspaces) row("cuBLAS workspaces", e.workspace_bytes, "", "");  // a CNN's phases hold them (and cuDNN's) as a term
   table.add_rule();
   row("peak allocated (torch.cuda.max_memory_allocated)", e.peak_allocated_bytes, "", "");
   row("peak reserved (caching allocator)", e.peak_reserved_bytes, "", "");
