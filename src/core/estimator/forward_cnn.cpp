@@ -383,9 +383,10 @@ class CnnStep {
         fresh(x, bytes(x));
         break;
     }
-    unsave_all(i);
+    // the engine: the function's inputs (the output's gradient) go when it returns, then release_variables()
     grad_[op.out] = 0;
     drop(gout);
+    unsave_all(i);
   }
 
   void optimizer(bool first) {
