@@ -23,7 +23,10 @@ fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4",
         "distilbert", "deberta_v2", "t5", "bart", "whisper", "vit", "swin", "llama", "qwen3", "gemma2",
         "electra", "xlm_roberta", "mpnet", "mt5", "mbart", "pegasus", "marian", "deit", "phi3", "stablelm", "persimmon",
         "mistral", "falcon", "gpt_neox", "starcoder2", "qwen2_moe", "gemma", "qwen2", "gpt_neo", "gpt_bigcode", "olmo",
-        "granitemoe", "albert", "modernbert", "deberta", "umt5", "m2m_100", "blenderbot", "led", "dinov2", "beit"]
+        "granitemoe", "albert", "modernbert", "deberta", "umt5", "m2m_100", "blenderbot", "led", "dinov2", "beit",
+        "mpt", "codegen", "xglm", "biogpt", "phimoe", "mixtral", "xlm_roberta", "big_bird", "longformer", "roformer",
+        "mobilebert", "esm", "plbart", "switch_transformers", "pegasus_x", "swinv2", "levit", "data2vec", "siglip",
+        "resnet", "convnext", "regnet", "efficientnet", "mobilenet_v2"]
 with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
     for f in fams:
         d = os.path.join(t, "models", f)

@@ -1,6 +1,6 @@
 """The batch-size finders vramdoc probe is compared with, on probe_jobs.py's jobs (issue 30).
 
-    python3 probe_anchors.py JOB FINDER [--limit-gib 16] [--start 512] [--steps-per-trial 3]
+    python3 probe_anchors.py JOB FINDER [--limit-gib 16 | --limit-bytes N] [--start 512] [--steps-per-trial 3]
 
 FINDER: lightning-power      Lightning's Tuner.scale_batch_size(mode="power"): BatchSizeFinder's
                              doubling from init_val 2 until the first OOM
@@ -74,7 +74,7 @@ def accelerate_finder(job, seq, start, steps):
         opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
         try:
             for step in range(steps):
-                inputs = probe_jobs.to_cuda(make(batch_size, step))
+                inputs = probe_jobs.to_device(make(batch_size, step))
                 with torch.autocast("cuda", dtype=torch.bfloat16):
                     loss = probe_jobs.loss_of(job, model, inputs)
                 loss.backward()
@@ -94,11 +94,12 @@ def main():
     p.add_argument("finder", choices=["lightning-power", "lightning-binsearch", "accelerate"])
     p.add_argument("--seq", type=int, default=None)
     p.add_argument("--limit-gib", type=float, default=16)
+    p.add_argument("--limit-bytes", type=int, default=0)
     p.add_argument("--start", type=int, default=512)
     p.add_argument("--steps-per-trial", type=int, default=3)
     a = p.parse_args()
-    seq = a.seq or (1024 if a.job == "llama" else 384)
-    probe_jobs.limit_card(a.limit_gib)
+    seq = a.seq or probe_jobs.DEFAULT_SEQ.get(a.job, 384)
+    probe_jobs.limit_card(a.limit_gib, a.limit_bytes)
     if a.finder == "accelerate":
         value, sizes = accelerate_finder(a.job, seq, a.start, a.steps_per_trial)
     else:

@@ -9,7 +9,14 @@ JOB: bert      BERT-large-shaped encoder (transformers' BertForSequenceClassific
      cnn       torchvision ResNet-50 at 224 x 224, AdamW, bf16 autocast
      llama     a Llama-shaped decoder (transformers' LlamaForCausalLM from a config: 16 layers,
                hidden 1024, vocabulary 32000, ~0.3 B parameters), sequence 1024, AdamW, bf16 autocast
-The card is limited with torch.cuda.set_per_process_memory_fraction(limit / total). AdamW makes its
+     vit       torchvision ViT-B/16 at 224 x 224 (86 M parameters, 197 tokens), AdamW, bf16 autocast
+               (held out in round 3: a vision transformer, not measured before)
+     gpt2m     a GPT-2-medium-shaped decoder (transformers' GPT2LMHeadModel from a config: 24 layers,
+               hidden 1024, vocabulary 50257, ~0.35 B parameters, tied head), sequence 512, AdamW,
+               bf16 autocast (held out in round 3)
+The card is limited with torch.cuda.set_per_process_memory_fraction(limit / total): --limit-gib, or
+--limit-bytes (the allocator's bytes exactly), or none with --limit-gib 0 (vramdoc probe
+--gpu-memory caps the job itself). --device cpu: a dry run without a GPU (no limit). AdamW makes its
 state at the first step (lazily), so memory rises after step 0. Prints "step N" after each step;
 a CUDA out-of-memory error ends the job with PyTorch's message and exit status 1.
 Built from configs: no downloads. Also imported by probe_anchors.py (the same jobs).
@@ -21,11 +28,18 @@ import sys
 import torch
 
 GIB = 1 << 30
+JOBS = ("bert", "bert-dyn", "cnn", "llama", "vit", "gpt2m")
+# The sequence each job runs unless --seq says otherwise.
+DEFAULT_SEQ = {"llama": 1024, "gpt2m": 512}
 
 
-def limit_card(limit_gib):
+def limit_card(limit_gib=0.0, limit_bytes=0, device="cuda"):
+    """Caps the allocator at limit_bytes, else limit_gib GiB; nothing when both are 0 or on the CPU."""
+    limit = limit_bytes or int(limit_gib * GIB)
+    if device != "cuda" or limit <= 0:
+        return
     total = torch.cuda.get_device_properties(0).total_memory
-    torch.cuda.set_per_process_memory_fraction(min(1.0, limit_gib * GIB / total))
+    torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total))
 
 
 def build(job, seq):
@@ -60,6 +74,24 @@ def build(job, seq):
             g = torch.Generator().manual_seed(step)
             ids = torch.randint(0, config.vocab_size, (b, seq), generator=g)
             return {"input_ids": ids, "labels": ids}
+    elif job == "gpt2m":
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        config = GPT2Config(n_embd=1024, n_layer=24, n_head=16, n_positions=1024, vocab_size=50257)
+        model = GPT2LMHeadModel(config)
+
+        def batch(b, step):
+            g = torch.Generator().manual_seed(step)
+            ids = torch.randint(0, config.vocab_size, (b, seq), generator=g)
+            return {"input_ids": ids, "labels": ids}
+    elif job == "vit":
+        import torchvision
+
+        model = torchvision.models.vit_b_16(num_classes=1000)
+
+        def batch(b, step):
+            g = torch.Generator().manual_seed(step)
+            return {"x": torch.randn(b, 3, 224, 224, generator=g), "labels": torch.randint(0, 1000, (b,), generator=g)}
     elif job == "cnn":
         import torchvision
 
@@ -69,18 +101,22 @@ def build(job, seq):
             g = torch.Generator().manual_seed(step)
             return {"x": torch.randn(b, 3, 224, 224, generator=g), "labels": torch.randint(0, 1000, (b,), generator=g)}
     else:
-        raise SystemExit("unknown job %r: bert, bert-dyn, cnn, llama" % job)
+        raise SystemExit("unknown job %r: %s" % (job, ", ".join(JOBS)))
     return model, batch
 
 
 def loss_of(job, model, inputs):
-    if job == "cnn":
+    if job in ("cnn", "vit"):
         return torch.nn.functional.cross_entropy(model(inputs["x"]), inputs["labels"])
     return model(**inputs).loss
 
 
-def to_cuda(inputs):
-    return {k: v.cuda(non_blocking=True) for k, v in inputs.items()}
+def to_device(inputs, device="cuda"):
+    return {k: v.to(device, non_blocking=True) for k, v in inputs.items()}
+
+
+def autocast(device):
+    return torch.autocast(device, dtype=torch.bfloat16)
 
 
 def main():
@@ -90,15 +126,17 @@ def main():
     p.add_argument("--seq", type=int, default=None)
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--limit-gib", type=float, default=16)
+    p.add_argument("--limit-bytes", type=int, default=0)
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     a = p.parse_args()
-    seq = a.seq or (1024 if a.job == "llama" else 384)
-    limit_card(a.limit_gib)
+    seq = a.seq or DEFAULT_SEQ.get(a.job, 384)
+    limit_card(a.limit_gib, a.limit_bytes, a.device)
     model, batch = build(a.job, seq)
-    model = model.cuda().train()
+    model = model.to(a.device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
     for step in range(a.steps):
-        inputs = to_cuda(batch(a.batch, step))
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        inputs = to_device(batch(a.batch, step), a.device)
+        with autocast(a.device):
             loss = loss_of(a.job, model, inputs)
         loss.backward()
         opt.step()

@@ -52,4 +52,20 @@ contains "runs out at 8 GiB" "$err" "out of memory"
 check "a larger one is held" 1 "${hold[@]}" "$VRAMDOC" run --out "$dir/o2.jsonl" -- python3 "$dir/own.py" 0.5 15
 check "within the card told" 0 "${hold[@]}" "$VRAMDOC" run --out "$dir/o3.jsonl" -- python3 "$dir/own.py" 0.5 13
 contains "it ran" "$out" "fits"
+
+# The process measures what lies outside the allocator itself, at one instant (H200 2026-12-02:
+# probe's sampled estimate of a trial near the cap was 1.66 GiB for a 0.6 GiB context, and the
+# confirmations ran out of memory where their trials had run): an estimate larger than the
+# process's own 2 GiB does not shrink the cap.
+check "an inflated estimate is not the cap" 0 env VRAMDOC_GPU_MEMORY_BYTES=$((16 << 30)) VRAMDOC_GPU_OUTSIDE_BYTES=$((4 << 30)) \
+  "$VRAMDOC" run --out "$dir/o4.jsonl" -- python3 "$dir/own.py" 0.5 13
+contains "13 GiB fits in 16 - 2" "$out" "fits"
+# A context that grows in the first step (1 GiB of kernels loaded lazily) leaves the allocator
+# 16 - 3 = 13 GiB from the next step on, as a real card would: 1024 + 100 b <= 13312 MiB, b <= 122.
+grow=(env CONTEXT_GROWTH=$((1 << 30)) VRAMDOC_GPU_MEMORY_BYTES=$((16 << 30)) "$VRAMDOC" run --no-report)
+check "133 fits before the context grows, not after" 1 "${grow[@]}" --out "$dir/g1.jsonl" -- python3 "$SRC/tests/cli/data/fake_torch_job.py" 133
+contains "it ran out at the second step" "$out" "step 0 loss"
+contains "with an OOM" "$err" "out of memory"
+check "122 fits after it grew" 0 "${grow[@]}" --out "$dir/g2.jsonl" -- python3 "$SRC/tests/cli/data/fake_torch_job.py" 122
+contains "all three steps" "$out" "step 2 loss"
 finish

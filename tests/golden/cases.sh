@@ -107,13 +107,16 @@ golden watch/no-driver.txt 2 -- "$VRAMDOC" watch --once
 built_with "CUDA kernels" || golden bench/without-cuda.txt 2 -- "$VRAMDOC" bench --quick
 
 # --- run: a fake job under the fake NVML (live: a real job and clock; the numbers are N). The jobs
-# end in ways that decide the verdict whatever the timing: an OOM message, no GPU sampled.
+# end in ways that decide the verdict whatever the timing: an OOM message, no GPU sampled. The OOM jobs
+# run two steps: the trend after warm-up (at least the first step) then has one point whatever the
+# timing, so the growth is n/a every time. With three steps a sample taken before a late-read step mark
+# gave the first step a point under load, and a Theil-Sen growth (the suite's flake).
 oom='torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.10 GiB is free.'
-job='for i in 1 2 3; do echo "0 $$ $((i * 1073741824))" >>"$PROCS"; echo "step $i"; sleep 0.05; done; echo "$OOM" >&2; exit 1'
+job='for i in 1 2; do echo "0 $$ $((i * 1073741824))" >>"$PROCS"; echo "step $i"; sleep 0.05; done; echo "$OOM" >&2; exit 1'
 run_fake() { OOM=$oom PROCS=$PWD/procs fake_nvml devices=1 used=4194304000 "processes_file=$PWD/procs" -- "$@"; }
 golden run/oom-job.txt 1 live -- run_fake "$VRAMDOC" run --interval 10ms --out t.jsonl --step-regex 'step ([0-9]+)' -- sh -c "$job"
 # --json: the job's step lines on stderr (run reads both streams), so that stdout is the JSON alone.
-job_json='for i in 1 2 3; do echo "0 $$ $((i * 1073741824))" >>"$PROCS"; echo "step $i" >&2; sleep 0.05; done; echo "$OOM" >&2; exit 1'
+job_json='for i in 1 2; do echo "0 $$ $((i * 1073741824))" >>"$PROCS"; echo "step $i" >&2; sleep 0.05; done; echo "$OOM" >&2; exit 1'
 run_json() { run_fake "$VRAMDOC" run --interval 10ms --out t.jsonl --json --step-regex 'step ([0-9]+)' -- sh -c "$job_json" 2>/dev/null; }
 golden run/oom-job.json 1 live -- run_json
 golden run/no-driver.txt 0 live -- "$VRAMDOC" run --out t.jsonl -- sh -c 'echo hello'

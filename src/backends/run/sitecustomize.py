@@ -21,9 +21,10 @@
 # With VRAMDOC_GPU_MEMORY_BYTES (vramdoc probe --gpu-memory SIZE) it holds the job to a card of
 # SIZE: once CUDA is initialised, the allocator of the current device is capped with
 # torch.cuda.set_per_process_memory_fraction((SIZE - outside) / total), where outside is what the
-# driver charges the process beyond the allocator (the CUDA context: VRAMDOC_GPU_OUTSIDE_BYTES as
-# probe measured it in earlier trials, else the device's used memory at that moment when it is at
-# most a tenth of SIZE, else nothing); a fraction the job sets itself applies when it is smaller.
+# driver charges the process beyond the allocator (the CUDA context), measured in the process at
+# initialisation and after every optimizer step (it grows as kernels load; the cap follows it);
+# VRAMDOC_GPU_OUTSIDE_BYTES (probe's estimate) only where other processes share the device; a
+# fraction the job sets itself applies when it is smaller.
 # It never raises into the job: every step is guarded, and a failure is written into the JSON
 # ("error") or, before a folder is known, ignored.
 import atexit
@@ -362,31 +363,62 @@ def _vramdoc_step_hook(torch):
 
 def _vramdoc_gpu_memory_cap(torch):
     """Caps the allocator of the current device so that the process's memory stays within
-    VRAMDOC_GPU_MEMORY_BYTES (see the top of this file); the job's own smaller fraction wins."""
+    VRAMDOC_GPU_MEMORY_BYTES (see the top of this file); the job's own smaller fraction wins.
+
+    What lies outside the allocator is measured in this process, at one instant: the device's used
+    memory less the allocator's reserved bytes (the CUDA context, lazily loaded kernels, libraries'
+    own buffers), at CUDA's initialisation and again after every optimizer step, when it only grows:
+    a real card of SIZE leaves the allocator less as the context grows. When the cap drops below
+    what the allocator holds, its cache is emptied once, so that growth meets the cap (PyTorch
+    checks the fraction only when it asks the driver for more). Only where the device holds more
+    than this process can (another process: more than a quarter of SIZE outside the allocator) does
+    VRAMDOC_GPU_OUTSIDE_BYTES (probe's estimate from earlier trials' samples) stand in."""
     size = int(_VRAMDOC_GPU_MEMORY)
     outside_given = os.environ.get("VRAMDOC_GPU_OUTSIDE_BYTES", "")
-    state = {"fraction": None}
+    state = {"fraction": None, "outside": None, "job": None}
     job_fraction = torch.cuda.memory.set_per_process_memory_fraction  # the step hook's wrapper, when it is on
+
+    def outside_now(index):
+        """Bytes this process holds outside the allocator now, or None when others share the device."""
+        free, total = torch.cuda.mem_get_info(index)
+        outside = (total - free) - torch.cuda.memory_reserved(index)
+        return (outside if 0 <= outside <= size // 4 else None), total
+
+    def cap(index, outside, total):
+        fraction = float(size - outside) / float(total)
+        if not 0 < fraction < 1:
+            return False
+        state["fraction"], state["outside"] = fraction, outside
+        job_fraction(min(fraction, state["job"]) if state["job"] is not None else fraction)
+        return True
 
     def apply():
         try:
             index = torch.cuda.current_device()
-            free, total = torch.cuda.mem_get_info(index)
-            if outside_given.isdigit():
-                outside = int(outside_given)
-            else:  # at initialisation the process holds its context; more is another process's
-                used = total - free
-                outside = used if used <= size // 10 else 0
-            fraction = float(size - outside) / float(total)
-            if 0 < fraction < 1:
-                state["fraction"] = fraction
-                job_fraction(fraction)  # the current device's, as `index`
+            outside, total = outside_now(index)
+            if outside is None:
+                outside = int(outside_given) if outside_given.isdigit() else 0
+            cap(index, outside, total)
+        except BaseException:
+            pass
+
+    def after_step(optimizer, args, kwargs):
+        try:
+            if state["fraction"] is None or not torch.cuda.is_initialized():
+                return
+            index = torch.cuda.current_device()
+            outside, total = outside_now(index)
+            if outside is None or outside <= state["outside"] + (16 << 20):
+                return
+            if cap(index, outside, total) and torch.cuda.memory_reserved(index) > state["fraction"] * total:
+                torch.cuda.empty_cache()
         except BaseException:
             pass
 
     def set_per_process_memory_fraction(fraction, device=None):
         try:
             torch.cuda.init()  # our cap first (apply() runs at initialisation), then the job's when smaller
+            state["job"] = float(fraction)
             if state["fraction"] is not None:
                 fraction = min(float(fraction), state["fraction"])
         except BaseException:
@@ -397,6 +429,12 @@ def _vramdoc_gpu_memory_cap(torch):
     torch.cuda.memory.set_per_process_memory_fraction = set_per_process_memory_fraction
     if getattr(torch.cuda, "set_per_process_memory_fraction", None) is job_fraction:
         torch.cuda.set_per_process_memory_fraction = set_per_process_memory_fraction
+    try:
+        import torch.optim.optimizer as optimizer_module
+
+        optimizer_module.register_optimizer_step_post_hook(after_step)
+    except BaseException:
+        pass  # no global step hooks (an old torch): the cap stays the one set at initialisation
 
 
 def _vramdoc_start(torch):

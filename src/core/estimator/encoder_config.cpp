@@ -8,6 +8,7 @@
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/encoders.hpp"
 #include "core/estimator/families.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::estimator {
 
@@ -22,7 +23,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 24> kEncoderTypes = {{
+constexpr std::array<EncoderType, 28> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -35,6 +36,8 @@ constexpr std::array<EncoderType, 24> kEncoderTypes = {{
     {"marian", Family::Bart, ModelKind::EncoderDecoder},  {"blenderbot", Family::Bart, ModelKind::EncoderDecoder},
     {"m2m_100", Family::Bart, ModelKind::EncoderDecoder}, {"whisper", Family::Whisper, ModelKind::EncoderDecoder},
     {"mpnet", Family::Bert, ModelKind::Encoder},          {"xlm-roberta-xl", Family::Roberta, ModelKind::Encoder},
+    {"modernbert", Family::Bert, ModelKind::Encoder},     {"albert", Family::Bert, ModelKind::Encoder},
+    {"led", Family::Bart, ModelKind::EncoderDecoder},     {"dinov2", Family::Vit, ModelKind::Vision},
 }};
 
 Result<std::uint64_t> need(const json& cfg, std::initializer_list<const char*> names, const std::string& source,
@@ -71,6 +74,25 @@ std::uint64_t labels_of(const json& cfg) {
   return 2;
 }
 
+// ALBERT's shared layers (modeling_albert.py AlbertTransformer): num_hidden_groups groups of inner_group_num
+// layers each; the forward applies group i x groups / num_hidden_layers (its layers in turn) for each of
+// num_hidden_layers steps. m.num_layers becomes the applications (each its own activations), shared_layers
+// the distinct layers (their weights, gradients and optimizer state once).
+Result<bool> read_shared_layers(ModelConfig& m, const json& cfg, const std::string& source) {
+  const std::uint64_t groups = size_or(cfg, "num_hidden_groups", 0), inner = size_or(cfg, "inner_group_num", 0);
+  if (groups == 0 && inner == 0) return true;
+  const std::uint64_t g = std::max<std::uint64_t>(groups, 1), each = std::max<std::uint64_t>(inner, 1);
+  const std::uint64_t applied = saturating_mul(m.num_layers, each), distinct = saturating_mul(g, each);
+  if (applied > kMaxLayers) {
+    return make_error("fields 'num_hidden_layers' x 'inner_group_num' in " + source + " make " + std::to_string(applied) +
+                      " layers: vramdoc estimates at most " + std::to_string(kMaxLayers));
+  }
+  if (g > m.num_layers) return make_error("field 'num_hidden_groups' in " + source + " exceeds num_hidden_layers");
+  m.num_layers = applied;
+  if (distinct < applied) m.enc.shared_layers = distinct;
+  return true;
+}
+
 // The widths every kind has (hidden, layers, heads, MLP, vocabulary), by each family's field names.
 Result<bool> read_widths(ModelConfig& m, const json& cfg, const std::string& source) {
   const bool vision = m.kind == ModelKind::Vision, s2s = m.kind == ModelKind::EncoderDecoder;
@@ -98,6 +120,7 @@ Result<bool> read_widths(ModelConfig& m, const json& cfg, const std::string& sou
       if (!*v) return make_error(v->error());
     }
     m.num_layers = *layers, m.num_heads = *heads, m.intermediate_size = *inter;
+    if (auto ok = read_shared_layers(m, cfg, source); !ok) return make_error(ok.error());
   }
   if (s2s) {
     auto enc_layers = need(cfg, {"encoder_layers", "num_layers"}, source, m.num_layers);
@@ -122,6 +145,59 @@ Result<bool> read_widths(ModelConfig& m, const json& cfg, const std::string& sou
   }
   m.num_kv_heads = m.num_heads;
   return true;
+}
+
+// An encoder whose layers are a decoder's without the causal mask: pre-norm LayerNorms, RoPE on every head,
+// a gated MLP, no absolute positions and no token types (the embeddings: the tokens' lookup, its norm,
+// dropout). The generic stand-in keeps the rest of what its config says (a llama-style layer);
+// ModernBERT (modeling_modernbert.py) adds its own pieces in set_encoder_traits.
+void decoder_style_layers(ModelConfig& m) {
+  m.post_norm = false, m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gated, m.enc.gated_ffn = true;
+  m.rotary_dims = m.head_dim, m.enc.position_table = false, m.enc.type_vocab = 0;
+}
+
+// Which layers attend within a window: layer_types' "sliding_attention" entries, when it names every layer.
+std::vector<bool> sliding_pattern(const json& cfg, std::uint64_t layers) {
+  std::vector<bool> out;
+  if (auto it = cfg.find("layer_types"); it != cfg.end() && it->is_array() && it->size() == layers) {
+    for (const auto& t : *it) out.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+  }
+  return out;
+}
+
+// ModernBERT (modeling_modernbert.py, transformers 5.17): decoder-style layers (ModernBertEncoderLayer:
+// attn_norm, attention, sum; mlp_norm, MLP, sum) with one fused Wqkv whose value view SDPA saves (the whole
+// output stays), RoPE on q.float() / k.float() cast back (apply_rotary_pos_emb), the GLU MLP's one Wi
+// chunked into input and gate (act(input) * gate), LayerNorms with norm_bias, biases by attention_bias /
+// mlp_bias; layer_types' sliding layers attend within local_attention / 2 each side through a bidirectional
+// mask (create_bidirectional_sliding_window_mask: seq x seq bool, made additive per SDPA call); dropouts
+// attention_dropout, mlp_dropout (embedding_dropout), all 0 by default; a final norm; the heads' dense +
+// act + norm (ModernBertPredictionHead) on the first token (seq-cls) or every token (mlm: decoder tied).
+void modernbert_traits(ModelConfig& m, const json& cfg) {
+  decoder_style_layers(m);
+  m.fused_qkv = m.rope_fp32 = m.fused_gate_up = m.enc.rope_upcast_inline = true;
+  m.enc.norm_bias = fields::flag(cfg, "norm_bias", false);
+  m.attention_bias = m.output_bias = fields::flag(cfg, "attention_bias", false);
+  m.mlp_bias = fields::flag(cfg, "mlp_bias", false);
+  m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
+  m.residual_dropout = fields::fraction(cfg, "mlp_dropout", 0.0);
+  m.layer_sliding = sliding_pattern(cfg, m.num_layers);
+  const bool any = std::find(m.layer_sliding.begin(), m.layer_sliding.end(), true) != m.layer_sliding.end();
+  if (any) m.sliding_window = std::max<std::uint64_t>(size_or(cfg, "local_attention", 128) / 2, 1);
+  m.enc.pooler = true;  // the prediction head's dense on the first token, then the classifier
+  m.enc.mlm_loss_fp32 = true;  // ModernBertForMaskedLM: self.loss_function (ForMaskedLMLoss upcasts the logits)
+}
+
+// Longformer's attention_window (LED's encoder, Longformer): an even size, or one per layer (the largest is
+// taken); 0 when absent.
+std::uint64_t attention_window(const json& cfg) {
+  const auto it = cfg.find("attention_window");
+  if (it == cfg.end()) return 0;
+  std::uint64_t largest = 0;
+  for (const auto& v : it->is_array() ? *it : json::array({*it})) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() < (1ULL << 24)) largest = std::max(largest, v.get<std::uint64_t>());
+  }
+  return largest;
 }
 
 // Norms, MLP, biases, dropout and the heads' pieces of each family (its modeling_*.py).
@@ -193,7 +269,11 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.post_norm = m.family == Family::Bart && !pre_norm && !fields::flag(cfg, "normalize_before", false);
       m.residual_dropout = fields::fraction(cfg, "dropout", m.family == Family::Whisper ? 0.0 : 0.1);
       m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
-      m.position_offset = m.family == Family::Bart && (!own_positions || t == "m2m_100") ? 2 : 0;
+      m.position_offset = m.family == Family::Bart && (!own_positions || t == "m2m_100") && t != "led" ? 2 : 0;
+      if (t == "led") {  // LEDLearnedPositionalEmbedding: no offset, the encoder's table its own size
+        m.enc.source_positions = size_or(cfg, "max_encoder_position_embeddings", 16384);
+        m.max_positions = size_or(cfg, "max_decoder_position_embeddings", 1024);
+      }
       m.enc.positions_buffer = t == "m2m_100";
       m.embed_norm = m.family == Family::Bart && !own_positions;  // layernorm_embedding
       m.enc.logits_bias = m.family == Family::Bart && t != "m2m_100";  // modeling_bart.py:940
@@ -208,6 +288,22 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     default: break;
   }
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
+  if (m.model_type == "modernbert") modernbert_traits(m, cfg);
+  m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
+  m.enc.attention_locals_held = m.model_type == "dinov2";  // modeling_dinov2.py Dinov2Layer.forward
+  if (m.model_type == "mpnet") {  // modeling_mpnet.py: no token types; MPNetEncoder.compute_position_bias, its own attention
+    m.enc.type_vocab = 0, m.enc.batched_position_bias = true;
+    m.enc.relative_buckets = size_or(cfg, "relative_attention_num_buckets", 32);
+  }
+  if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
+  // position_embedding_type "rotary" (ESM, BERT-style code with RoPE): q and k rotated, no absolute position table
+  if (const auto pe = cfg.find("position_embedding_type"); m.kind == ModelKind::Encoder && pe != cfg.end() && pe->is_string() &&
+                                                           pe->get<std::string>() == "rotary") {
+    m.rotary_dims = m.head_dim, m.enc.position_table = false;
+  }
+  // Dinov2LayerScale / BEiT's lambda_1, lambda_2: `branch * lambda` out of place (mul saves the branch for the
+  // scale's gradient); BEiT has none when layer_scale_init_value is 0
+  m.enc.layer_scale = fields::positive_number(cfg, "layerscale_value") > 0 || fields::positive_number(cfg, "layer_scale_init_value") > 0;
 }
 
 }  // namespace
@@ -238,10 +334,10 @@ ModelKind unknown_kind(const json& cfg) {
   return ModelKind::Decoder;
 }
 
-const char* stand_in_name(ModelKind kind) {
+const char* stand_in_name(ModelKind kind, Family family) {
   switch (kind) {
-    case ModelKind::EncoderDecoder: return "encoder-decoder (BART-style)";
-    case ModelKind::Vision: return "vision transformer (ViT-style)";
+    case ModelKind::EncoderDecoder: return family == Family::T5 ? "encoder-decoder (T5-style)" : "encoder-decoder (BART-style)";
+    case ModelKind::Vision: return family == Family::Swin ? "vision transformer (Swin-style)" : "vision transformer (ViT-style)";
     default: return "encoder (BERT-style)";
   }
 }
@@ -265,14 +361,18 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
     m.kind = unknown_kind(cfg);
     if (m.kind == ModelKind::Decoder) m.kind = ModelKind::Encoder;  // --task asked for an encoder's head
     m.family = m.kind == ModelKind::EncoderDecoder ? Family::Bart : m.kind == ModelKind::Vision ? Family::Vit : Family::Bert;
-    if (m.kind == ModelKind::Vision && cfg.contains("depths")) m.family = Family::Swin;  // hierarchical (SwinV2, DiNAT, LeViT): Swin's stages
+    // stages (a `depths` list: Swin V2's windowed attention, DiNAT, LeViT, SegFormer) are read as Swin's stages
+    const auto depths = cfg.find("depths");
+    if (m.kind == ModelKind::Vision && depths != cfg.end() && depths->is_array()) m.family = Family::Swin;
+    // per-head widths and bucketed relative positions (d_kv, relative_attention_num_buckets: Switch Transformers) are T5's
+    if (m.kind == ModelKind::EncoderDecoder && cfg.contains("d_kv") && cfg.contains("relative_attention_num_buckets")) m.family = Family::T5;
     m.stand_in = true;
   }
   if (auto ok = read_widths(m, cfg, source); !ok) return make_error(ok.error());
   set_encoder_traits(m, cfg);
   if (!known) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source + ": estimated as a generic " +
-                         stand_in_name(m.kind) + ": expect +-30 %");
+                         stand_in_name(m.kind, m.family) + ": expect +-30 %");
   }
   return true;
 }
@@ -282,13 +382,21 @@ ModelConfig generic_encoder_of(const ModelConfig& decoder) {
   m.kind = ModelKind::Encoder, m.family = Family::Bert, m.stand_in = true;
   m.max_positions = 0, m.position_offset = 0, m.rotary_dims = 0, m.sliding_window = 0, m.sliding_layers = 0;
   m.num_kv_heads = m.num_heads;
-  set_encoder_traits(m, json::object());  // BERT's defaults (512 learned positions, two token types)
+  const ModelConfig layers = m;
+  set_encoder_traits(m, json::object());  // BERT's heads and dropouts
+  // the layers the config describes (the generic decoder's: pre-norm, RoPE, gated MLP), without the causal
+  // mask; an encoder's norm is a LayerNorm
+  decoder_style_layers(m);
+  m.rotary_dims = decoder.rotary_dims > 0 ? decoder.rotary_dims : m.head_dim;
+  m.attention_bias = layers.attention_bias, m.output_bias = layers.output_bias, m.mlp_bias = layers.mlp_bias;
+  m.attention_dropout = layers.attention_dropout, m.residual_dropout = layers.residual_dropout;
+  m.enc.pooler = true;
   std::vector<std::string> warnings;
   for (const auto& w : decoder.warnings) {
     if (w.rfind("unknown model_type", 0) != 0) warnings.push_back(w);
   }
   warnings.push_back("unknown model_type '" + m.model_type + "' with an encoder's task: estimated as a generic " +
-                     std::string(stand_in_name(m.kind)) + ": expect +-30 %");
+                     std::string(stand_in_name(m.kind, m.family)) + ": expect +-30 %");
   m.warnings = std::move(warnings);
   return m;
 }

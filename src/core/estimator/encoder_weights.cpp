@@ -28,6 +28,9 @@ void vector(std::vector<WeightTensor>& w, const std::string& name, u64 n, u64 co
   if (count > 0 && n > 0) w.push_back({name, 1, n, count, false, false, false}), w.back().layers = at.set, w.back().stage = at.stage;
 }
 
+// A norm's weights over width h: a LayerNorm's weight and bias (ModernBERT's: no bias), an RMS norm's weight.
+u64 norm_width(const ModelConfig& m, u64 h) { return m.norm == NormKind::LayerNorm && m.enc.norm_bias ? 2 * h : h; }
+
 // The names of q, k, v and the attention's output projection per family.
 struct AttentionNames {
   const char *q, *k, *v, *o;
@@ -59,13 +62,21 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
     linear(w, prefix + n.k, h, inner, count, bias && !whisper, at);  // Whisper's k_proj has no bias
     linear(w, prefix + n.v, h, inner, count, bias, at);
     linear(w, prefix + n.o, inner, h, count, m.output_bias, at);
-    vector(w, prefix + "attention norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count, at);
+    vector(w, prefix + "attention norm", norm_width(m, h), count, at);
   }
   if (m.family == Family::Swin) vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count, at);
   if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, count, false, at), linear(w, "wi_1", h, inter, count, false, at);
   else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, count, m.mlp_bias, at);
   linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, count, m.mlp_bias, at);
-  vector(w, "mlp norm", m.norm == NormKind::LayerNorm ? 2 * h : h, count, at);
+  vector(w, "mlp norm", norm_width(m, h), count, at);
+  if (m.enc.layer_scale) vector(w, "layer_scale", 2 * h, count, at);  // lambda of each branch
+}
+
+// Longformer's self-attention (and LED's encoder's) has query_global, key_global and value_global too (with
+// bias), used only for tokens with global attention.
+void global_projections(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, Holder at) {
+  if (m.enc.attention_window == 0) return;
+  for (const char* name : {"query_global", "key_global", "value_global"}) linear(w, name, m.hidden_size, m.hidden_size, count, true, at);
 }
 
 // Text encoders (BERT, RoBERTa, DistilBERT, DeBERTa-v2): embeddings, layers, the task's head.
@@ -76,17 +87,21 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
   if (m.enc.position_table) w.push_back({"embed_positions", m.max_positions, e, 1, false, false, false});
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
-  vector(w, "embeddings.LayerNorm", 2 * e);
+  vector(w, "embeddings.LayerNorm", norm_width(m, e));
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);
-  layer(m, w, L, h, m.intermediate_size, false, m.num_heads);
+  // ALBERT's shared layers: their tensors once (the model's, not a layer's: every application reads them)
+  layer(m, w, m.enc.shared_layers > 0 ? m.enc.shared_layers : L, h, m.intermediate_size, false, m.num_heads);
+  global_projections(m, w, L, {});
+  if (!m.post_norm) vector(w, "norm", norm_width(m, h));  // pre-norm layers (ModernBERT): the final norm
   if (m.enc.position_projections) linear(w, "pos_proj", h, h, L, false), linear(w, "pos_q_proj", h, h, L, true);
+  if (m.enc.batched_position_bias) w.push_back({"relative_attention_bias", m.enc.relative_buckets, m.num_heads, 1, false, false, false});
   if (m.family == Family::DebertaV2) {
     w.push_back({"rel_embeddings", m.enc.relative_buckets, h, 1, false, false, false});
     if (m.enc.relative_norm) vector(w, "encoder.LayerNorm", 2 * h);
   }
   if (m.task == Task::Mlm) {  // transform (dense, act, LayerNorm), the decoder tied to the embeddings, its bias
     linear(w, "transform.dense", h, e, 1, true);
-    vector(w, "transform.LayerNorm", 2 * e);
+    vector(w, "transform.LayerNorm", norm_width(m, e));
     w.push_back({"lm_head", e, m.vocab_size, 1, true, m.tie_word_embeddings, false});
     w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
     return;
@@ -120,7 +135,10 @@ void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
     }
   }
   vector(w, "norm", 2 * width);
-  w.push_back({"lm_head", width, m.enc.labels, 1, true, false, false});
+  // Dinov2ForImageClassification: the classifier reads cat(cls, mean of the patches), 2 x hidden; a mask token
+  const bool dinov2 = m.model_type == "dinov2";
+  if (dinov2) vector(w, "mask_token", h);
+  w.push_back({"lm_head", dinov2 ? 2 * width : width, m.enc.labels, 1, true, false, false});
   w.push_back({"lm_head.bias", 1, m.enc.labels, 1, false, false, false});
 }
 
@@ -137,7 +155,8 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"embed_positions", m.max_positions, h, 1, false, false, false});
   } else if (m.family == Family::Bart) {
     if (!m.enc.positions_buffer) {
-      w.push_back({"encoder.embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
+      const u64 source = m.enc.source_positions > 0 ? m.enc.source_positions : m.max_positions + m.position_offset;  // LED's own
+      w.push_back({"encoder.embed_positions", source, h, 1, false, false, false});
       w.push_back({"embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
     }
     if (m.embed_norm) vector(w, "layernorm_embedding", 2 * norm);
@@ -145,6 +164,7 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"relative_attention_bias", m.enc.relative_buckets, 2 * m.num_heads, 1, false, false, false});
   }
   layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads, {LayerSet::Encoder});
+  global_projections(m, w, m.enc.encoder_layers, {LayerSet::Encoder});
   layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads, {LayerSet::Decoder});
   if (!m.post_norm) vector(w, "final norms", 2 * norm);  // post-norm stacks (BART, Marian) have none; final_logits_bias is a buffer
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});

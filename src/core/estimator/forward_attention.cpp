@@ -30,6 +30,21 @@ u64 rope(Forward& f, u64 e, u64 xw, u64 pw) {
   return sum;
 }
 
+// ModernBERT's apply_rotary_pos_emb on one of q, k (`e` elements per token): (x.float() * cos) +
+// (rotate_half(x.float()) * sin), each x.float() a temporary of its own freed at its product, rotate_half's
+// -x2 (half) and cat; the fp32 sum is returned (nothing saved but cos and sin).
+u64 inline_fp32_rope(Forward& f, u64 e) {
+  const u64 up = f.s.alloc(f.bytes(e, 4)), a = f.s.alloc(f.bytes(e, 4));
+  f.drop(up);
+  const u64 up2 = f.s.alloc(f.bytes(e, 4)), neg = f.s.alloc(f.bytes(e / 2, 4)), cat = f.s.alloc(f.bytes(e, 4));
+  f.drop(up2), f.drop(neg);
+  const u64 b = f.s.alloc(f.bytes(e, 4));
+  f.drop(cat);
+  const u64 sum = f.s.alloc(f.bytes(e, 4));
+  f.drop(a), f.drop(b);
+  return sum;
+}
+
 // Eager attention's scores (scaled, Gemma 2's soft-capping: tanh saves its output, the mask
 // added) and softmax in fp32 (saved): returns the probabilities and, in `x`, the masked scores
 // (the caller frees them). The matmul's operands `operands` are freed after the scores. The mask
@@ -88,11 +103,13 @@ u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64 qkw, bool q_h
 // GPT-2's own eager attention (modeling_gpt2.py eager_attention_forward): scores, divided by the
 // scale, masked with torch.where, softmax (saved; fp32 under autocast) and its copy in the values'
 // dtype, attention dropout (its mask and output saved), the output made contiguous for c_proj.
-u64 gpt2_eager(Forward& f, const LayerDims& d, u64 k, u64 v) {
-  f.keep(k), f.keep(v);
+// MPNet's (modeling_mpnet.py MPNetSelfAttention): the same without the where (the position bias is
+// added in place), q saved too (`q`: 0 where it is a view of what k keeps).
+u64 gpt2_eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
+  f.keep(q), f.keep(k), f.keep(v);
   const u64 sw = f.amp ? 4 : f.act;
   u64 x = f.s.alloc(f.scores(d.heads, f.act));
-  for (int i = 0; i < 2; ++i) {  // / scale, torch.where(causal, ...)
+  for (int i = 0; i < (f.r.m.family == Family::Gpt2 ? 2 : 1); ++i) {  // / scale, torch.where(causal, ...)
     const u64 next = f.s.alloc(f.scores(d.heads, f.act));
     f.drop(x);
     x = next;
@@ -189,6 +206,22 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   return t;
 }
 
+// Whisper's attention (modeling_whisper.py:310, 334, 335): (q_proj(x) * scaling), k_proj(x) and v_proj(x), each
+// .view().transpose(1, 2).contiguous(): [batch, heads, seq, dim] copies (SDPA saves them; the projections'
+// outputs and the scaled query are freed), so SDPA's output is heads-major and sdpa_attention_forward's
+// transpose(1, 2).contiguous() copies it (the caller: heads_major).
+void heads_major_copies(Forward& f, const LayerDims& d, Qkv& t) {
+  const u64 scaled = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(t.q);
+  t.q = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(scaled);
+  for (u64* x : {&t.k, &t.v}) {
+    const u64 copy = f.s.alloc(f.bytes(d.kv, f.act));
+    f.drop(*x);
+    *x = copy;
+  }
+}
+
 // RoPE on q and k: the rotated query and key, and whether the query's memory is [batch, heads,
 // seq, dim] (made by a cat), which SDPA's output inherits.
 struct Rotated {
@@ -200,6 +233,12 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
   const ModelConfig& m = f.r.m;
   const u64 cos_width = m.family == Family::Olmo2 ? 4 : f.wide, pw = std::max(f.act, cos_width);
   Rotated out;
+  if (m.rope_fp32 && f.act != 4 && m.enc.rope_upcast_inline) {
+    const u64 qr = inline_fp32_rope(f, mul(d.heads, d.rotary)), kr = inline_fp32_rope(f, mul(d.kv_heads, d.rotary));
+    out.q = f.s.alloc(f.bytes(d.q, f.act)), out.k = f.s.alloc(f.bytes(d.kv, f.act));
+    for (u64 id : {qr, kr, t.q, t.k}) f.drop(id);
+    return out;
+  }
   if (m.rope_fp32 && f.act != 4) {  // Cohere: q.float(), k.float(), rotated in fp32, cast back at the return
     const u64 qf = f.s.alloc(f.bytes(d.q, 4)), kf = f.s.alloc(f.bytes(d.kv, 4));
     const u64 qr = rope(f, mul(d.heads, d.rotary), 4, 4), kr = rope(f, mul(d.kv_heads, d.rotary), 4, 4);
@@ -337,6 +376,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const LayerDims d = layer_dims(f.r);
   Qkv t = projections(f, d, input, input_wide);
   Rotated rot{t.q, t.k, false};
+  if (m.family == Family::Whisper) heads_major_copies(f, d, t), rot = {t.q, t.k, true};
   if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
   if (f.use_cache) {  // DynamicCache's first update concatenates onto an empty tensor: copies
@@ -350,10 +390,14 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const u64 q = rot.q != 0 ? rot.q : t.fused;
   u64 out = 0;
   const AttentionPath path = attention_path(m, f.r.o, kind);
-  if (m.family == Family::DebertaV2) {  // always its own eager attention
+  if (m.enc.attention_window > 0 && !kind.cross && m.kind != ModelKind::Decoder) {
+    out = sliding_chunks_attention(f, d);
+  } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
-    out = gpt2_eager(f, d, k, v);
+    out = gpt2_eager(f, d, 0, k, v);
+  } else if (m.enc.batched_position_bias) {
+    out = gpt2_eager(f, d, q, k, v);
   } else if (m.alibi) {
     out = bloom_attention(f, d, k, v, f.use_cache, held);
   } else if (m.fp32_attention) {

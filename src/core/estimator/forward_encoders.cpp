@@ -60,8 +60,9 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
   // (and ELECTRA's embeddings_project to the hidden size)
   u64 x = f.s.alloc(f.bytes(h, width));
   const bool positions = m.kind == ModelKind::Encoder || (m.kind == ModelKind::EncoderDecoder && m.family != Family::T5);
-  const int tables = (positions ? 1 : 0) +
-                     (m.enc.type_vocab > 0 && !decoder_side ? 1 : 0) - (m.family == Family::DebertaV2 ? 1 : 0);
+  // (DeBERTa's relative positions and RoPE encoders' rotations add no table)
+  const int tables = (positions ? 1 : 0) + (m.enc.type_vocab > 0 && !decoder_side ? 1 : 0) -
+                     (m.family == Family::DebertaV2 || (m.kind == ModelKind::Encoder && m.rotary_dims > 0) ? 1 : 0);
   for (int i = 0; i < tables; ++i) {
     const u64 table = f.s.alloc(f.bytes(h, width)), sum = f.s.alloc(f.bytes(h, width));
     f.s.free(table), f.drop(x);
@@ -73,9 +74,23 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     x = n;
   }
   p.hidden = dropout(f, x, h, width, m.residual_dropout);
-  if (h != m.hidden_size) {
+  if (!decoder_side && m.enc.batched_position_bias) {  // MPNet: buckets (int64, seq x seq), their lookup, expanded
+    const u64 square = saturating_mul(f.q_len, f.kv_len), buckets = f.s.alloc(saturating_mul(square, 8));
+    const u64 lookup = f.s.alloc(saturating_mul(square, saturating_mul(m.num_heads, width)));
+    f.position_bias = f.s.alloc(f.scores(m.num_heads, width));  // held to the encoder's end
+    f.s.free(lookup), f.s.free(buckets);
+  }
+  if (!decoder_side && m.sliding_window > 0 && f.q_len > m.sliding_window) {
+    // a bidirectional window (ModernBERT's sliding layers): one seq x seq bool mask, held to the model's end
+    // (masking_utils; SDPA makes it additive per call: fused_kernel)
+    const u64 mask = f.s.alloc(saturating_mul(f.q_len, f.kv_len));
+    f.sliding_bool_mask = mask;
+    p.held.push_back(mask);
+  }
+  if (h != m.hidden_size) {  // ELECTRA's model holds the projection (embedding_output rebound), ALBERT's the embeddings
     const u64 projected = linear(f, p.hidden, h, m.hidden_size, false, "embeddings_project");
-    f.drop(p.hidden);
+    if (m.enc.project_in_encoder) p.held.push_back(p.hidden), p.hold_first_input = false;
+    else f.drop(p.hidden);
     p.hidden = projected;
   }
   return p;
@@ -135,7 +150,7 @@ LossShape loss_shape(const Run& r) {
   const u64 b = r.o.batch, tokens = mul(b, r.o.seq), target = r.o.target_seq > 0 ? r.o.target_seq : 128;
   switch (r.o.task) {
     case Task::CausalLm: return {mul(r.o.logits_last_only ? b : tokens, m.vocab_size), true};
-    case Task::Mlm: return {mul(tokens, m.vocab_size), false};
+    case Task::Mlm: return {mul(tokens, m.vocab_size), m.enc.mlm_loss_fp32};
     case Task::TokenCls: return {mul(tokens, m.enc.labels), true};
     case Task::SeqCls:
     case Task::ImageCls: return {mul(b, m.enc.labels), true};

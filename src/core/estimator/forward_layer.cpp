@@ -106,8 +106,9 @@ u64 parallel_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
 
 // One residual branch of a sequential layer: its norm first (not for OLMo 2's norms-after-only),
 // the block, the residual dropout, and the norm after it (Gemma's sandwich, OLMo 2); the branch's output.
+// `hold`: inference keeps the norm's output to the layer's return (Dinov2Layer's hidden_states_norm local).
 template <class Block>
-u64 residual_branch(Forward& f, u64 x, Block&& block) {
+u64 residual_branch(Forward& f, u64 x, Block&& block, bool hold = false) {
   const ModelConfig& m = f.r.m;
   const u64 h = m.hidden_size;
   u64 y = 0;
@@ -116,9 +117,15 @@ u64 residual_branch(Forward& f, u64 x, Block&& block) {
   } else {
     const u64 n = norm(f, x, h, f.wide);
     y = block(n);
-    f.drop(n);
+    if (hold && !f.train) f.layer_locals.push_back(n);
+    else f.drop(n);
   }
   y = dropout(f, y, h, f.act, m.residual_dropout);
+  if (m.enc.layer_scale) {  // DINOv2 / BEiT: the branch times its layer scale (mul saves the branch for lambda's gradient)
+    if (f.weights_train()) f.keep(y);
+    const u64 scaled = f.s.alloc(f.bytes(h, f.act));
+    f.drop(y), y = scaled;
+  }
   if (m.sandwich_norms || m.post_norms_only) {
     const u64 post = norm(f, y, h, f.act);
     f.drop(y), y = post;
@@ -213,9 +220,12 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   const u64 h = m.hidden_size, wide = f.wide;
   u64 held = 0;
-  u64 a = residual_branch(f, x, [&](u64 in) { return attention(f, kind, in, f.amp, cache, held); });
+  // DINOv2's layer holds its norm1 output and the (scaled) attention output in locals to its return
+  const bool hold = m.enc.attention_locals_held && !f.train;
+  u64 a = residual_branch(f, x, [&](u64 in) { return attention(f, kind, in, f.amp, cache, held); }, hold);
   const u64 x2 = residual_sum(f, f.bytes(h, wide));
-  f.drop(a);
+  if (hold) f.layer_locals.push_back(a);
+  else f.drop(a);
   u64 x3 = x2;
   if (kind.cross) {  // an encoder-decoder's decoder layer: cross-attention to the encoder's output
     const u64 c = residual_branch(f, x2, [&](u64 in) { return cross_attention(f, in, f.memory, f.memory_tokens); });
@@ -226,6 +236,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const u64 out = residual_sum(f, f.bytes(h, wide));
   f.drop(mo), f.drop(x3);
   let_go_of_weights(f, held);
+  f.drop(f.layer_locals);
   return out;
 }
 

@@ -42,6 +42,8 @@ struct Forward {
   u64 stage_reshaped = 0;                // Swin: the last stage's reshaped hidden states (held to the next stage's end)
   u64 hidden = 0;                        // the last layer's width where it is not hidden_size (Swin's last stage)
   u64 pixels = 0;                        // the caller's pixels or mel frames (made before the first step, never freed)
+  std::vector<u64> layer_locals;         // inference: tensors a layer's Python locals hold to its return (DINOv2's
+                                         // hidden_states_norm and self_attention_output)
   u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
                                          // which the model's loop (`outputs = block(...)`) holds until the next returns
 
@@ -105,6 +107,7 @@ LayerDims layer_dims(const Run& r);
 struct Prelude {
   std::vector<u64> held;
   u64 hidden = 0;  // the first layer's input
+  bool hold_first_input = true;  // the model holds `hidden` to its end (not ALBERT's: its encoder's own projection)
 };
 
 // The layer's KV cache entries (keys, values; DeepSeek: the latent and the rotary key).
@@ -140,6 +143,9 @@ u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 u64 residual_sum(Forward& f, u64 bytes);
 // OPT's post-norm layer (do_layer_norm_before=false).
 u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
+// Longformer's (and LED's encoder's) sliding-chunk self-attention on the layer's projections (attention() frees
+// them at its end; forward_longformer.cpp): the merged heads, contiguous for the output Linear.
+u64 sliding_chunks_attention(Forward& f, const LayerDims& d);
 // Models with an encoder (forward_encoders.cpp): the embeddings of the encoder's input (text,
 // patches, mel frames) or, `decoder_side`, of an encoder-decoder's target tokens; the cuBLAS workspace
 // `workspace` first (0: none).

@@ -75,7 +75,7 @@ void inference_events(Sequence& s, const Run& r) {
       for (u64 b : weights.layer(kinds[l]).casts) s.alloc(b / std::max<u64>(r.o.tensor_parallel, 1), Use::Cast);
     }
     const u64 out = decoder_layer(f, kinds[l], x, cache[l]);
-    if (l == 0 || r.m.family == Family::DebertaV2) p.held.push_back(x);  // the embeddings' output lives to the model's end
+    if ((l == 0 && p.hold_first_input) || r.m.family == Family::DebertaV2) p.held.push_back(x);  // the embeddings' output lives to the model's end
     // (DeBERTa-v2: every layer's, DebertaV2Encoder's all_hidden_states: the deberta-s inference trace)
     else if (x != f.stack_input) s.free(x);  // (a stack's held input: freed by the stack)
     x = out;

@@ -67,6 +67,23 @@ struct EncoderParts {
                                        // query Linears per layer (v1 pos_proj, pos_q_proj)
   std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
                                        // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
+  bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
+  bool attention_locals_held = false;  // DINOv2 (Dinov2Layer.forward): the norm's and the attention's outputs are locals,
+                                       // alive to the layer's return
+  bool batched_position_bias = false;  // MPNet: the relative position bias made once per forward, (batch, heads, seq,
+                                       // seq) contiguous, added in place to every layer's eager scores
+  bool layer_scale = false;            // each residual branch times a learned per-channel scale before the sum
+                                       // (DINOv2's layerscale_value, BEiT's / Data2Vec-vision's layer_scale_init_value)
+  std::uint64_t attention_window = 0;  // Longformer / LED's encoder: sliding-chunk self-attention over attention_window
+                                       // tokens (the largest layer's), with query_global / key_global / value_global
+  bool project_in_encoder = false;     // ALBERT: embedding_hidden_mapping_in is the encoder's first op (the model
+                                       // holds the narrow embeddings to its end, the projection goes after layer 1)
+  bool rope_upcast_inline = false;     // with rope_fp32: (q.float() * cos) + (rotate_half(q.float()) * sin), each
+                                       // upcast a temporary of its own, q's rotation before k's (ModernBERT)
+  bool mlm_loss_fp32 = false;          // the MLM loss through transformers' loss_function (logits.float(): ModernBERT),
+                                       // not CrossEntropyLoss on the logits as they are (BERT)
+  std::uint64_t shared_layers = 0;     // ALBERT: distinct layers (num_hidden_groups x inner_group_num), each applied
+                                       // num_layers / shared_layers times in a row; 0: every layer its own
 };
 
 // A weight tensor read from a safetensors header (model directories).

@@ -112,13 +112,18 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     const u64 out = p.checkpointing ? checkpointed_layer(f, casts, p.kinds[l], x) : recorded_layer(f, casts, p.kinds[l], x, saved, cache);
     const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
     if (p.checkpointing) rec.checkpoints.push_back(x);
-    else if (l == 0) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
+    else if (l == 0 && pre.hold_first_input) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
     else if (!kept) f.s.free(x);
     rec.layers.push_back(std::move(saved));
     x = out;
   }
   rec.head = record_head(f, x, p.weights.lm_head_cast);
-  f.s.free(pre.held), f.s.free(cache), f.s.free(f.cross_cache), f.s.free(f.position_bias), f.s.free(f.cross_bias);
+  f.s.free(pre.held), f.s.free(cache), f.s.free(f.position_bias), f.s.free(f.cross_bias);
+  // the cross-attention's cached keys and values are the ones SDPA saved: freed by their layer's backward
+  for (u64 id : f.cross_cache) {
+    if (!f.saved_by_a_layer(id)) f.s.free(id);
+  }
+  f.cross_cache.clear();
   if (!f.saved_by_a_layer(f.memory)) f.s.free(f.memory);  // (saved: the layers' backward frees it)
   f.forget_saved();
   f.memory = 0, f.position_bias = f.cross_bias = 0, f.q_len = f.kv_len = f.r.o.seq, f.hidden = 0;
@@ -157,7 +162,7 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
   u64 dx = head_backward(s, p.outer, logits_grad, rec.head, first ? kCublasWorkspace : 0, grads, tied_share);
   s.stage(Stage::Backward);
   const ModelConfig& m = f.r.m;
-  const bool decoder_embeddings = m.kind == ModelKind::EncoderDecoder && p.outer.tied && m.family != Family::Whisper;
+  const bool decoder_embeddings = m.kind == ModelKind::EncoderDecoder && p.outer.tied;
   for (std::size_t l = p.kinds.size(); l-- > 0;) {
     if (decoder_embeddings && l + 1 == m.enc.encoder_layers) decoder_embeddings_backward(s, p.outer, tied_share);
     dx = layer_backward(f, p.layer(p.kinds[l]), p.kinds[l], p.checkpointing ? rec.checkpoints[l] : 0, rec.layers[l], dx, grads);

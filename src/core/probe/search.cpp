@@ -10,8 +10,12 @@ namespace vramdoc::probe {
 
 namespace {
 
-// A trial whose peak is below this share of the margin's bytes is far from the limit.
-constexpr double kFarFromMargin = 0.8;
+// A trial whose peak is below this share of the margin's bytes is far from the limit: the next
+// trial aims at the margin again, from the refitted curve, instead of jumping to the limit.
+// (0.8 before 2026-12-02: the H200's probe_pytorch job jumped from batch 17, at 75 % of the card,
+// straight to the line's limit 33; its curve steepens above 17, and 33 31 28 ran out of memory.
+// The simulated families are unchanged by it: their margin trial lands near the margin or beyond.)
+constexpr double kFarFromMargin = 0.9;
 // How uncertain the limit in bytes is (the prior's scale), as a share of the card: the card's
 // capacity is not what a job can reach (context, other processes, the allocator's last-ditch
 // freeing, a transient peak the sampler missed); an OOM message's "in use + free" is, but not the
@@ -25,6 +29,11 @@ constexpr double kKnownLimitShare = 0.01;
 constexpr double kCardReach = 1.01;
 constexpr double kCoreScales = 2;       // the model's limit is trusted within this many scales (split_prior's core)
 constexpr double kGeometricSplit = 2;   // a bracket this wide (hi / lo) after the model failed: split it geometrically
+// An OOM more than kCoreScales below the model's limit says the curve passed under it (it
+// steepens beyond the values that ran): the limit's uncertainty becomes this share of the
+// distance the model extrapolated (its limit less the largest value that ran), so the split is
+// close to a bisection of the bracket, leaning toward the model (docs/probe.md, "Search").
+constexpr double kContradictedShare = 0.5;
 
 }  // namespace
 
@@ -97,23 +106,25 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // held to 16 GiB, its peaks saturated: 345 350 355 357 361, no OOM in 8 trials).
   const double crossing = predicted_value(model, target, limits_.start, std::max(limits_.max, ceiling));
   const double slope = model.predict(crossing + 1) - model.predict(crossing);
-  const double scale = slope > 0 ? std::max(0.5, (reachable ? kKnownLimitShare : kCardLimitShare) * cap / slope) : 0.05 * crossing + 0.5;
+  double scale = slope > 0 ? std::max(0.5, (reachable ? kKnownLimitShare : kCardLimitShare) * cap / slope) : 0.05 * crossing + 0.5;
   // The message's reach bounds the recorded peaks from above (a sampler only misses memory): the
   // limit lies below where the model crosses it, so the guess sits one core's half-width lower.
   const double center = reachable ? crossing - kCoreScales * scale : crossing;
   const double a = static_cast<double>(lo), b = static_cast<double>(ceiling);
+  // A trial ran out well below the model's limit: the curve passed under the OOM, so it is wrong
+  // beyond the values that ran (a curve it has not seen). Trust it less, in proportion to how far
+  // it reached: the split below is then close to a bisection of the bracket, leaning toward the
+  // model, and a value that runs refits the curve. Before 2026-12-02 each such OOM only doubled
+  // the 1.5 % of the card, so the split came down from the guess a step at a time (probe_pytorch
+  // on the H200: 33x 31x 28x under a limit of 24-27), and a bracket 2x wide or more was split
+  // geometrically, which climbed from its low end when the model was off by less than 2.5x
+  // (tests/unit/test_probe_search.cpp's bend-up, power and step families: 0.3-1.5 trials more).
+  if (smallest_oom_ && b < center - kCoreScales * scale) scale = std::max(scale, kContradictedShare * (center - a));
   if (smallest_oom_ && center < a - kCoreScales * scale) {
     // The model's limit lies below a value that ran: it is wrong here, and the prior's tail would
     // creep up from the bracket's low end one value a trial (H200, 2026-12-02: 3 4 5 6 under 17x).
     // Bisect the bracket: geometrically when wide, else its middle.
     return static_cast<std::uint64_t>(std::clamp(std::round(b >= kGeometricSplit * a ? std::sqrt(a * b) : (a + b) / 2), a + 1, b - 1));
-  }
-  if (smallest_oom_ && center >= b + kCoreScales * scale && b >= kGeometricSplit * a) {
-    // A trial ran out well below the model's limit: the model is wrong here (a curve it has not
-    // seen). Split the wide bracket geometrically: a point that runs refits the curve. (A narrow
-    // one is split by the prior below, which the contradictions widen: its middle climbed to a
-    // limit just under the OOM one half at a time, 597 791 888 937 961 973 under 985x.)
-    return static_cast<std::uint64_t>(std::clamp(std::round(std::sqrt(a * b)), a + 1, b - 1));
   }
   // Each outcome near the limit that the guess contradicts doubles its uncertainty: after one the
   // split leans less on the guess, after a few it is a bisection of the bracket.

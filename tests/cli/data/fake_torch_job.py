@@ -2,6 +2,7 @@
 each step allocates $PER_ITEM bytes per batch item (default 100 MiB) through the allocator, so its
 cap (set_per_process_memory_fraction) decides where it runs out of memory; it tells the fake NVML
 (its process file, $PROCS) what the driver charges it: $FAKE_TORCH_CONTEXT plus the reserved bytes.
+$CONTEXT_GROWTH bytes more context in the first step (kernels loaded lazily, as CUDA does).
 
     python3 fake_torch_job.py BATCH [STEPS]      (3 steps by default, then it exits by itself)
 """
@@ -27,6 +28,8 @@ tell_driver()
 time.sleep(0.05)
 for step in range(steps):
     activations = torch.empty_cuda(batch * per_item)  # past the allocator's cap: torch.OutOfMemoryError
+    if step == 0:
+        torch.cuda._CONTEXT += int(os.environ.get("CONTEXT_GROWTH", "0"))
     tell_driver()
     time.sleep(0.05)  # longer than the sampling interval: each step end has its own reading
     opt.step()

@@ -70,9 +70,15 @@ def max_memory_allocated():
     return _peak
 
 
-def memory_reserved():
-    """The stand-in's cache: every block rounded up to 2 MiB, never given back before exit."""
+def memory_reserved(device=None):
+    """The stand-in's cache: every block rounded up to 2 MiB, given back only by empty_cache()."""
     return _reserved
+
+
+def empty_cache():
+    """Gives the cache back: what stays reserved is what is allocated (rounded up to 2 MiB)."""
+    global _reserved
+    _reserved = (memory_allocated() + (2 << 20) - 1) // (2 << 20) * (2 << 20)
 
 
 def memory_stats_as_nested_dict():

@@ -1,0 +1,71 @@
+"""The comparison's table from probe_compare.py's OUT/summary.json (issue 30; docs/probe.md).
+
+    python3 scripts/gpu/probe_table.py OUT/summary.json > OUT/table.md
+
+Per job: vramdoc probe's value (verdict, trials, seconds), whether it ran 50 steps in a fresh
+process and whether the next value failed; each finder's value (seconds, sizes tried) and whether
+it ran 50 steps. "-": the case did not run (the deadline) or found nothing.
+"""
+import json
+import sys
+
+FINDERS = (("accelerate", "accelerate"), ("lightning-binsearch", "Lightning binsearch"), ("lightning-power", "Lightning power"))
+
+
+def fifty(cases, name):
+    c = cases.get(name)
+    if not c:
+        return "not run"
+    if c.get("held_50"):
+        return "ran 50"
+    if c.get("oom"):
+        return "**OOM** at step %d" % c.get("steps", 0)
+    return "failed (exit %s, %d steps)" % (c.get("exit"), c.get("steps", 0))
+
+
+def probe_cell(case):
+    r = case.get("result") or {}
+    if not r:
+        return "no result (exit %s, %s s)" % (case.get("exit"), case.get("seconds"))
+    value = r.get("largest_ok")
+    untried = r.get("untried")
+    extra = "; %s-%s untried" % (untried["first"], untried["last"]) if untried else ""
+    return "%s (%s%s, %d trials, %s s; recommended %s)" % (value, r.get("verdict"), extra, len(r.get("trials") or []),
+                                                           case.get("seconds"), r.get("recommended"))
+
+
+def main():
+    summary = json.load(open(sys.argv[1]))
+    cases = {c["name"]: c for c in summary["cases"]}
+    probes = [c for c in summary["cases"] if c["name"].startswith("probe-") and "-check-" not in c["name"]]
+    print("CUDA context %d MiB; %s s; %d cases not started\n" % (summary.get("context_bytes", 0) >> 20, summary.get("seconds"),
+                                                                 summary.get("not_started", 0)))
+    print("| job (card) | vramdoc probe | 50 steps | next value, 50 steps | %s |" % " | ".join(f[1] for f in FINDERS))
+    print("|---|---|---|---|" + "---|" * len(FINDERS))
+    for p in sorted(probes, key=lambda c: c["name"]):
+        r = p.get("result") or {}
+        v = r.get("largest_ok")
+        key = p["name"][len("probe-"):]
+        row = ["%s (%g GiB)" % (key, p.get("card_gib", 0)), probe_cell(p)]
+        if key.endswith("-seq"):
+            row += ["(its confirmation: %s)" % ("held" if r.get("confirmed") else "none"), "-"]
+        else:
+            row += [fifty(cases, "%s-check-%s" % (p["name"], v)) if v else "-",
+                    fifty(cases, "%s-check-%s" % (p["name"], v + 1)) if v else "-"]
+        for finder, _ in FINDERS:
+            a = cases.get("%s-%s" % (finder, key))
+            res = (a or {}).get("result") or {}
+            if not res.get("value"):
+                row.append("-" if not a else "none (exit %s, %s s)" % (a.get("exit"), a.get("seconds")))
+                continue
+            row.append("%s (%s s, %d sizes), %s" % (res["value"], res.get("seconds"), len(res.get("trials") or []),
+                                                  fifty(cases, "%s-%s-check-%s" % (finder, key, res["value"]))))
+        print("| " + " | ".join(row) + " |")
+    for what in ("killed at the deadline", "not started: the deadline"):
+        names = [c["name"] for c in summary["cases"] if c.get("exit") == what]
+        if names:
+            print("\n%s: %s" % (what.capitalize(), ", ".join(names)))
+
+
+if __name__ == "__main__":
+    main()
