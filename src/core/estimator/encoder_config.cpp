@@ -329,6 +329,7 @@ ModelKind unknown_kind(const json& cfg) {
     }
   }
   if (cfg.contains("image_size") && cfg.contains("patch_size")) return ModelKind::Vision;
+  if (cfg.contains("conv_dim")) return ModelKind::Encoder;  // a speech encoder (wav2vec2, HuBERT, WavLM): its frames as tokens
   if (cfg.contains("type_vocab_size")) return ModelKind::Encoder;
   return ModelKind::Decoder;
 }
@@ -360,9 +361,9 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
     m.kind = unknown_kind(cfg);
     if (m.kind == ModelKind::Decoder) m.kind = ModelKind::Encoder;  // --task asked for an encoder's head
     m.family = m.kind == ModelKind::EncoderDecoder ? Family::Bart : m.kind == ModelKind::Vision ? Family::Vit : Family::Bert;
-    // stages of windowed attention (a `depths` list with a window_size: Swin V2, Swin-like) are read as Swin
+    // stages (a `depths` list: Swin V2's windowed attention, DiNAT, LeViT, SegFormer) are read as Swin's stages
     const auto depths = cfg.find("depths");
-    if (m.kind == ModelKind::Vision && depths != cfg.end() && depths->is_array() && cfg.contains("window_size")) m.family = Family::Swin;
+    if (m.kind == ModelKind::Vision && depths != cfg.end() && depths->is_array()) m.family = Family::Swin;
     // per-head widths and bucketed relative positions (d_kv, relative_attention_num_buckets: Switch Transformers) are T5's
     if (m.kind == ModelKind::EncoderDecoder && cfg.contains("d_kv") && cfg.contains("relative_attention_num_buckets")) m.family = Family::T5;
     m.stand_in = true;

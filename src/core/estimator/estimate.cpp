@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/estimator/calibration.hpp"
+#include "core/estimator/cnn.hpp"
 #include "core/estimator/encoders.hpp"
 #include "core/estimator/estimate_parts.hpp"
 #include "core/estimator/nccl.hpp"
@@ -147,6 +148,8 @@ Options effective_options(const ModelConfig& m, const Options& given) {
 }
 
 Result<Estimate> estimate(const ModelConfig& given_model, const Options& given) {
+  if (given_model.kind == ModelKind::Cnn) return estimate_cnn(given_model, given);  // op by op of its own (estimate_cnn.cpp)
+  if (given_model.cnn.audio) return estimate_speech(given_model, given);  // + the feature extractor (estimate_speech.cpp)
   const bool encoder_task = given.task == Task::SeqCls || given.task == Task::TokenCls || given.task == Task::Mlm;
   if (given_model.kind == ModelKind::Decoder && given_model.family == Family::Generic && encoder_task) {
     return estimate(generic_encoder_of(given_model), given);  // an unknown encoder (ModernBERT): not refused

@@ -258,6 +258,7 @@ Family family_of(std::string_view model_type) {
 }
 
 std::string_view family_name(Family family) {
+  if (family == Family::Cnn) return "cnn";  // convolutional classifiers (cnn.hpp)
   for (const auto& f : kFamilies) {
     if (f.family == family) return f.model_type.empty() ? std::string_view("generic decoder") : f.model_type;
   }

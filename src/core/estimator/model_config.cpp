@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/estimator/cnn.hpp"
+#include "core/estimator/config_aliases.hpp"
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/encoders.hpp"
 #include "core/estimator/families.hpp"
@@ -72,8 +74,17 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   ModelConfig m;
   m.name = source;
   if (auto it = cfg.find("model_type"); it != cfg.end() && it->is_string()) m.model_type = it->get<std::string>();
+  if (is_cnn_config(m.model_type, cfg)) {  // convolutional classifiers (cnn_config.cpp)
+    if (auto ok = read_cnn_config(m, cfg, source); !ok) return make_error(ok.error());
+    return m;
+  }
+  // a model type no reader knows: its attribute_map aliases as the canonical fields (config_aliases.cpp)
+  std::vector<std::string> assumed;
+  if (family_of(m.model_type) == Family::Generic && !has_encoder(m.model_type, json::object())) assumed = add_alias_fields(cfg, source);
   if (has_encoder(m.model_type, cfg)) {
     if (auto ok = read_encoder_config(m, cfg, source); !ok) return make_error(ok.error());
+    if (auto ok = read_audio_features(m, cfg, source); !ok) return make_error(ok.error());  // wav2vec2-style speech encoders
+    m.warnings.insert(m.warnings.end(), assumed.begin(), assumed.end());
     return m;
   }
   m.family = family_of(m.model_type);
@@ -85,6 +96,7 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
                          ": generic decoder: expect +-30 % (estimated as a llama-style decoder; give the model "
                          "directory with its *.safetensors to size its tensors from the checkpoint)");
   }
+  m.warnings.insert(m.warnings.end(), assumed.begin(), assumed.end());
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/estimator/cnn_parts.hpp"
 #include "core/result.hpp"
 
 namespace vramdoc::estimator {
@@ -16,7 +17,8 @@ namespace vramdoc::estimator {
 enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
-  Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart, Whisper, Generic, FromHeaders
+  Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
+  Whisper, Cnn, Generic, FromHeaders
 };
 
 // GPT-2's layout (wte + wpe, LayerNorms, fused c_attn, c_fc / c_proj, dropout): GPT-2 and GPT-BigCode (multi-query).
@@ -41,8 +43,8 @@ struct LatentAttention {
 };
 
 // What the model is: a decoder-only language model, an encoder (BERT, RoBERTa, DistilBERT, DeBERTa-v2),
-// an encoder-decoder (T5, BART, Whisper) or a vision transformer (ViT, Swin).
-enum class ModelKind { Decoder, Encoder, EncoderDecoder, Vision };
+// an encoder-decoder (T5, BART, Whisper), a vision transformer (ViT, Swin) or a convolutional classifier (cnn.hpp).
+enum class ModelKind { Decoder, Encoder, EncoderDecoder, Vision, Cnn };
 
 // What the model is trained or run for (the head on top and its loss): --task.
 enum class Task { CausalLm, SeqCls, TokenCls, Mlm, Seq2Seq, ImageCls, SpeechSeq2Seq };
@@ -121,6 +123,7 @@ struct ModelConfig {
   ModelKind kind = ModelKind::Decoder;
   Task task = Task::CausalLm;           // the head the weights include (estimate() sets it from Options::task)
   EncoderParts enc;                     // encoders, encoder-decoders, vision models
+  CnnParts cnn;                         // convolutional classifiers (kind Cnn)
   std::uint64_t hidden_size = 0;
   std::uint64_t num_layers = 0;
   std::uint64_t num_heads = 0;

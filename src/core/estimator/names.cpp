@@ -75,7 +75,8 @@ Task default_task(const ModelConfig& m) {
   switch (m.kind) {
     case ModelKind::Decoder: return Task::CausalLm;
     case ModelKind::Encoder: return Task::Mlm;
-    case ModelKind::Vision: return Task::ImageCls;
+    case ModelKind::Vision:
+    case ModelKind::Cnn: return Task::ImageCls;
     case ModelKind::EncoderDecoder: return m.family == Family::Whisper ? Task::SpeechSeq2Seq : Task::Seq2Seq;
   }
   return Task::CausalLm;
@@ -86,7 +87,8 @@ Result<bool> check_task(const ModelConfig& m, Task task) {
   switch (m.kind) {
     case ModelKind::Decoder: can = {Task::CausalLm}; break;
     case ModelKind::Encoder: can = {Task::SeqCls, Task::TokenCls, Task::Mlm}; break;
-    case ModelKind::Vision: can = {Task::ImageCls}; break;
+    case ModelKind::Vision:
+    case ModelKind::Cnn: can = {Task::ImageCls}; break;
     case ModelKind::EncoderDecoder: can = {default_task(m)}; break;
   }
   std::string names;

@@ -1,5 +1,6 @@
 #include "core/estimator/render.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -94,7 +95,8 @@ std::string peak_table(const Estimate& e, bool per_rank) {
     table.add_row(r);
   };
   for (const auto& t : peak.terms) row(t.label, t.bytes, t.sharding, &t == big ? "<- biggest" : "");
-  row("cuBLAS workspaces", e.workspace_bytes, "", "");
+  const bool own_workspaces = std::any_of(peak.terms.begin(), peak.terms.end(), [](const Term& t) { return t.key == "workspaces_bytes"; });
+  if (!own_workspaces) row("cuBLAS workspaces", e.workspace_bytes, "", "");  // a CNN's phases hold them (and cuDNN's) as a term
   table.add_rule();
   row("peak allocated (torch.cuda.max_memory_allocated)", e.peak_allocated_bytes, "", "");
   row("peak reserved (caching allocator)", e.peak_reserved_bytes, "", "");
@@ -162,6 +164,7 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   j["precision"] = std::string(to_string(o.precision));
   j["batch"] = o.batch;
   j["seq"] = o.seq;
+  if (model.kind == ModelKind::Cnn) j["image_size"] = o.image_size > 0 ? o.image_size : model.cnn.image_size;
   j["attention"] = std::string(to_string(o.attention));
   if (o.mode != Mode::Infer) j["optimizer"] = std::string(to_string(o.optimizer));
   j["grad_checkpointing"] = o.grad_checkpointing;
@@ -224,9 +227,12 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
 }
 
 std::string render_text(const ModelConfig& model, const Options& o, const Estimate& e, const FitReport& fit, const Style& style) {
-  std::string out = terminal_safe(model.name) + " (" + std::string(family_name(model.family)) + ", " + params_text(e.n_params) +
-                    " parameters): " + std::string(to_string(o.mode)) + ", " + std::string(to_string(o.precision)) +
-                    ", batch " + std::to_string(o.batch) + " x seq " + std::to_string(o.seq);
+  const bool cnn = model.kind == ModelKind::Cnn;  // a convolutional classifier: its architecture and its images
+  const std::string image = std::to_string(o.image_size > 0 ? o.image_size : model.cnn.image_size);
+  std::string out = terminal_safe(model.name) + " (" + (cnn ? terminal_safe(model.model_type) + " cnn" : std::string(family_name(model.family))) +
+                    ", " + params_text(e.n_params) + " parameters): " + std::string(to_string(o.mode)) + ", " +
+                    std::string(to_string(o.precision)) + ", batch " + std::to_string(o.batch) +
+                    (cnn ? ", images " + image + " x " + image : " x seq " + std::to_string(o.seq));
   if (o.mode != Mode::Infer) out += ", " + std::string(to_string(o.optimizer));
   if (o.grad_checkpointing) out += ", gradient checkpointing";
   if (o.quant != Quant::None) out += ", weights quantised " + std::string(to_string(o.quant));

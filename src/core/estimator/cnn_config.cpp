@@ -1,0 +1,254 @@
+// config.json -> CnnParts for the convolutional classifiers, with transformers 5.x's class defaults
+// (configuration_resnet.py, configuration_regnet.py, configuration_convnext.py, configuration_convnextv2.py,
+// configuration_efficientnet.py, configuration_mobilenet_v2.py) for the fields a config leaves out.
+#include <array>
+#include <cmath>
+
+#include "core/estimator/cnn.hpp"
+#include "core/estimator/cnn_graph.hpp"
+#include "core/estimator/config_fields.hpp"
+
+namespace vramdoc::estimator {
+
+namespace {
+
+using nlohmann::json;
+using u64 = std::uint64_t;
+
+constexpr u64 kMaxChannels = 1ULL << 20;
+constexpr u64 kMaxImageSide = 1ULL << 16;
+
+struct CnnType {
+  std::string_view model_type;
+  CnnArch arch;
+};
+constexpr std::array<CnnType, 6> kCnnTypes = {{{"resnet", CnnArch::ResNet},
+                                                {"regnet", CnnArch::RegNet},
+                                                {"convnext", CnnArch::ConvNext},
+                                                {"convnextv2", CnnArch::ConvNextV2},
+                                                {"efficientnet", CnnArch::EfficientNet},
+                                                {"mobilenet_v2", CnnArch::MobileNetV2}}};
+
+// A list of positive integers below `max` (a stage's depths or widths), or `fallback` when absent.
+Result<std::vector<u64>> sizes(const json& cfg, const char* name, const std::string& source, std::vector<u64> fallback,
+                               u64 max = kMaxChannels) {
+  const auto it = cfg.find(name);
+  if (it == cfg.end() || it->is_null()) return fallback;
+  const std::string where = "field '" + std::string(name) + "' in " + source;
+  if (!it->is_array()) return make_error(where + " is not a list of sizes");
+  std::vector<u64> out;
+  for (const json& v : *it) {
+    const double d = v.is_number() ? v.get<double>() : -1.0;
+    if (!std::isfinite(d) || d != std::floor(d) || d < 1) return make_error(where + " holds " + v.dump() + ": expected positive integers");
+    if (d >= static_cast<double>(max)) return make_error(where + " holds " + v.dump() + ": absurdly large (at most " + std::to_string(max - 1) + ")");
+    out.push_back(static_cast<u64>(d));
+  }
+  return out;
+}
+
+Result<u64> size(const json& cfg, const char* name, const std::string& source, u64 fallback, u64 max = kMaxChannels) {
+  auto v = fields::size(cfg, {name}, source);
+  if (!v) return make_error(v.error());
+  if (*v && **v >= max) return make_error("field '" + std::string(name) + "' in " + source + " is absurdly large: " + std::to_string(**v));
+  return v->value_or(fallback);
+}
+
+// A positive finite number at most `max` (EfficientNet's coefficients), or `fallback` when absent.
+Result<double> number(const json& cfg, const char* name, const std::string& source, double fallback, double max = 64.0) {
+  const auto it = cfg.find(name);
+  if (it == cfg.end() || it->is_null()) return fallback;
+  const double v = it->is_number() ? it->get<double>() : -1.0;
+  if (!std::isfinite(v) || v <= 0 || v > max) {
+    return make_error("field '" + std::string(name) + "' in " + source + " must be a positive number up to " + std::to_string(max) +
+                      ", got " + it->dump());
+  }
+  return v;
+}
+
+std::string string_or(const json& cfg, const char* name, std::string fallback) {
+  const auto it = cfg.find(name);
+  return it != cfg.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+u64 labels_of(const json& cfg) {
+  if (auto it = cfg.find("id2label"); it != cfg.end() && it->is_object() && !it->empty()) return it->size();
+  if (auto it = cfg.find("num_labels"); it != cfg.end() && it->is_number_unsigned()) {
+    return std::min<u64>(it->get<u64>(), 1ULL << 24);
+  }
+  return 2;  // PretrainedConfig's default
+}
+
+// Reads one field into `out`, or leaves the first error in `error`.
+template <typename T>
+void take(Result<T> r, T& out, std::string& error) {
+  if (!r) {
+    if (error.empty()) error = r.error();
+  } else {
+    out = *r;
+  }
+}
+
+void read_stages(CnnParts& p, const json& cfg, const std::string& source, std::vector<u64> depths, std::vector<u64> widths,
+                 std::string& error) {
+  take(sizes(cfg, "depths", source, std::move(depths), kMaxLayers + 1), p.depths, error);
+  take(sizes(cfg, "hidden_sizes", source, std::move(widths)), p.widths, error);
+  if (error.empty() && (p.depths.empty() || p.depths.size() != p.widths.size())) {
+    error = "fields 'depths' and 'hidden_sizes' in " + source + " must be lists of the same length (one entry per stage)";
+  }
+}
+
+void read_efficientnet(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  take(number(cfg, "width_coefficient", source, 2.0), p.width_coefficient, error);
+  take(number(cfg, "depth_coefficient", source, 3.1), p.depth_coefficient, error);
+  take(size(cfg, "depth_divisor", source, 8), p.depth_divisor, error);
+  take(size(cfg, "hidden_dim", source, 2560), p.hidden_dim, error);
+  take(sizes(cfg, "kernel_sizes", source, {3, 3, 5, 3, 5, 5, 3}, 64), p.kernels, error);
+  take(sizes(cfg, "in_channels", source, {32, 16, 24, 40, 80, 112, 192}), p.in_channels, error);
+  take(sizes(cfg, "out_channels", source, {16, 24, 40, 80, 112, 192, 320}), p.out_channels, error);
+  take(sizes(cfg, "strides", source, {1, 2, 2, 2, 1, 2, 1}, 3), p.strides, error);
+  take(sizes(cfg, "num_block_repeats", source, {1, 2, 2, 3, 3, 4, 1}, 65), p.repeats, error);
+  take(sizes(cfg, "expand_ratios", source, {1, 6, 6, 6, 6, 6, 6}, 65), p.expand_ratios, error);
+  take(number(cfg, "squeeze_expansion_ratio", source, 0.25, 1.0), p.se_ratio, error);
+  p.dropout = fields::fraction(cfg, "dropout_rate", 0.5);
+  p.drop_connect = fields::fraction(cfg, "drop_connect_rate", 0.2);
+  if (!error.empty()) return;
+  const std::size_t n = p.in_channels.size();
+  for (const auto* list : {&p.kernels, &p.out_channels, &p.strides, &p.repeats, &p.expand_ratios}) {
+    if (list->size() != n) {
+      error = "EfficientNet's kernel_sizes, in_channels, out_channels, strides, num_block_repeats and expand_ratios in " +
+              source + " must have one entry per stage each";
+      return;
+    }
+  }
+  double blocks = 0;
+  for (u64 r : p.repeats) blocks += std::ceil(p.depth_coefficient * static_cast<double>(r));
+  if (blocks > static_cast<double>(kMaxLayers)) error = "EfficientNet in " + source + " has more than " + std::to_string(kMaxLayers) + " blocks";
+}
+
+void read_mobilenet_v2(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  take(number(cfg, "depth_multiplier", source, 1.0), p.depth_multiplier, error);
+  take(number(cfg, "expand_ratio", source, 6.0), p.expand_ratio, error);
+  take(size(cfg, "depth_divisible_by", source, 8), p.divisible_by, error);
+  take(size(cfg, "min_depth", source, 8), p.min_depth, error);
+  take(size(cfg, "output_stride", source, 32, 1ULL << 10), p.output_stride, error);
+  p.first_layer_is_expansion = fields::flag(cfg, "first_layer_is_expansion", true);
+  p.finegrained_output = fields::flag(cfg, "finegrained_output", true);
+  p.tf_padding = fields::flag(cfg, "tf_padding", true);
+  p.classifier_dropout = fields::fraction(cfg, "classifier_dropout_prob", 0.8);
+}
+
+}  // namespace
+
+std::string_view cnn_arch_name(CnnArch arch) {
+  for (const auto& t : kCnnTypes) {
+    if (t.arch == arch) return t.model_type;
+  }
+  return "cnn";
+}
+
+bool is_cnn_config(std::string_view model_type, const json& cfg) {
+  for (const auto& t : kCnnTypes) {
+    if (t.model_type == model_type) return true;
+  }
+  // an unknown hierarchical model with stages and no transformer heads (a CNN of another name)
+  const auto heads = cfg.find("num_attention_heads");
+  const bool stages = cfg.contains("depths") && cfg.contains("hidden_sizes") && (heads == cfg.end() || heads->is_null()) &&
+                      !cfg.contains("num_heads") && !cfg.contains("hidden_size");
+  return stages || cfg.contains("neck_hidden_sizes");  // MobileViT: convolutions around small transformers
+}
+
+Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string& source) {
+  CnnParts p;
+  bool known = false;
+  for (const auto& t : kCnnTypes) {
+    if (t.model_type == m.model_type) p.arch = t.arch, known = true;
+  }
+  if (!known) p.arch = CnnArch::ConvNext;  // the stand-in: stages of width hidden_sizes, a 4x MLP per layer
+  std::string error;
+  take(size(cfg, "num_channels", source, 3, 1ULL << 12), p.channels, error);
+  const u64 default_side = p.arch == CnnArch::EfficientNet ? 600 : 224;
+  take(size(cfg, "image_size", source, default_side, kMaxImageSide), p.image_size, error);
+  p.labels = labels_of(cfg);
+  switch (p.arch) {
+    case CnnArch::ResNet:
+      read_stages(p, cfg, source, {3, 4, 6, 3}, {256, 512, 1024, 2048}, error);
+      take(size(cfg, "embedding_size", source, 64), p.stem, error);
+      p.bottleneck = string_or(cfg, "layer_type", "bottleneck") == "bottleneck";
+      p.downsample_first = fields::flag(cfg, "downsample_in_first_stage", false);
+      p.downsample_in_bottleneck = fields::flag(cfg, "downsample_in_bottleneck", false);
+      p.act = string_or(cfg, "hidden_act", "relu");
+      break;
+    case CnnArch::RegNet:
+      read_stages(p, cfg, source, {2, 6, 12, 2}, {128, 192, 512, 1088}, error);
+      take(size(cfg, "embedding_size", source, 32), p.stem, error);
+      take(size(cfg, "groups_width", source, 64), p.groups_width, error);
+      p.squeeze_excite = string_or(cfg, "layer_type", "y") != "x";
+      p.downsample_first = fields::flag(cfg, "downsample_in_first_stage", true);
+      p.act = string_or(cfg, "hidden_act", "relu");
+      break;
+    case CnnArch::ConvNext:
+    case CnnArch::ConvNextV2: {
+      std::vector<u64> depths = {3, 3, 9, 3};
+      if (!known && !cfg.contains("depths")) {  // MobileViT: two layers a stage (its modelling code has 2, 4, 3)
+        auto widths = sizes(cfg, "hidden_sizes", source, {96, 192, 384, 768});
+        if (widths) depths.assign(widths->size(), 2);
+      }
+      read_stages(p, cfg, source, depths, {96, 192, 384, 768}, error);
+      take(size(cfg, "patch_size", source, 4, 1ULL << 10), p.patch, error);
+      const auto scale = cfg.find("layer_scale_init_value");
+      p.layer_scale = scale == cfg.end() || !scale->is_number() || scale->get<double>() > 0;
+      p.drop_path = fields::fraction(cfg, "drop_path_rate", 0.0);
+      p.act = string_or(cfg, "hidden_act", "gelu");
+      break;
+    }
+    case CnnArch::EfficientNet:
+      read_efficientnet(p, cfg, source, error);
+      p.act = string_or(cfg, "hidden_act", "swish");
+      break;
+    case CnnArch::MobileNetV2:
+      read_mobilenet_v2(p, cfg, source, error);
+      p.act = string_or(cfg, "hidden_act", "relu6");
+      break;
+  }
+  if (!error.empty()) return make_error(error);
+  u64 depth = 0;
+  for (u64 d : p.depths) depth = saturating_add(depth, d);
+  if (depth > kMaxLayers) return make_error("the stages in " + source + " have " + std::to_string(depth) + " layers: vramdoc estimates at most " + std::to_string(kMaxLayers));
+  m.kind = ModelKind::Cnn, m.family = Family::Cnn, m.cnn = p;
+  m.stand_in = !known;
+  // the graph at the config's own size: an image too small for the network, or absurd widths, fail here
+  auto graph = build_cnn_graph(p, p.image_size, false);
+  if (!graph) return make_error(graph.error() + " in " + source);
+  m.num_layers = graph->layers;
+  if (!known) {
+    m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
+                         ": estimated as a generic CNN (ConvNeXt-style stages of its depths and hidden_sizes): expect +-30 %");
+  }
+  return true;
+}
+
+Result<bool> read_audio_features(ModelConfig& m, const json& cfg, const std::string& source) {
+  if (!cfg.contains("conv_dim")) return true;
+  CnnParts& p = m.cnn;
+  std::string error;
+  take(sizes(cfg, "conv_dim", source, {512, 512, 512, 512, 512, 512, 512}), p.conv_dim, error);
+  take(sizes(cfg, "conv_kernel", source, {10, 3, 3, 3, 3, 2, 2}, 1ULL << 12), p.conv_kernel, error);
+  take(sizes(cfg, "conv_stride", source, {5, 2, 2, 2, 2, 2, 2}, 1ULL << 8), p.conv_stride, error);
+  if (!error.empty()) return make_error(error);
+  if (p.conv_dim.empty() || p.conv_kernel.size() != p.conv_dim.size() || p.conv_stride.size() != p.conv_dim.size() ||
+      p.conv_dim.size() > 64) {
+    return make_error("fields 'conv_dim', 'conv_kernel' and 'conv_stride' in " + source + " must be lists of one entry per layer (at most 64)");
+  }
+  p.conv_bias = fields::flag(cfg, "conv_bias", false);
+  p.layer_norm_features = string_or(cfg, "feat_extract_norm", "group") == "layer";
+  p.audio = true;
+  return true;
+}
+
+Result<std::uint64_t> cnn_parameters(const ModelConfig& m) {
+  auto graph = build_cnn_graph(m.cnn, m.cnn.image_size, false);
+  if (!graph) return make_error(graph.error());
+  return graph->params;
+}
+
+}  // namespace vramdoc::estimator
