@@ -75,7 +75,7 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 
 // The first and second Linear of a plain (non-gated) MLP, as each family names them.
 std::pair<const char*, const char*> plain_mlp_names(Family f) {
-  if (f == Family::Phi || f == Family::Opt || f == Family::Biogpt) return {"fc1", "fc2"};
+  if (f == Family::Phi || f == Family::Opt || f == Family::Biogpt || f == Family::Xglm) return {"fc1", "fc2"};
   if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
   if (gptj_style(f)) return {"fc_in", "fc_out"};
   if (f == Family::Nemotron || f == Family::Mpt) return {"up_proj", "down_proj"};
@@ -191,7 +191,7 @@ std::string_view attention_output_name(Family f) {
   if (f == Family::T5) return "o";
   if (f == Family::Bart || f == Family::Whisper) return "out_proj";
   if (f == Family::Phi || f == Family::Falcon || f == Family::GptNeox || f == Family::Bloom) return "dense";
-  if (gptj_style(f) || f == Family::Opt || f == Family::Biogpt) return "out_proj";
+  if (gptj_style(f) || f == Family::Opt || f == Family::Biogpt || f == Family::Xglm) return "out_proj";
   return "o_proj";
 }
 

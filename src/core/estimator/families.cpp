@@ -18,7 +18,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 45> kFamilies = {{
+constexpr std::array<FamilyName, 46> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -30,7 +30,7 @@ constexpr std::array<FamilyName, 45> kFamilies = {{
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
     {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
     {"codegen", Family::Codegen},     {"mpt", Family::Mpt},               {"phimoe", Family::Phimoe},
-    {"biogpt", Family::Biogpt},   {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"biogpt", Family::Biogpt},       {"xglm", Family::Xglm},           {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
@@ -99,6 +99,13 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
     case Family::Biogpt:  // BioGptDecoderLayer: OPT's pre-norm layer with fc1 -> gelu -> fc2, biases; scaled embeddings
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.position_offset = 2;
+      m.attention_bias = m.output_bias = m.mlp_bias = true;
+      m.scaled_embeddings = fields::flag(cfg, "scale_embedding", true);
+      break;
+    case Family::Xglm:  // XGLMDecoderLayer: BioGPT's pre-norm layer (q * scaling, biases, fc1 -> act -> fc2), sinusoidal
+      // positions (a buffer of max_position_embeddings + 2 rows, no parameter), its own eager attention (modeling_xglm.py)
+      m.norm = NormKind::LayerNorm, m.scaled_query = true;
+      m.mlp = MlpKind::Gelu;  // XGLMConfig activation_function: gelu
       m.attention_bias = m.output_bias = m.mlp_bias = true;
       m.scaled_embeddings = fields::flag(cfg, "scale_embedding", true);
       break;
@@ -229,7 +236,7 @@ Result<bool> read_latent_attention(ModelConfig& m, const json& cfg, const std::s
 // with ALiBi have none.
 std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
   if (gpt2_style(m.family) || m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Mpt ||
-      m.family == Family::Biogpt ||
+      m.family == Family::Biogpt || m.family == Family::Xglm ||
       (m.family == Family::Falcon && fields::flag(cfg, "alibi", false))) {
     return 0;
   }
@@ -283,6 +290,7 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::Mpt:
     case Family::Phimoe:
     case Family::Biogpt:
+    case Family::Xglm:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -334,6 +342,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     m.residual_dropout = fields::fraction(cfg, "dropout", 0.1);
   }
   if (m.family == Family::Smollm3) m.layer_nope = nope_layers(cfg, m.num_layers);
+  if (m.family == Family::Xglm) m.residual_dropout = fields::fraction(cfg, "dropout", 0.1);  // XGLMConfig dropout
   if (m.family == Family::Biogpt) {  // hidden_dropout_prob after attention and fc2; the probabilities' through SDPA
     m.residual_dropout = fields::fraction(cfg, "hidden_dropout_prob", 0.1);
   }
@@ -359,8 +368,10 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   const bool tied_default = gpt2 || m.family == Family::Gemma || m.family == Family::Gemma2 ||
                             m.family == Family::Gemma3 || m.family == Family::Falcon || m.family == Family::Starcoder2 ||
                             m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Cohere ||
-                            m.family == Family::Smollm3 || m.family == Family::Mpt || m.family == Family::Biogpt;
+                            m.family == Family::Smollm3 || m.family == Family::Mpt || m.family == Family::Biogpt ||
+                            m.family == Family::Xglm;
   m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", tied_default);
+  m.generate_with_cache = fields::flag(cfg, "use_cache", m.family != Family::Mpt);  // MptConfig: use_cache = False
   if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {
     m.attention_bias = fields::flag(cfg, "qkv_bias", true);
   } else if (m.norm != NormKind::LayerNorm) {
@@ -369,8 +380,8 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
                     m.family != Family::Olmo2 && m.family != Family::Glm4 ? m.attention_bias : false;
     m.mlp_bias = fields::flag(cfg, "mlp_bias", false);
   }
-  m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 ? 0.1 : 0.0);
-  if (m.family != Family::Opt && m.family != Family::Biogpt) m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
+  m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 || m.family == Family::Xglm ? 0.1 : 0.0);
+  if (m.family != Family::Opt && m.family != Family::Biogpt && m.family != Family::Xglm) m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
   m.rotary_dims = rotary_dims(m, cfg);
   return true;
 }

@@ -406,6 +406,9 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     out = bloom_attention(f, d, k, v, f.use_cache, held, f.after_residual);
   } else if (m.family == Family::Mpt) {
     out = mpt_attention(f, d, q, k, v, held);
+  } else if (m.family == Family::Xglm) {  // always its own eager attention
+    out = xglm_attention(f, d, q, k, v, held);
+    t.q = 0;  // freed there: its reshape's copy took its place
   } else if (m.fp32_attention) {
     out = fp32_attention(f, d, q, k, v, held);
   } else if (path == AttentionPath::Eager) {

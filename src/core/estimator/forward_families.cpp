@@ -185,14 +185,19 @@ void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals) {
   locals.insert(locals.end(), {table, ids, sincos});
 }
 
-// MPT's attention (MptAttention.forward, modeling_mpt.py): the scores, times softmax_scale, plus the ALiBi
-// position bias (an fp32 tensor: the sum is fp32), masked_fill with the bool mask, softmax of the (already fp32)
-// scores, cast to the values' dtype (attn_weights: returned, the model's loop holds it until the next block
-// returns), the context, permuted and made contiguous. Saved: q and k (the first matmul), the softmax's output,
-// attn_weights and v (the second).
+// MPT's attention (MptAttention.forward, modeling_mpt.py:96-133): q and k copied for the batched matmul (views of
+// the fused Wqkv output; freed after it), the scores, times softmax_scale, plus the ALiBi position bias (an fp32
+// tensor: the sum is fp32), masked_fill with the bool mask (attention_scores: a local alive to the forward's return,
+// trace 016-mpt-1b of 2026-12-02-r4), softmax of the (already fp32) scores, cast to the values' dtype (attn_weights:
+// returned, the model's loop holds it until the next block returns), the context, permuted and made contiguous.
+// Saved: q and k (the first matmul), the softmax's output, attn_weights and v (the second).
 u64 mpt_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held) {
-  f.keep(q), f.keep(k);
-  const u64 scores = f.s.alloc(f.scores(d.heads, f.act)), scaled = f.s.alloc(f.scores(d.heads, f.act));
+  const u64 qc = f.s.alloc(f.bytes(d.q, f.act)), kc = f.s.alloc(f.bytes(d.kv, f.act));
+  f.keep(qc), f.keep(kc);
+  (void)q, (void)k;  // views: their copies are what the matmul reads
+  const u64 scores = f.s.alloc(f.scores(d.heads, f.act));
+  f.drop(qc), f.drop(kc);
+  const u64 scaled = f.s.alloc(f.scores(d.heads, f.act));
   f.s.free(scores);
   const u64 biased = f.s.alloc(f.scores(d.heads, 4));
   f.s.free(scaled);
@@ -200,13 +205,71 @@ u64 mpt_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held
   f.s.free(biased);
   const u64 sm = f.s.alloc(f.scores(d.heads, 4));
   f.keep(sm);
-  f.s.free(masked);
   held = f.act != 4 ? f.s.alloc(f.scores(d.heads, f.act)) : sm;
   f.keep(held), f.keep(v);
   if (held != sm) f.drop(sm);
   const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
   f.drop(ctx);
+  f.s.free(masked);
   return contiguous;
+}
+
+// XGLM's attention (XGLMAttention.forward, modeling_xglm.py:155-243; trace 020-xglm-564m of 2026-12-02-r4): the
+// scaled query made (batch x heads, seq, dim) by reshape (a copy); keys and values the cache's copies (reshape: views)
+// or, without a cache, copies of the transposed projections; bmm's scores (line 194), + attention_mask (207: the
+// mask's dtype), torch.max against the dtype's min (208-210), softmax (217; fp16: in fp32 and cast back, 214-215),
+// each freeing the one before; dropout (226: mask and output saved), bmm with the values (228), the heads merged
+// (241: a copy). Saved: the query's copy and the keys (bmm), the sum (torch.max), the softmax, the dropout's output
+// and the values (bmm). The softmax is returned as attn_weights and held by the layer (`hidden_states, _ =`).
+u64 xglm_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held) {
+  const u64 qc = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(q);
+  const u64 kc = f.use_cache ? k : f.s.alloc(f.bytes(d.kv, f.act)), vc = f.use_cache ? v : f.s.alloc(f.bytes(d.kv, f.act));
+  f.keep(qc), f.keep(kc);
+  const u64 scores = f.s.alloc(f.scores(d.heads, f.act));
+  const u64 sum_w = std::max(f.act, f.r.w.weight);  // the mask has the embeddings' dtype (fp32 under autocast)
+  const u64 sum = f.s.alloc(f.scores(d.heads, sum_w));
+  f.drop(scores);
+  f.keep(sum);
+  const u64 mx = f.s.alloc(f.scores(d.heads, sum_w));
+  f.drop(sum);
+  const bool fp16 = f.r.o.precision == Precision::Fp16;
+  const u64 up = fp16 ? f.s.alloc(f.scores(d.heads, 4)) : 0;
+  const u64 sm = f.s.alloc(f.scores(d.heads, f.amp ? 4 : sum_w));  // softmax autocasts to fp32
+  f.drop(mx), f.drop(up);
+  f.keep(sm);
+  u64 probs = sm;
+  if (f.train && f.r.m.attention_dropout > 0) {
+    const u64 mask = f.s.alloc(f.scores(d.heads, 1));
+    probs = f.s.alloc(f.scores(d.heads, f.amp ? 4 : sum_w));
+    f.keep(mask);
+  }
+  const u64 p16 = f.amp ? f.s.alloc(f.scores(d.heads, f.act)) : probs;  // bmm under autocast: a 16-bit copy
+  f.keep(p16), f.keep(vc);
+  if (p16 != probs) f.drop(probs);
+  const u64 ctx = f.s.alloc(f.bytes(d.q, f.act)), merged = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(ctx);
+  if (p16 != probs) f.drop(p16);
+  if (probs != sm) f.drop(probs);
+  f.drop(qc);
+  if (!f.use_cache) f.drop(kc), f.drop(vc);
+  held = sm;
+  return merged;
+}
+
+void xglm_embeddings(Forward& f, Prelude& p) {
+  const u64 width = f.r.w.weight, h = f.r.m.hidden_size;
+  if (f.r.m.scaled_embeddings) {  // XGLMScaledWordEmbedding: the lookup times embed_scale (the lookup freed)
+    const u64 scaled = f.s.alloc(f.bytes(h, width));
+    f.s.free(p.hidden), p.hidden = scaled;
+  }
+  p.held.push_back(p.hidden), p.hold_first_input = false;  // inputs_embeds: a local to the forward's end
+  const u64 ids = f.s.alloc(saturating_mul(f.tokens(), 8));  // position_ids + offset
+  const u64 positions = f.s.alloc(f.bytes(h, width));       // weights.index_select(...)
+  f.s.free(ids);
+  const u64 sum = f.s.alloc(f.bytes(h, width));
+  f.s.free(positions);
+  p.hidden = dropout(f, sum, h, width, f.r.m.residual_dropout);
 }
 
 // Falcon without parallel attention (Falcon-RW): FalconDecoderLayer.forward keeps its locals to its return -

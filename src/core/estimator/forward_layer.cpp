@@ -208,7 +208,9 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
   Prelude p;
   const u64 width = f.r.w.weight;  // the embedding's dtype (fp32 weights under autocast)
   p.hidden = f.s.alloc(f.bytes(m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden_size, width));
-  if (m.position_offset > 0 || m.embed_norm) {
+  if (m.family == Family::Xglm) {
+    xglm_embeddings(f, p);
+  } else if (m.position_offset > 0 || m.embed_norm) {
     embeddings_of_families(f, p);
   } else if (m.family == Family::Gemma || m.family == Family::Gemma2 || m.family == Family::Gemma3 || m.scaled_embeddings) {
     const u64 scaled = f.s.alloc(f.bytes(m.hidden_size, width));  // embeddings * sqrt(hidden_size)

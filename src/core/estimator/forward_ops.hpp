@@ -150,6 +150,12 @@ u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 u64 residual_sum(Forward& f, u64 bytes);
 // MPT's own eager attention with the ALiBi bias on q, k, v: the context; `held` its attn_weights.
 u64 mpt_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
+// XGLM's own eager attention (XGLMAttention.forward) on the scaled query `q`, keys `k`, values `v`: the context;
+// `held` its attn_weights (the layer's `_`, alive to its return).
+u64 xglm_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
+// XGLMModel.forward's embeddings: the scaled lookup (inputs_embeds, held to the forward's end) plus the sinusoidal
+// positions (a temporary), then dropout: the first layer's input.
+void xglm_embeddings(Forward& f, Prelude& p);
 // GPT-J's per-layer sin / cos tables (into `locals`: held to the attention's end).
 void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals);
 // Falcon's sequential layer (parallel_attn=False): its locals held to its end.

@@ -55,20 +55,18 @@ u64 head(Forward& f, u64 x, Prelude& p) {
   return scores;
 }
 
-}  // namespace
-
-void inference_events(Sequence& s, const Run& r) {
-  const ModelConfig& m = r.m;
-  Forward f(s, r);
-  allocate_weights(s, r);
-  s.stage(Stage::Layers);
-  const std::vector<LayerKind> kinds = layer_order(m);
-  const bool decoder = m.kind == ModelKind::Decoder;
-  Prelude p = decoder ? prelude(f, kinds, kInferenceWorkspace) : encoder_prelude(f, kInferenceWorkspace, false);
-  const WeightTensors weights = weight_tensors(r, r.w.weight);
-  std::vector<CacheIds> cache(kinds.size(), CacheIds{0, 0});
+// One forward over f.q_len tokens (the prefill, or without a cache a whole generate() step): the prelude, every
+// layer, the head. Returns the next-token scores (held into the decoding steps).
+// `first`: the prefill (its stages marked; the cuBLAS workspace made at its first matmul, then kept).
+u64 full_forward(Sequence& s, Forward& f, const std::vector<LayerKind>& kinds, const WeightTensors& weights,
+                 std::vector<CacheIds>& cache, bool with_cache, bool first) {
+  const Run& r = f.r;
+  const bool decoder = r.m.kind == ModelKind::Decoder;
+  if (first) s.stage(Stage::Layers);
+  const u64 workspace = first ? kInferenceWorkspace : 0;
+  Prelude p = decoder ? prelude(f, kinds, workspace) : encoder_prelude(f, workspace, false);
   u64 x = p.hidden;
-  f.use_cache = decoder;
+  f.use_cache = decoder && with_cache;
   for (std::size_t l = 0; l < kinds.size(); ++l) {
     if (kinds[l].cross && f.memory == 0) x = to_decoder(f, p, x), f.use_cache = true;
     if (f.amp) {
@@ -80,10 +78,34 @@ void inference_events(Sequence& s, const Run& r) {
     else if (x != f.stack_input) s.free(x);  // (a stack's held input: freed by the stack)
     x = out;
   }
-  s.stage(Stage::Head);
-  u64 scores = head(f, x, p);
+  if (first) s.stage(Stage::Head);
+  return head(f, x, p);
+}
+
+}  // namespace
+
+void inference_events(Sequence& s, const Run& r) {
+  const ModelConfig& m = r.m;
+  Forward f(s, r);
+  allocate_weights(s, r);
+  const std::vector<LayerKind> kinds = layer_order(m);
+  const bool decoder = m.kind == ModelKind::Decoder;
+  const WeightTensors weights = weight_tensors(r, r.w.weight);
+  std::vector<CacheIds> cache(kinds.size(), CacheIds{0, 0});
+  u64 scores = full_forward(s, f, kinds, weights, cache, m.generate_with_cache, true);
   s.stage(Stage::Decoding);
   if (!decoder) return;  // an encoder-decoder's generate(): the steps of one token after one encoder pass (small)
+  if (!m.generate_with_cache) {  // config.json's use_cache false (MptConfig's default): generate() runs the whole
+    // sequence again for every further token (seq + 1, seq + 2, ... tokens; each step's largest tensors outgrow
+    // every cached block: trace 016-mpt-1b of 2026-12-02-r4 maps two new segments a step)
+    for (u64 t = 1; t < r.o.new_tokens; ++t) {
+      f.q_len = f.kv_len = saturating_add(r.o.seq, t);
+      const u64 next = full_forward(s, f, kinds, weights, cache, false, false);
+      s.free(scores);
+      scores = next;
+    }
+    return;
+  }
   f.q_len = 1;
   for (u64 t = 1; t <= r.o.new_tokens; ++t) {
     f.kv_len = saturating_add(r.o.seq, t);

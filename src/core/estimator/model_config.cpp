@@ -28,7 +28,7 @@ Result<std::uint64_t> require_size(const json& cfg, std::initializer_list<const 
 Result<bool> read_common(ModelConfig& m, const json& cfg, const std::string& source) {
   auto hidden = require_size(cfg, {"hidden_size", "n_embd", "d_model"}, source);
   auto layers = require_size(cfg, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, source);
-  auto heads = require_size(cfg, {"num_attention_heads", "n_head", "num_heads", "n_heads"}, source);  // GPT-Neo: num_heads
+  auto heads = require_size(cfg, {"num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads"}, source);  // GPT-Neo: num_heads; XGLM: attention_heads
   auto vocab = require_size(cfg, {"vocab_size"}, source);
   for (const auto* v : {&hidden, &layers, &heads, &vocab}) {
     if (!*v) return make_error(v->error());

@@ -17,7 +17,7 @@ namespace vramdoc::estimator {
 enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
-  Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
+  Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Xglm, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
   Whisper, Cnn, Generic, FromHeaders
 };
 
@@ -143,6 +143,7 @@ struct ModelConfig {
   bool shared_expert_gate = false;      // Qwen2-MoE: sigmoid(Linear(h, 1)) scales the shared expert
   std::uint64_t dense_layers = 0;       // MoE models: layers with a dense MLP (first_k_dense_replace, mlp_only_layers)
   bool tie_word_embeddings = false;
+  bool generate_with_cache = true;     // config.json use_cache: generate() keeps a KV cache (false: each step runs the whole sequence)
   bool attention_bias = false;          // q/k/v projections carry a bias (qwen2 always)
   bool output_bias = false;             // the attention output projection carries a bias
   bool mlp_bias = false;
