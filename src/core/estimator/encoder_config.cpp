@@ -23,7 +23,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 31> kEncoderTypes = {{
+constexpr std::array<EncoderType, 32> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -41,6 +41,7 @@ constexpr std::array<EncoderType, 31> kEncoderTypes = {{
     {"siglip_vision_model", Family::Vit, ModelKind::Vision},  // SigLIP's vision_config (read_vision_tower)
     {"switch_transformers", Family::T5, ModelKind::EncoderDecoder},  // T5 with sparse feed-forward layers
     {"swinv2", Family::Swin, ModelKind::Vision},          // Swin with cosine attention (modeling_swinv2.py)
+    {"roformer", Family::Bert, ModelKind::Encoder},       // BERT with rotary sinusoidal positions (modeling_roformer.py)
 }};
 
 Result<std::uint64_t> need(const json& cfg, std::initializer_list<const char*> names, const std::string& source,
@@ -331,6 +332,13 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.enc.relative_buckets = size_or(cfg, "relative_attention_num_buckets", 32);
   }
   if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
+  if (m.model_type == "roformer") {
+    // modeling_roformer.py: no absolute position table; RoFormerSinusoidalPositionalEmbedding (max_position_embeddings
+    // x head_dim, frozen) made once per forward; q and k rotated (apply_rotary_position_embeddings: q * cos +
+    // rotate_half(q) * sin, v too with rotary_value); RoFormerSelfAttention's own eager attention (lines 197-211)
+    m.rotary_dims = m.head_dim, m.enc.position_table = false;
+    m.enc.sinusoidal_rotary_table = m.enc.own_eager_attention = true;
+  }
   // position_embedding_type "rotary" (ESM, BERT-style code with RoPE): q and k rotated, no absolute position table
   if (const auto pe = cfg.find("position_embedding_type"); m.kind == ModelKind::Encoder && pe != cfg.end() && pe->is_string() &&
                                                            pe->get<std::string>() == "rotary") {

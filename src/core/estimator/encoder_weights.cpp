@@ -102,6 +102,7 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
   if (m.enc.position_table) w.push_back({"embed_positions", m.max_positions, e, 1, false, false, false});
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
+  if (m.enc.sinusoidal_rotary_table) w.push_back({"embed_positions", m.max_positions, m.head_dim, 1, false, false, false});
   vector(w, "embeddings.LayerNorm", norm_width(m, e));
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);
   // ALBERT's shared layers: their tensors once (the model's, not a layer's: every application reads them)

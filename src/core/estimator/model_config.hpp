@@ -86,6 +86,9 @@ struct EncoderParts {
   bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
   bool attention_locals_held = false;  // DINOv2 (Dinov2Layer.forward): the norm's and the attention's outputs are locals,
                                        // alive to the layer's return
+  bool own_eager_attention = false;    // RoFormer (RoFormerSelfAttention): always its own eager attention, softmax in the
+                                       // scores' dtype, attention dropout's mask and output saved
+  bool sinusoidal_rotary_table = false;  // RoFormer: RoFormerSinusoidalPositionalEmbedding, max_positions x head_dim (frozen)
   bool batched_position_bias = false;  // MPNet: the relative position bias made once per forward, (batch, heads, seq,
                                        // seq) contiguous, added in place to every layer's eager scores
   bool layer_scale = false;            // each residual branch times a learned per-channel scale before the sum
