@@ -23,7 +23,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 28> kEncoderTypes = {{
+constexpr std::array<EncoderType, 32> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -38,6 +38,10 @@ constexpr std::array<EncoderType, 28> kEncoderTypes = {{
     {"mpnet", Family::Bert, ModelKind::Encoder},          {"xlm-roberta-xl", Family::Roberta, ModelKind::Encoder},
     {"modernbert", Family::Bert, ModelKind::Encoder},     {"albert", Family::Bert, ModelKind::Encoder},
     {"led", Family::Bart, ModelKind::EncoderDecoder},     {"dinov2", Family::Vit, ModelKind::Vision},
+    {"siglip_vision_model", Family::Vit, ModelKind::Vision},  // SigLIP's vision_config (read_vision_tower)
+    {"switch_transformers", Family::T5, ModelKind::EncoderDecoder},  // T5 with sparse feed-forward layers
+    {"swinv2", Family::Swin, ModelKind::Vision},          // Swin with cosine attention (modeling_swinv2.py)
+    {"roformer", Family::Bert, ModelKind::Encoder},       // BERT with rotary sinusoidal positions (modeling_roformer.py)
 }};
 
 Result<std::uint64_t> need(const json& cfg, std::initializer_list<const char*> names, const std::string& source,
@@ -188,6 +192,28 @@ void modernbert_traits(ModelConfig& m, const json& cfg) {
   m.enc.mlm_loss_fp32 = true;  // ModernBertForMaskedLM: self.loss_function (ForMaskedLMLoss upcasts the logits)
 }
 
+// Switch Transformers (configuration_switch_transformers.py, modeling_switch_transformers.py 5.17): a stack's
+// layer i has experts when step == 1 or i % step == 1 (SwitchTransformersStack), step its *_sparse_step, else
+// num_layers // num_sparse_*_layers (num_layers when that is 0); num_experts experts of d_ff each.
+std::uint64_t sparse_layers(const json& cfg, std::uint64_t layers, const char* step_field, const char* sparse_field) {
+  std::uint64_t step = size_or(cfg, step_field, 0);
+  if (step == 0) {
+    const std::uint64_t sparse = size_or(cfg, sparse_field, 3);
+    step = sparse > 0 ? layers / sparse : layers;
+  }
+  if (step == 0) return 0;
+  if (step == 1) return layers;
+  std::uint64_t n = 0;
+  for (std::uint64_t i = 0; i < layers; ++i) n += i % step == 1;
+  return n;
+}
+
+void switch_traits(ModelConfig& m, const json& cfg) {
+  m.enc.experts = size_or(cfg, "num_experts", 8);
+  m.enc.sparse_encoder_layers = sparse_layers(cfg, m.enc.encoder_layers, "encoder_sparse_step", "num_sparse_encoder_layers");
+  m.enc.sparse_decoder_layers = sparse_layers(cfg, m.num_layers, "decoder_sparse_step", "num_sparse_decoder_layers");
+}
+
 // Longformer's attention_window (LED's encoder, Longformer): an even size, or one per layer (the largest is
 // taken); 0 when absent.
 std::uint64_t attention_window(const json& cfg) {
@@ -246,6 +272,14 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.enc.patch_size = size_or(cfg, "patch_size", m.family == Family::Swin ? 4 : 16);
       m.enc.channels = size_or(cfg, "num_channels", 3);
       m.enc.class_tokens = m.model_type == "deit" ? 2 : 1;  // modeling_deit.py DeiTEmbeddings: cls + distillation
+      if (m.model_type == "siglip_vision_model") {
+        // modeling_siglip.py: SiglipVisionEmbeddings has no class token (num_positions = num_patches);
+        // SiglipForImageClassification classifies torch.mean(last_hidden_state, dim=1); SiglipVisionModel
+        // builds its attention-pooling head unless vision_use_head is false, and runs it (pooler_output unused)
+        m.enc.class_tokens = 0, m.enc.mean_pooled = true;
+        m.enc.attention_pool_head = fields::flag(cfg, "vision_use_head", true);
+        m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
+      }
       break;
     case Family::T5:  // T5LayerNorm (RMS, fp32 variance), no biases, pre-norm, relu or gated-gelu
       m.norm = NormKind::T5, m.post_norm = false, m.attention_bias = m.output_bias = m.mlp_bias = false;
@@ -289,6 +323,8 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   }
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
+  if (m.model_type == "switch_transformers") switch_traits(m, cfg);
+  m.enc.cosine_attention = m.model_type == "swinv2";  // Swinv2SelfAttention (modeling_swinv2.py:389)
   m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
   m.enc.attention_locals_held = m.model_type == "dinov2";  // modeling_dinov2.py Dinov2Layer.forward
   if (m.model_type == "mpnet") {  // modeling_mpnet.py: no token types; MPNetEncoder.compute_position_bias, its own attention
@@ -296,6 +332,13 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.enc.relative_buckets = size_or(cfg, "relative_attention_num_buckets", 32);
   }
   if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
+  if (m.model_type == "roformer") {
+    // modeling_roformer.py: no absolute position table; RoFormerSinusoidalPositionalEmbedding (max_position_embeddings
+    // x head_dim, frozen) made once per forward; q and k rotated (apply_rotary_position_embeddings: q * cos +
+    // rotate_half(q) * sin, v too with rotary_value); RoFormerSelfAttention's own eager attention (lines 197-211)
+    m.rotary_dims = m.head_dim, m.enc.position_table = false;
+    m.enc.sinusoidal_rotary_table = m.enc.own_eager_attention = true;
+  }
   // position_embedding_type "rotary" (ESM, BERT-style code with RoPE): q and k rotated, no absolute position table
   if (const auto pe = cfg.find("position_embedding_type"); m.kind == ModelKind::Encoder && pe != cfg.end() && pe->is_string() &&
                                                            pe->get<std::string>() == "rotary") {
@@ -375,6 +418,39 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
                          stand_in_name(m.kind, m.family) + ": expect +-30 %");
   }
   return true;
+}
+
+Result<std::shared_ptr<const ModelConfig>> read_vision_tower(const json& cfg, const std::string& source) {
+  const auto it = cfg.find("vision_config");
+  if (it == cfg.end() || !it->is_object() || !it->contains("image_size") || !it->contains("patch_size")) {
+    return std::shared_ptr<const ModelConfig>{};
+  }
+  auto tower = std::make_shared<ModelConfig>();
+  tower->name = source;
+  if (auto t = it->find("model_type"); t != it->end() && t->is_string()) tower->model_type = t->get<std::string>();
+  // a known tower (siglip_vision_model) or, by its image_size and patch_size, a generic ViT
+  if (auto ok = read_encoder_config(*tower, *it, source + " (vision_config)"); !ok) return make_error(ok.error());
+  if (tower->kind != ModelKind::Vision) return std::shared_ptr<const ModelConfig>{};
+  // the wrapper's classifier: nn.Linear(vision_config.hidden_size, config.num_labels), the wrapper's labels
+  if (cfg.contains("id2label") || cfg.contains("num_labels")) tower->enc.labels = labels_of(cfg);
+  return std::shared_ptr<const ModelConfig>(std::move(tower));
+}
+
+ModelConfig generic_vision_of(const ModelConfig& decoder) {
+  ModelConfig m = decoder;
+  m.kind = ModelKind::Vision, m.family = Family::Vit, m.stand_in = true, m.vision_tower.reset();
+  m.max_positions = 0, m.position_offset = 0, m.rotary_dims = 0, m.sliding_window = 0, m.sliding_layers = 0;
+  m.layer_sliding.clear();
+  m.num_kv_heads = m.num_heads, m.vocab_size = 0;
+  set_encoder_traits(m, json::object());  // ViT's: 224 x 224 images, 16 x 16 patches, a class token, pre-norm layers
+  std::vector<std::string> warnings;
+  for (const auto& w : decoder.warnings) {
+    if (w.rfind("unknown model_type", 0) != 0) warnings.push_back(w);
+  }
+  warnings.push_back("unknown model_type '" + m.model_type + "' with --task image-cls and no vision_config: estimated as a generic " +
+                     std::string(stand_in_name(m.kind, m.family)) + " of its widths: expect +-30 %");
+  m.warnings = std::move(warnings);
+  return m;
 }
 
 ModelConfig generic_encoder_of(const ModelConfig& decoder) {

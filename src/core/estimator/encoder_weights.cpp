@@ -59,15 +59,30 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
   for (int a = 0; a < (cross ? 2 : 1); ++a) {
     const std::string prefix = a == 0 ? "" : "encoder_attn.";
     linear(w, prefix + n.q, h, inner, count, bias, at);
-    linear(w, prefix + n.k, h, inner, count, bias && !whisper, at);  // Whisper's k_proj has no bias
+    linear(w, prefix + n.k, h, inner, count, bias && !whisper && !m.enc.cosine_attention, at);  // Whisper's, Swin V2's: no bias
     linear(w, prefix + n.v, h, inner, count, bias, at);
     linear(w, prefix + n.o, inner, h, count, m.output_bias, at);
     vector(w, prefix + "attention norm", norm_width(m, h), count, at);
   }
-  if (m.family == Family::Swin) vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count, at);
-  if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, count, false, at), linear(w, "wi_1", h, inter, count, false, at);
-  else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, count, m.mlp_bias, at);
-  linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, count, m.mlp_bias, at);
+  if (m.enc.cosine_attention) {  // Swin V2: logit_scale, continuous_position_bias_mlp (Linear(2, 512), Linear(512, heads))
+    vector(w, "logit_scale", heads, count, at);
+    linear(w, "cpb_mlp.0", 2, 512, count, true, at), linear(w, "cpb_mlp.2", 512, heads, count, false, at);
+  } else if (m.family == Family::Swin) {
+    vector(w, "relative_position_bias_table", mul((2 * m.enc.window - 1) * (2 * m.enc.window - 1), heads), count, at);
+  }
+  // Switch Transformers' sparse layers: a router (classifier, no bias by router_bias) and num_experts wi / wo pairs
+  const u64 sparse = m.enc.experts == 0 ? 0
+                     : std::min(count, at.set == LayerSet::Encoder ? m.enc.sparse_encoder_layers
+                                       : at.set == LayerSet::Decoder ? m.enc.sparse_decoder_layers : 0);
+  if (sparse > 0) {
+    linear(w, "mlp.router.classifier", h, m.enc.experts, sparse, false, at);
+    linear(w, "mlp.experts.wi", h, inter, mul(sparse, m.enc.experts), false, at);
+    linear(w, "mlp.experts.wo", inter, h, mul(sparse, m.enc.experts), false, at);
+  }
+  const u64 dense = count - sparse;
+  if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, dense, false, at), linear(w, "wi_1", h, inter, dense, false, at);
+  else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, dense, m.mlp_bias, at);
+  linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, dense, m.mlp_bias, at);
   vector(w, "mlp norm", norm_width(m, h), count, at);
   if (m.enc.layer_scale) vector(w, "layer_scale", 2 * h, count, at);  // lambda of each branch
 }
@@ -87,6 +102,7 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
   if (m.enc.position_table) w.push_back({"embed_positions", m.max_positions, e, 1, false, false, false});
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
+  if (m.enc.sinusoidal_rotary_table) w.push_back({"embed_positions", m.max_positions, m.head_dim, 1, false, false, false});
   vector(w, "embeddings.LayerNorm", norm_width(m, e));
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);
   // ALBERT's shared layers: their tensors once (the model's, not a layer's: every application reads them)
@@ -123,12 +139,20 @@ void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
     vector(w, "cls_token", mul(h, m.enc.class_tokens));  // DeiT: the class and the distillation token
     w.push_back({"embed_positions", patches + m.enc.class_tokens, h, 1, false, false, false});
     layer(m, w, m.num_layers, h, m.intermediate_size, false, m.num_heads);
+    if (m.enc.attention_pool_head) {  // SiglipMultiheadAttentionPoolingHead: probe, nn.MultiheadAttention, LayerNorm, MLP
+      vector(w, "head.probe", h);
+      linear(w, "head.attention.in_proj", h, 3 * h, 1, true);
+      linear(w, "head.attention.out_proj", h, h, 1, true);
+      vector(w, "head.layernorm", 2 * h);
+      linear(w, "head.mlp.fc1", h, m.intermediate_size, 1, true);
+      linear(w, "head.mlp.fc2", m.intermediate_size, h, 1, true);
+    }
   } else {
     vector(w, "embeddings.norm", 2 * h);
     for (std::size_t s = 0; s < m.enc.stage_depths.size(); ++s) {
       layer(m, w, m.enc.stage_depths[s], width, 4 * width, false, m.enc.stage_heads[s], {LayerSet::Stage, static_cast<std::uint8_t>(s)});
       if (s + 1 < m.enc.stage_depths.size()) {  // SwinPatchMerging: norm over 4 x width, reduction to 2 x width
-        vector(w, "downsample.norm", 8 * width);
+        vector(w, "downsample.norm", m.enc.cosine_attention ? 4 * width : 8 * width);  // Swin V2: the norm after the reduction
         linear(w, "downsample.reduction", 4 * width, 2 * width, 1, false);
         width *= 2;
       }

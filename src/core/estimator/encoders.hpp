@@ -20,6 +20,11 @@ Result<bool> read_encoder_config(ModelConfig& m, const nlohmann::json& cfg, cons
 // A generic decoder (an unknown model_type) asked for an encoder's task (seq-cls, token-cls, mlm; e.g.
 // ModernBERT): the same widths read as a BERT-style encoder, flagged stand_in (the generic margin).
 ModelConfig generic_encoder_of(const ModelConfig& decoder);
+// A wrapper's vision_config (SigLIP, CLIP: a text and a vision tower) read as a vision model, with the
+// wrapper's labels; null when the config has none with image_size and patch_size.
+Result<std::shared_ptr<const ModelConfig>> read_vision_tower(const nlohmann::json& cfg, const std::string& source);
+// A model with no vision tower asked for --task image-cls: a ViT stand-in of its widths (stand_in).
+ModelConfig generic_vision_of(const ModelConfig& decoder);
 // Every weight tensor of an encoder, encoder-decoder or vision model with the head of m.task.
 // Encoder-decoders' and Swin's layers differ from one another: their tensors are not per layer.
 void add_encoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w);

@@ -154,6 +154,10 @@ Result<Estimate> estimate(const ModelConfig& given_model, const Options& given) 
   if (given_model.kind == ModelKind::Decoder && given_model.family == Family::Generic && encoder_task) {
     return estimate(generic_encoder_of(given_model), given);  // an unknown encoder (ModernBERT): not refused
   }
+  if (given.task == Task::ImageCls && given_model.kind != ModelKind::Vision) {  // a wrapper's vision tower (SigLIP)
+    if (given_model.vision_tower) return estimate(*given_model.vision_tower, given);
+    if (given_model.stand_in || given_model.family == Family::Generic) return estimate(generic_vision_of(given_model), given);
+  }
   const Options o = effective_options(given_model, given);
   if (auto ok = check_task(given_model, o.task); !ok) return make_error(ok.error());
   ModelConfig tied_model = given_model;

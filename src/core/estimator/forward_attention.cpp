@@ -400,7 +400,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, 0, k, v);
-  } else if (m.enc.batched_position_bias) {
+  } else if (m.enc.batched_position_bias || m.enc.own_eager_attention) {  // MPNet's, RoFormer's own eager attention
     out = gpt2_eager(f, d, q, k, v);
   } else if (m.alibi) {
     out = bloom_attention(f, d, k, v, f.use_cache, held, f.after_residual);

@@ -198,6 +198,8 @@ u64 task_head(Forward& f, u64 x, u64& logits_input) {
     }
     case Task::TokenCls: logits_input = dropout(f, x, h, f.act, m.residual_dropout); return mul(f.tokens(), m.enc.labels);
     case Task::ImageCls:  // the classifier reads the first token of the final norm's output: its view keeps it
+      if (m.enc.mean_pooled) return mul(f.batch, m.enc.labels);  // torch.mean(x, dim=1) saves no input
+      [[fallthrough]];
     case Task::SeqCls: f.keep(x); return mul(f.batch, m.enc.labels);  // the pooler's view of the first token keeps x
     default: return mul(f.tokens(), m.vocab_size);  // seq2seq: lm_head on the decoder's tokens
   }

@@ -39,12 +39,49 @@ SwinStage stage_of(const Forward& f, LayerKind kind) {
 // expanded to every window and their sum (batch x windows x heads x window^4; autocast's 16-bit copy
 // for SDPA; in training the memory-efficient kernel's aligned copy, its last dim padded to a multiple
 // of 8, is what it saves); SDPA's output (saved with q, k, v and logsumexp); o. Returns o's output.
+// Swin V2's Swinv2SelfAttention (modeling_swinv2.py:389, eager whatever attn_implementation says): cosine
+// attention, normalize(q) @ normalize(k)^T (matmul saves both normalized copies), times the clamped exp of
+// logit_scale (a parameter: mul saves the raw scores), + 16 sigmoid(cpb_mlp(coords)) (a new scores-sized
+// tensor), in a shifted block the window mask added twice (two more), softmax (saves its output), matmul with
+// v (saves the probabilities and v), permute(0, 2, 1, 3).contiguous(). Returns the merged context.
+u64 cosine_attention(Forward& f, const SwinStage& st, u64 q, u64 k, u64 v, u64 windows_total, u64 per_window) {
+  const u64 c = st.width, scores = mul(mul(mul(windows_total, per_window), st.heads), f.act);
+  const u64 qn = f.s.alloc(f.bytes(c, f.act)), kn = f.s.alloc(f.bytes(c, f.act));
+  for (u64 id : {q, k, v, qn, kn}) f.keep(id);  // normalize saves its input; matmul its operands
+  const u64 raw = f.s.alloc(scores);
+  f.keep(raw);
+  const u64 scaled = f.s.alloc(scores);
+  f.drop(raw);
+  u64 biased = f.s.alloc(scores);
+  f.s.free(scaled);
+  for (int i = 0; st.shift && i < 2; ++i) {  // attention_scores + attention_mask, twice (lines 433-436)
+    const u64 masked = f.s.alloc(scores);
+    f.s.free(biased);
+    biased = masked;
+  }
+  const u64 probs = f.s.alloc(scores);
+  f.s.free(biased);
+  f.keep(probs);
+  const u64 context = f.s.alloc(f.bytes(c, f.act));
+  const u64 merged = f.s.alloc(f.bytes(c, f.act));  // permute(0, 2, 1, 3).contiguous()
+  f.s.free(context);
+  f.drop(probs), f.drop(qn), f.drop(kn);
+  return merged;
+}
+
 u64 window_attention(Forward& f, const SwinStage& st, u64 windows) {
   const u64 c = st.width;
   const u64 q = linear(f, windows, c, c, f.amp, "q_proj"), k = linear(f, windows, c, c, f.amp, "k_proj");
   const u64 v = linear(f, windows, c, c, f.amp, "v_proj");
   const u64 area = mul(st.window, st.window), per_window = mul(area, area);
   const u64 windows_total = mul(f.batch, mul(st.padded / st.window, st.padded / st.window));
+  if (f.r.m.enc.cosine_attention) {
+    const u64 merged = cosine_attention(f, st, q, k, v, windows_total, per_window);
+    f.keep(merged);  // o_proj saves its input
+    const u64 o = linear(f, merged, c, c, false, "o_proj");
+    f.drop(merged), f.drop(q), f.drop(k), f.drop(v);
+    return o;
+  }
   u64 expanded = 0, combined = 0, cast = 0, aligned = 0;
   if (st.shift) {
     expanded = f.s.alloc(mul(mul(windows_total, per_window), f.wide));
@@ -91,10 +128,19 @@ u64 patch_merging(Forward& f, const SwinStage& st, u64 x) {
   const u64 side = (st.side + 1) / 2;
   f.q_len = mul(side, side);
   const u64 cat = f.s.alloc(f.bytes(4 * st.width, f.wide));
-  const u64 n = norm(f, cat, 4 * st.width, f.wide);
-  f.drop(cat);
-  const u64 reduced = linear(f, n, 4 * st.width, 2 * st.width, f.amp, "downsample.reduction");
-  f.drop(n);
+  u64 reduced = 0;
+  if (f.r.m.enc.cosine_attention) {  // Swinv2PatchMerging: the reduction first, then the norm over 2 x width
+    f.keep(cat);
+    const u64 r = linear(f, cat, 4 * st.width, 2 * st.width, f.amp, "downsample.reduction");
+    f.drop(cat);
+    reduced = norm(f, r, 2 * st.width, f.wide);
+    f.drop(r);
+  } else {
+    const u64 n = norm(f, cat, 4 * st.width, f.wide);
+    f.drop(cat);
+    reduced = linear(f, n, 4 * st.width, 2 * st.width, f.amp, "downsample.reduction");
+    f.drop(n);
+  }
   end_stage(f, f.bytes(2 * st.width, f.act), x);
   if (!f.train) f.stack_input = reduced;  // SwinEncoder's hidden_states holds it until the next stage returns
   return reduced;

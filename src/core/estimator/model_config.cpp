@@ -57,12 +57,8 @@ Result<bool> read_common(ModelConfig& m, const json& cfg, const std::string& sou
   return true;
 }
 
-}  // namespace
-
-Result<ModelConfig> parse_config_json(std::string_view text, const std::string& source) {
-  json cfg = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (cfg.is_discarded()) return make_error(source + " is not valid JSON");
-  if (!cfg.is_object()) return make_error(source + " is not a JSON object (expected a config.json)");
+// The config as one model (a wrapper's text_config for its language model).
+Result<ModelConfig> parse_model(json cfg, const std::string& source) {
   if (auto text_cfg = cfg.find("text_config"); text_cfg != cfg.end() && text_cfg->is_object() &&
                                                  !cfg.contains("hidden_size")) {
     json inner = *text_cfg;  // multimodal wrappers keep the language model's fields here
@@ -98,6 +94,20 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   }
   m.warnings.insert(m.warnings.end(), assumed.begin(), assumed.end());
   return m;
+}
+
+}  // namespace
+
+Result<ModelConfig> parse_config_json(std::string_view text, const std::string& source) {
+  json cfg = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (cfg.is_discarded()) return make_error(source + " is not valid JSON");
+  if (!cfg.is_object()) return make_error(source + " is not a JSON object (expected a config.json)");
+  auto tower = read_vision_tower(cfg, source);  // SigLIP / CLIP style: what --task image-cls runs
+  auto parsed = parse_model(std::move(cfg), source);
+  // a vision_config that does not read (a multimodal decoder's tower of another shape) is left out: image-cls
+  // then takes the generic vision stand-in, with its warning
+  if (parsed && tower && *tower) parsed->vision_tower = *tower;
+  return parsed;
 }
 
 }  // namespace vramdoc::estimator

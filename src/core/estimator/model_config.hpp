@@ -2,6 +2,7 @@
 // its tensors. Read from Hugging Face config.json text, a preset, or a model directory.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,11 +63,19 @@ struct EncoderParts {
   std::vector<std::uint64_t> stage_depths;  // Swin: layers per stage (width doubles, tokens / 4 per stage)
   std::vector<std::uint64_t> stage_heads;   // Swin: heads per stage
   std::uint64_t window = 0;            // Swin: window size
+  bool cosine_attention = false;       // Swin V2: eager cosine attention with logit_scale and a continuous position
+                                       // bias MLP per layer (no bias table; key without bias)
   bool pooler = false;                 // seq-cls: a dense + tanh pooler on the first token (BERT, DeBERTa)
   bool classifier_dense = false;       // seq-cls: RoBERTa's / DistilBERT's dense before the classifier
   bool gated_ffn = false;              // T5 v1.1 / Flan: gated-gelu feed-forward
+  std::uint64_t experts = 0;           // Switch Transformers: each sparse layer's feed-forward is this many experts
+                                       // (SwitchTransformersSparseMLP: a top-1 router, experts of d_ff each); 0: dense
+  std::uint64_t sparse_encoder_layers = 0, sparse_decoder_layers = 0;  // Switch: the layers with experts per stack
   bool logits_bias = false;            // BART and its relatives: lm_logits + final_logits_bias (a buffer), a logits-sized sum
   std::uint64_t class_tokens = 1;      // ViT: the class token before the patches (DeiT: and its distillation token)
+  bool mean_pooled = false;            // image-cls: the classifier reads the mean over the tokens (SigLIP), not the first
+  bool attention_pool_head = false;    // SigLIP's vision tower: SiglipMultiheadAttentionPoolingHead's weights (it runs,
+                                       // its pooler_output unused by the image classifier)
   bool positions_buffer = false;       // M2M100: the sinusoidal positions are a buffer, not a parameter
   bool position_table = true;          // text encoders: absolute position embeddings (DeBERTa: position_biased_input)
   bool relative_norm = false;          // DeBERTa-v2: LayerNorm of the relative embeddings
@@ -77,6 +86,9 @@ struct EncoderParts {
   bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
   bool attention_locals_held = false;  // DINOv2 (Dinov2Layer.forward): the norm's and the attention's outputs are locals,
                                        // alive to the layer's return
+  bool own_eager_attention = false;    // RoFormer (RoFormerSelfAttention): always its own eager attention, softmax in the
+                                       // scores' dtype, attention dropout's mask and output saved
+  bool sinusoidal_rotary_table = false;  // RoFormer: RoFormerSinusoidalPositionalEmbedding, max_positions x head_dim (frozen)
   bool batched_position_bias = false;  // MPNet: the relative position bias made once per forward, (batch, heads, seq,
                                        // seq) contiguous, added in place to every layer's eager scores
   bool layer_scale = false;            // each residual branch times a learned per-channel scale before the sum
@@ -183,6 +195,7 @@ struct ModelConfig {
   bool stand_in = false;                // an unknown model_type read as a generic encoder, encoder-decoder or
                                         // vision model (family Bert, Bart or Vit): the generic margin (+-30 %)
   std::vector<std::string> warnings;    // e.g. "unknown model_type 'foo': generic decoder"
+  std::shared_ptr<const ModelConfig> vision_tower;  // a wrapper's vision_config (SigLIP, CLIP): what --task image-cls runs
 };
 
 // Parses config.json text. `source` names the file in error messages. Every size must be a
