@@ -301,6 +301,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (m.kind == ModelKind::EncoderDecoder && cfg.contains("num_global_tokens")) {
     m.enc.local_block = size_or(cfg, "block_size", 512), m.enc.global_tokens = size_or(cfg, "num_global_tokens", 32);
     m.enc.stagger_blocks = fields::flag(cfg, "stagger_local_blocks", true);
+    m.enc.positions_buffer = true;  // PegasusXSinusoidalPositionalEmbedding: computed per call, no table
   }
   // attention_type "block_sparse" (BigBird, modeling_big_bird.py BigBirdBlockSparseAttention; its class defaults)
   if (const auto at = cfg.find("attention_type"); m.kind == ModelKind::Encoder && at != cfg.end() && at->is_string() &&

@@ -4,6 +4,7 @@
 // block's queries attending to the G global tokens and to their own block (never seq x seq); every second
 // layer (stagger_local_blocks) pads K / 2 tokens at each end first, one block more.
 #include <algorithm>
+#include <array>
 
 #include "core/estimator/forward_ops.hpp"
 
@@ -17,13 +18,15 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
 // PegasusXEncoderLayer.pad_local_tokens (staggered layers): the normed input padded to L = S + K rows, which the
 // projections read; q_proj(x) * scaling out of place; _shape's contiguous (batch, heads, L, dim) copies of q, k,
-// v (the einsums save them); the global tokens' own (G rows); compute_global_attention_representations: k and v
-// concatenated after the global ones (G + L rows, saved), the global queries' scores (batch, heads, G, G + L),
-// the mask added out of place, softmax (saved), the output; compute_local_attention_representations: per
+// v (the einsums save them; the projections' outputs `qkv`, temporaries, freed); the global tokens' own (G rows);
+// compute_global_attention_representations: k and v concatenated after the global ones (G + L rows, saved),
+// the global queries' scores (batch, heads, G, G + L), the mask added out of place, softmax (saved), the output; compute_local_attention_representations: per
 // block the scores against the global keys (K x G) and the block's keys (K x K), concatenated (K x (G + K)),
 // the mask added out of place, softmax (saved: its two slices feed the value einsums as views), the two outputs
-// and their sum; permute(0, 2, 3, 1, 4).contiguous() of the local output: the merged heads.
-u64 global_local_attention(Forward& f, const LayerDims& d, bool staggered) {
+// and their sum; permute(0, 2, 3, 1, 4).contiguous() of the local output: the merged heads. The products and
+// outputs are compute_local_attention_representations' locals, alive to its return; the probabilities are
+// returned (`held`).
+u64 global_local_attention(Forward& f, const LayerDims& d, bool staggered, const std::array<u64, 3>& qkv, u64& held) {
   const ModelConfig& m = f.r.m;
   const u64 K = std::max<u64>(m.enc.local_block, 1), G = m.enc.global_tokens;
   const u64 S = mul((f.q_len + K - 1) / K, K), L = staggered ? saturating_add(S, K) : S, N = L / K;
@@ -37,6 +40,8 @@ u64 global_local_attention(Forward& f, const LayerDims& d, bool staggered) {
   std::vector<u64> local;
   for (int i = 0; i < 3; ++i) local.push_back(f.s.alloc(rows(L))), f.keep(local.back());
   f.drop(scaled);
+  for (u64 id : qkv) f.drop(id);  // the projections' outputs: temporaries of _shape's calls
+  f.s.free(extra);
   std::vector<u64> global;
   for (int i = 0; i < 4; ++i) global.push_back(f.s.alloc(rows(G))), f.keep(global.back());  // projections' outputs
   const u64 gk = f.s.alloc(rows(G + L)), gv = f.s.alloc(rows(G + L));
@@ -50,16 +55,15 @@ u64 global_local_attention(Forward& f, const LayerDims& d, bool staggered) {
   const u64 blocks = mul(mul(bh, N), K);  // query rows of all blocks
   const u64 to_global = f.s.alloc(mul(blocks, mul(G, act))), to_local = f.s.alloc(mul(blocks, mul(K, act)));
   const u64 cat = f.s.alloc(mul(blocks, mul(G + K, act)));
-  f.drop(to_global), f.drop(to_local);
   const u64 masked = f.s.alloc(mul(blocks, mul(G + K, act)));
   f.drop(cat);
   const u64 probs = f.s.alloc(mul(blocks, mul(G + K, act)));
-  f.keep(probs), f.drop(masked);
+  f.keep(probs);
   const u64 out_global = f.s.alloc(rows(L)), out_local = f.s.alloc(rows(L)), sum = f.s.alloc(rows(L));
-  f.drop(out_global), f.drop(out_local), f.drop(probs), f.drop(gprobs);
+  f.drop(out_global), f.drop(out_local), f.drop(to_global), f.drop(to_local), f.drop(masked);  // its return
   const u64 merged = f.s.alloc(rows(L));
-  f.drop(sum), f.drop(gk), f.drop(gv), f.drop(local), f.drop(global), f.s.free(gout);
-  if (extra != 0) f.s.free(extra);
+  held = probs;  // returned in attn_probs: PegasusXEncoderLayer's `_` holds it to the layer's end
+  f.drop(sum), f.drop(gprobs), f.drop(gk), f.drop(gv), f.drop(local), f.drop(global), f.s.free(gout);
   f.drop(padded);
   return merged;
 }
@@ -130,7 +134,8 @@ u64 block_sparse_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, 
       local(sc(mk, cols), false);  // * rsqrt_d
       f.s.free(product);
     }
-    const u64 inv = f.s.alloc(sc(mk, mul(r, K), kMask)), pen = f.s.alloc(sc(mk, mul(r, K), kMask));  // the random mask's
+    // the random mask's 1 - and x penalty
+    const u64 inv = f.s.alloc(sc(mk, mul(r, K), kMask)), pen = f.s.alloc(sc(mk, mul(r, K), kMask));
     f.s.free(inv), f.s.free(pen);
     local(sc(mk, mul(5 + r, K)), false);  // band_product
     local(sc(mk, mul(5 + r, K)), true);   // attn_weights
