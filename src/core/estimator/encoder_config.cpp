@@ -339,6 +339,18 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.rotary_dims = m.head_dim, m.enc.position_table = false;
     m.enc.sinusoidal_rotary_table = m.enc.own_eager_attention = true;
   }
+  // block_size with num_global_tokens (Pegasus-X's encoder, modeling_pegasus_x.py PegasusXGlobalLocalAttention):
+  // block-local attention with global tokens (BigBird's block_size goes with attention_type instead)
+  if (m.kind == ModelKind::EncoderDecoder && cfg.contains("num_global_tokens")) {
+    m.enc.local_block = size_or(cfg, "block_size", 512), m.enc.global_tokens = size_or(cfg, "num_global_tokens", 32);
+    m.enc.stagger_blocks = fields::flag(cfg, "stagger_local_blocks", true);
+    m.enc.positions_buffer = true;  // PegasusXSinusoidalPositionalEmbedding: computed per call, no table
+  }
+  // attention_type "block_sparse" (BigBird, modeling_big_bird.py BigBirdBlockSparseAttention; its class defaults)
+  if (const auto at = cfg.find("attention_type"); m.kind == ModelKind::Encoder && at != cfg.end() && at->is_string() &&
+                                                  at->get<std::string>() == "block_sparse") {
+    m.enc.sparse_block = size_or(cfg, "block_size", 64), m.enc.random_blocks = size_or(cfg, "num_random_blocks", 3);
+  }
   // position_embedding_type "rotary" (ESM, BERT-style code with RoPE): q and k rotated, no absolute position table
   if (const auto pe = cfg.find("position_embedding_type"); m.kind == ModelKind::Encoder && pe != cfg.end() && pe->is_string() &&
                                                            pe->get<std::string>() == "rotary") {

@@ -184,6 +184,7 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
       w.push_back({"embed_positions", m.max_positions + m.position_offset, h, 1, false, false, false});
     }
     if (m.embed_norm) vector(w, "layernorm_embedding", 2 * norm);
+    if (m.enc.global_tokens > 0) w.push_back({"encoder.embed_global", m.enc.global_tokens, h, 1, false, false, false});  // Pegasus-X
   } else {
     w.push_back({"relative_attention_bias", m.enc.relative_buckets, 2 * m.num_heads, 1, false, false, false});
   }

@@ -396,6 +396,11 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   const AttentionPath path = attention_path(m, f.r.o, kind);
   if (m.enc.attention_window > 0 && !kind.cross && m.kind != ModelKind::Decoder) {
     out = sliding_chunks_attention(f, d);
+  } else if (m.enc.local_block > 0 && !kind.cross && m.kind == ModelKind::EncoderDecoder) {
+    out = global_local_attention(f, d, kind.shifted, {t.q, t.k, t.v}, held);
+  } else if (m.enc.sparse_block > 0 && m.kind == ModelKind::Encoder &&
+             f.q_len > saturating_mul(5 + 2 * m.enc.random_blocks, m.enc.sparse_block)) {  // else original_full
+    out = block_sparse_attention(f, d, q, k, v, held);
   } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {

@@ -181,6 +181,7 @@ std::vector<LayerKind> layer_order(const ModelConfig& m) {
   std::vector<LayerKind> kinds;
   if (m.kind == ModelKind::EncoderDecoder) {  // the encoder's layers, then the decoder's
     kinds.assign(m.enc.encoder_layers, LayerKind{});
+    for (u64 i = 1; m.enc.stagger_blocks && i < kinds.size(); i += 2) kinds[i].shifted = true;  // Pegasus-X's staggered blocks
     kinds.insert(kinds.end(), m.num_layers, LayerKind{false, false, false, true});
     return kinds;
   }

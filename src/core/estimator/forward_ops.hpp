@@ -162,6 +162,13 @@ void gptj_sincos(Forward& f, u64 rotary, std::vector<u64>& locals);
 u64 falcon_sequential_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // OPT's post-norm layer (do_layer_norm_before=false).
 u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
+// Pegasus-X's encoder self-attention (forward_sparse.cpp): block-local with global tokens, one block more in a
+// staggered layer, on the projections' outputs `qkv` (it frees them); the merged heads; `held` its local
+// probabilities.
+u64 global_local_attention(Forward& f, const LayerDims& d, bool staggered, const std::array<u64, 3>& qkv, u64& held);
+// BigBird's block-sparse attention on the projections q, k, v (forward_sparse.cpp): the merged heads; `held`
+// its dense attention_probs.
+u64 block_sparse_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
 // Longformer's (and LED's encoder's) sliding-chunk self-attention on the layer's projections (attention() frees
 // them at its end; forward_longformer.cpp): the merged heads, contiguous for the output Linear.
 u64 sliding_chunks_attention(Forward& f, const LayerDims& d);

@@ -95,6 +95,11 @@ struct EncoderParts {
                                        // (DINOv2's layerscale_value, BEiT's / Data2Vec-vision's layer_scale_init_value)
   std::uint64_t attention_window = 0;  // Longformer / LED's encoder: sliding-chunk self-attention over attention_window
                                        // tokens (the largest layer's), with query_global / key_global / value_global
+  std::uint64_t local_block = 0;       // Pegasus-X's encoder: block-local attention over block_size tokens, each block
+  std::uint64_t global_tokens = 0;     // also attending to num_global_tokens global tokens (which attend to all);
+  bool stagger_blocks = false;         // every second layer's blocks shifted by half a block (stagger_local_blocks)
+  std::uint64_t sparse_block = 0;      // BigBird: attention_type block_sparse over blocks of block_size tokens, with
+  std::uint64_t random_blocks = 0;     // num_random_blocks random blocks per query block (above (5 + 2 r) blocks)
   bool project_in_encoder = false;     // ALBERT: embedding_hidden_mapping_in is the encoder's first op (the model
                                        // holds the narrow embeddings to its end, the projection goes after layer 1)
   bool rope_upcast_inline = false;     // with rope_fp32: (q.float() * cos) + (rotate_half(q.float()) * sin), each
