@@ -9,6 +9,7 @@
 
 #include "core/estimator/estimate.hpp"
 #include "test_accuracy.hpp"
+#include "kinds_records.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
@@ -16,42 +17,12 @@ using vramdoc::test::rel;
 
 namespace {
 
-const std::string kSet = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/estimator/pytorch-h200-kinds-d";
+const std::string kSet = "pytorch-h200-kinds-d";
 
-nlohmann::json model_file(const std::string& name) {
-  return nlohmann::json::parse(vramdoc::test::file_text(kSet + ".models/" + name + ".causal-lm.json"));
-}
-
-ModelConfig model(const std::string& name) {
-  auto m = parse_config_json(model_file(name)["config"].dump(), name);
-  EXPECT_TRUE(m.ok()) << name << ": " << (m.ok() ? "" : m.error());
-  return m.ok() ? *m : ModelConfig{};
-}
-
-nlohmann::json record(const std::string& case_id) {
-  std::stringstream in(vramdoc::test::file_text(kSet + ".jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    auto r = nlohmann::json::parse(line);
-    if (r.value("case_id", "") == case_id) return r;
-  }
-  ADD_FAILURE() << "no record " << case_id;
-  return {};
-}
-
-Options options_of(const nlohmann::json& r) {
-  Options o;
-  o.mode = *parse_mode(r["mode"].get<std::string>());
-  std::string precision = r["precision"];
-  std::replace(precision.begin(), precision.end(), '_', '-');
-  o.precision = *parse_precision(precision);
-  if (r.value("attn_implementation", "") == "eager" || r["attention"].is_string()) o.attention = Attention::Eager;
-  if (r["optimizer"].is_string()) o.optimizer = *parse_optimizer(r["optimizer"].get<std::string>());
-  o.batch = r["batch"], o.seq = r["seq"], o.grad_checkpointing = r["grad_checkpointing"];
-  o.new_tokens = r.value("generate", 0);
-  if (r.contains("lora")) o.lora_targets = r["lora"]["targets"].get<std::vector<std::string>>();
-  return o;
-}
+nlohmann::json model_file(const std::string& name) { return vramdoc::test::kinds_model_file(kSet, name, "causal-lm"); }
+ModelConfig model(const std::string& name) { return vramdoc::test::kinds_model(kSet, name, "causal-lm"); }
+nlohmann::json record(const std::string& case_id) { return vramdoc::test::kinds_record(kSet, case_id); }
+Options options_of(const nlohmann::json& r) { return vramdoc::test::kinds_options(r); }
 
 struct Errors {
   double allocated = 1, reserved = 1, process = 1;  // |relative errors|

@@ -14,6 +14,7 @@
 #include "core/estimator/architecture.hpp"
 #include "core/estimator/estimate.hpp"
 #include "test_accuracy.hpp"
+#include "kinds_records.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
@@ -21,42 +22,17 @@ using vramdoc::test::rel;
 
 namespace {
 
-const std::string kSet = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/estimator/pytorch-h200-kinds-c";
+const std::string kSet = "pytorch-h200-kinds-c";
+
+ModelConfig model_of(const nlohmann::json& r) { return vramdoc::test::kinds_model(kSet, r); }
+Options options_of(const nlohmann::json& r) { return vramdoc::test::kinds_options(r); }
 
 // Round 3's measured cases of models with an encoder (not causal-lm, not lost in transformers).
 std::vector<nlohmann::json> encoder_cases() {
   std::vector<nlohmann::json> out;
-  std::stringstream in(vramdoc::test::file_text(kSet + ".jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    auto r = nlohmann::json::parse(line);
-    if (!r.contains("case_id") || r.contains("error") || r.value("kind", "") == "maxbatch-trial" || r["task"] == "causal-lm") continue;
-    out.push_back(std::move(r));
-  }
+  for (auto& r : vramdoc::test::kinds_records(kSet))
+    if (vramdoc::test::kinds_measured(r) && r["task"] != "causal-lm") out.push_back(std::move(r));
   return out;
-}
-
-ModelConfig model_of(const nlohmann::json& r) {
-  const auto j = nlohmann::json::parse(vramdoc::test::file_text(kSet + ".models/" + std::string(r["model"]) + "." +
-                                                                 std::string(r["task"]) + ".json"));
-  auto m = parse_config_json(j["config"].dump(), r["model"]);
-  EXPECT_TRUE(m.ok()) << r["model"] << ": " << (m.ok() ? "" : m.error());
-  return m.ok() ? *m : ModelConfig{};
-}
-
-Options options_of(const nlohmann::json& r) {
-  Options o;
-  o.mode = *parse_mode(r["mode"].get<std::string>());
-  std::string precision = r["precision"];
-  std::replace(precision.begin(), precision.end(), '_', '-');
-  o.precision = *parse_precision(precision);
-  o.task = *parse_task(r["task"].get<std::string>());
-  if (r.value("attn_implementation", "") == "eager") o.attention = Attention::Eager;
-  if (r["optimizer"].is_string()) o.optimizer = *parse_optimizer(r["optimizer"].get<std::string>());
-  o.batch = r["batch"], o.seq = r["seq"], o.grad_checkpointing = r["grad_checkpointing"];
-  o.new_tokens = r.value("generate", 0), o.target_seq = r.value("target_seq", 0), o.image_size = r.value("image_size", 0);
-  if (r.contains("lora")) o.lora_targets = r["lora"]["targets"].get<std::vector<std::string>>();
-  return o;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "core/estimator/estimate.hpp"
 #include "test_accuracy.hpp"
+#include "kinds_records.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
@@ -20,40 +21,11 @@ using vramdoc::test::rel;
 
 namespace {
 
-const std::string kSet = std::string(VRAMDOC_SOURCE_DIR) + "/tests/data/estimator/pytorch-h200-kinds-d";
+const std::string kSet = "pytorch-h200-kinds-d";
 
-nlohmann::json record(const std::string& case_id) {
-  std::stringstream in(vramdoc::test::file_text(kSet + ".jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    auto r = nlohmann::json::parse(line);
-    if (r.value("case_id", "") == case_id) return r;
-  }
-  ADD_FAILURE() << case_id << " not in " << kSet;
-  return {};
-}
-
-ModelConfig model_of(const nlohmann::json& r) {
-  const auto j = nlohmann::json::parse(vramdoc::test::file_text(kSet + ".models/" + std::string(r["model"]) + "." +
-                                                                 std::string(r["task"]) + ".json"));
-  auto m = parse_config_json(j["config"].dump(), r["model"]);
-  EXPECT_TRUE(m.ok()) << r["model"] << ": " << (m.ok() ? "" : m.error());
-  return m.ok() ? *m : ModelConfig{};
-}
-
-Options options_of(const nlohmann::json& r) {
-  Options o;
-  o.mode = *parse_mode(r["mode"].get<std::string>());
-  std::string precision = r["precision"];
-  std::replace(precision.begin(), precision.end(), '_', '-');
-  o.precision = *parse_precision(precision);
-  o.task = *parse_task(r["task"].get<std::string>());
-  if (r.value("attn_implementation", "") == "eager") o.attention = Attention::Eager;
-  if (r["optimizer"].is_string()) o.optimizer = *parse_optimizer(r["optimizer"].get<std::string>());
-  o.batch = r["batch"], o.seq = r["seq"], o.grad_checkpointing = r["grad_checkpointing"];
-  o.new_tokens = r.value("generate", 0), o.target_seq = r.value("target_seq", 0), o.image_size = r.value("image_size", 0);
-  return o;
-}
+nlohmann::json record(const std::string& case_id) { return vramdoc::test::kinds_record(kSet, case_id); }
+ModelConfig model_of(const nlohmann::json& r) { return vramdoc::test::kinds_model(kSet, r); }
+Options options_of(const nlohmann::json& r) { return vramdoc::test::kinds_options(r); }
 
 // case: {allocated bound, process bound}
 void expect_within(const std::map<std::string, std::pair<double, double>>& cases) {
