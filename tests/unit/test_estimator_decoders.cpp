@@ -13,6 +13,7 @@
 #include "core/estimator/architecture.hpp"
 #include "core/estimator/estimate.hpp"
 #include "test_accuracy.hpp"
+#include "kinds_records.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
@@ -50,19 +51,7 @@ std::vector<nlohmann::json> decoder_cases() {
   return out;
 }
 
-Options options_of(const nlohmann::json& r) {
-  Options o;
-  o.mode = *parse_mode(r["mode"].get<std::string>());
-  std::string precision = r["precision"];
-  std::replace(precision.begin(), precision.end(), '_', '-');
-  o.precision = *parse_precision(precision);
-  if (r.value("attn_implementation", "") == "eager" || r["attention"].is_string()) o.attention = Attention::Eager;
-  if (r["optimizer"].is_string()) o.optimizer = *parse_optimizer(r["optimizer"].get<std::string>());
-  o.batch = r["batch"], o.seq = r["seq"], o.grad_checkpointing = r["grad_checkpointing"];
-  o.new_tokens = r.value("generate", 0);
-  if (r.contains("lora")) o.lora_targets = r["lora"]["targets"].get<std::vector<std::string>>();
-  return o;
-}
+Options options_of(const nlohmann::json& r) { return vramdoc::test::kinds_options(r); }
 
 struct Errors {
   double allocated = 0, process = 0;  // |relative errors|

@@ -17,6 +17,7 @@
 #include "core/estimator/fit.hpp"
 #include "core/units.hpp"
 #include "test_accuracy.hpp"
+#include "kinds_records.hpp"
 #include "test_files.hpp"
 
 using namespace vramdoc::estimator;
@@ -58,20 +59,7 @@ bool measured_case(const nlohmann::json& r) {
   return r.contains("case_id") && !r.contains("error") && r.value("kind", "") != "maxbatch-trial";
 }
 
-Options options_of(const nlohmann::json& r) {
-  Options o;
-  o.mode = *parse_mode(r["mode"].get<std::string>());
-  std::string precision = r["precision"];
-  std::replace(precision.begin(), precision.end(), '_', '-');
-  o.precision = *parse_precision(precision);
-  o.task = *parse_task(r["task"].get<std::string>());
-  if (r.value("attn_implementation", "") == "eager" || r["attention"].is_string()) o.attention = Attention::Eager;
-  if (r["optimizer"].is_string()) o.optimizer = *parse_optimizer(r["optimizer"].get<std::string>());
-  o.batch = r["batch"], o.seq = r["seq"], o.grad_checkpointing = r["grad_checkpointing"];
-  o.new_tokens = r.value("generate", 0), o.target_seq = r.value("target_seq", 0), o.image_size = r.value("image_size", 0);
-  if (r.contains("lora")) o.lora_targets = r["lora"]["targets"].get<std::vector<std::string>>();
-  return o;
-}
+Options options_of(const nlohmann::json& r) { return vramdoc::test::kinds_options(r); }
 
 struct Errors {
   std::vector<double> allocated, process;
