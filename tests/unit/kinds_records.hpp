@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 
 #include "core/estimator/estimate.hpp"
 #include "core/estimator/model_config.hpp"
+#include "test_accuracy.hpp"
 #include "test_files.hpp"
 
 namespace vramdoc::test {
@@ -73,6 +75,25 @@ inline estimator::Options kinds_options(const nlohmann::json& r) {
   o.new_tokens = r.value("generate", 0), o.target_seq = r.value("target_seq", 0), o.image_size = r.value("image_size", 0);
   if (r.contains("lora")) o.lora_targets = r["lora"]["targets"].get<std::vector<std::string>>();
   return o;
+}
+
+struct CaseBound {
+  double allocated = 0, process = 0;  // the largest |relative error| of the peak allocated and the driver's number
+};
+
+// Every case of `set` named in `cases` estimated from its model and options, within its bounds; with
+// `exact_params` its parameter count equals what transformers built.
+inline void expect_cases_within(const std::string& set, const std::map<std::string, CaseBound>& cases,
+                                bool exact_params = false) {
+  for (const auto& [id, bound] : cases) {
+    const auto r = kinds_record(set, id);
+    if (!r.contains("model")) continue;  // kinds_record said it is missing
+    const auto e = estimator::estimate(kinds_model(set, r), kinds_options(r));
+    ASSERT_TRUE(e.ok()) << id << ": " << (e.ok() ? "" : e.error());
+    if (exact_params) EXPECT_EQ(e->n_params, r["n_params"].get<std::uint64_t>()) << id;
+    EXPECT_LE(rel(e->peak_allocated_bytes, r["peak_allocated"].get<double>()), bound.allocated) << id << " allocated";
+    EXPECT_LE(rel(e->process_bytes, r["driver_process_used"].get<double>()), bound.process) << id << " process";
+  }
 }
 
 }  // namespace vramdoc::test

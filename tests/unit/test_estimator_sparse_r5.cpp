@@ -27,16 +27,8 @@ nlohmann::json record(const std::string& case_id) { return vramdoc::test::kinds_
 ModelConfig model_of(const nlohmann::json& r) { return vramdoc::test::kinds_model(kSet, r); }
 Options options_of(const nlohmann::json& r) { return vramdoc::test::kinds_options(r); }
 
-// case: {allocated bound, process bound}
-void expect_within(const std::map<std::string, std::pair<double, double>>& cases) {
-  for (const auto& [id, bound] : cases) {
-    const auto r = record(id);
-    if (r.is_null()) continue;
-    const auto e = estimate(model_of(r), options_of(r));
-    ASSERT_TRUE(e.ok()) << id << ": " << (e.ok() ? "" : e.error());
-    EXPECT_LE(rel(e->peak_allocated_bytes, r["peak_allocated"].get<double>()), bound.first) << id << " allocated";
-    EXPECT_LE(rel(e->process_bytes, r["driver_process_used"].get<double>()), bound.second) << id << " process";
-  }
+void expect_within(const std::map<std::string, vramdoc::test::CaseBound>& cases) {
+  vramdoc::test::expect_cases_within(kSet, cases);
 }
 
 }  // namespace
