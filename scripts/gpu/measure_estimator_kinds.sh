@@ -26,7 +26,12 @@ fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4",
         "granitemoe", "albert", "modernbert", "deberta", "umt5", "m2m_100", "blenderbot", "led", "dinov2", "beit",
         "mpt", "codegen", "xglm", "biogpt", "phimoe", "mixtral", "xlm_roberta", "big_bird", "longformer", "roformer",
         "mobilebert", "esm", "plbart", "switch_transformers", "pegasus_x", "swinv2", "levit", "data2vec", "siglip",
-        "resnet", "convnext", "regnet", "efficientnet", "mobilenet_v2"]
+        "resnet", "convnext", "regnet", "efficientnet", "mobilenet_v2",
+        # round 6
+        "cohere2", "helium", "glm", "arcee", "ernie4_5", "exaone4", "gpt_oss", "mamba", "gemma3", "megatron_bert",
+        "rembert", "funnel", "convbert", "fnet", "ernie", "camembert", "longt5", "bigbird_pegasus", "fsmt",
+        "blenderbot_small", "mvp", "nllb_moe", "prophetnet", "convnextv2", "dinov2_with_registers", "mobilenet_v1",
+        "bit", "clip", "pvt_v2", "poolformer", "focalnet", "mobilevit", "cvt", "hiera"]
 with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
     for f in fams:
         d = os.path.join(t, "models", f)
