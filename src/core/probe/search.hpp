@@ -109,6 +109,9 @@ class Search {
   int contradictions(double center, double from) const;
   // After an out-of-memory at `value`: the largest value below it that ran is the answer's candidate.
   void out_of_memory_at(std::uint64_t value);
+  // A value that ran saturated the card and the allocator's peaks put the limit in an interval of
+  // at most twice kLongBracket values (search.cpp): the trials there run long.
+  bool allocated_guides() const;
   // A trial of `value` ran without error for at least confirm_steps steps.
   bool ran_long(std::uint64_t value) const;
 
