@@ -43,7 +43,7 @@ constexpr std::uint64_t kFlatGallop = 8;
 // A bracket this narrow (the smallest OOM less the largest value that ran) is near its end: each
 // trial in it may be the answer, so it runs for the confirmation's length and, when it is the
 // answer, needs no confirmation trial (issue 30, round 4; 8 rather than 4: 3-7 more of the
-// changing families' 300 jobs exact within 8 trials; test_probe_search.cpp).
+// changing families' 300 jobs exact within 8 trials; test_probe_families.cpp).
 constexpr std::uint64_t kLongBracket = 8;
 
 }  // namespace
@@ -143,7 +143,7 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // the 1.5 % of the card, so the split came down from the guess a step at a time (probe_pytorch
   // on the H200: 33x 31x 28x under a limit of 24-27), and a bracket 2x wide or more was split
   // geometrically, which climbed from its low end when the model was off by less than 2.5x
-  // (tests/unit/test_probe_search.cpp's bend-up, power and step families: 0.3-1.5 trials more).
+  // (tests/unit/test_probe_families.cpp's bend-up, power and step families: 0.3-1.5 trials more).
   if (smallest_oom_ && b < center - kCoreScales * scale) scale = std::max(scale, kContradictedShare * (center - a));
   if (smallest_oom_ && center < a - kCoreScales * scale) {
     // The model's limit lies below a value that ran: it is wrong here, and the prior's tail would
