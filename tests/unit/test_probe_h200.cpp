@@ -136,6 +136,14 @@ TEST(ProbeH200Round3, VitsFlatStartIsFoundExactlyWithinEightTrials) {
   std::printf("[probe search] H200 ViT-B/16 on 6 GiB (limit %llu): %zu trials (%s)\n", static_cast<unsigned long long>(job.limit),
               s.trials().size(), sequence(s).c_str());
   EXPECT_TRUE(exact_in_eight(s, job.limit)) << sequence(s);
+  // With peak= (built as MeasuredJob::rho says, so flat at 1-4 too: a check that the allocator's
+  // peaks do not undo the round-4 answer; no value saturates before the bracket, so the rule stays off).
+  job.context = 619 * MiB;
+  for (const double rho : {1.05, 1.15, 1.25}) {
+    job.rho = rho;
+    const auto with_peak = drive([&job](std::uint64_t v) { return job.run(v); }, probe_defaults(job.card));
+    EXPECT_TRUE(exact_in_eight(with_peak, job.limit)) << rho << sequence(with_peak);
+  }
 }
 
 // Issue 30, H200 2026-12-02 (round 3): a torchvision ResNet on 6 GiB. 1.32 and 1.39 GiB at 1 and 4
