@@ -4,7 +4,9 @@
 
 Per job: vramdoc probe's value (verdict, trials, seconds), whether it ran 50 steps in a fresh
 process and whether the next value failed; each finder's value (seconds, sizes tried) and whether
-it ran 50 steps. "-": the case did not run (the deadline) or found nothing.
+it ran 50 steps. "-": the case did not run (the deadline) or found nothing. Then each probe's
+trials in order: the value ("x": out of memory), the driver's peak and the allocator's own peak
+(the step hook's `peak=`, "n/a" from a hook without it), GiB.
 """
 import json
 import sys
@@ -34,6 +36,18 @@ def probe_cell(case):
                                                            case.get("seconds"), r.get("recommended"))
 
 
+def gib(v):
+    return "n/a" if v is None else "%.2f" % (v / 2**30)
+
+
+def trials_line(case):
+    """`name: 1 (1.32 / 0.95) 4 (...) 196x ...`: each trial's driver / allocator peak, GiB."""
+    r = case.get("result") or {}
+    cells = ["%s%s%s (%s / %s)" % (t["value"], "x" if t.get("outcome") == "oom" else "", " confirm" if t.get("confirmation") else "",
+                                   gib(t.get("peak_bytes")), gib(t.get("allocated_peak_bytes"))) for t in r.get("trials") or []]
+    return "%s: %s" % (case["name"], " ".join(cells) or "no trials")
+
+
 def main():
     summary = json.load(open(sys.argv[1]))
     cases = {c["name"]: c for c in summary["cases"]}
@@ -61,6 +75,9 @@ def main():
             row.append("%s (%s s, %d sizes), %s" % (res["value"], res.get("seconds"), len(res.get("trials") or []),
                                                   fifty(cases, "%s-%s-check-%s" % (finder, key, res["value"]))))
         print("| " + " | ".join(row) + " |")
+    print("\nTrials (value, driver peak / allocator peak, GiB):\n")
+    for p in sorted(probes, key=lambda c: c["name"]):
+        print("- " + trials_line(p))
     for what in ("killed at the deadline", "not started: the deadline"):
         names = [c["name"] for c in summary["cases"] if c.get("exit") == what]
         if names:

@@ -1,5 +1,5 @@
 # vramdoc run's default step hook (issue 15, point 5): in every Python process that imports torch
-# and initialises CUDA, each optimizer step appends "step N allocated=... reserved=... pid=..." to
+# and initialises CUDA, each optimizer step appends "step N allocated=... reserved=... peak=... pid=..." to
 # the marker file, and the timeline carries those marks; the classifier then reads the bytes still
 # allocated at each step's end. PyTorch is the stand-in of tests/fakes/python (its optimizer calls
 # the global step post-hooks as torch 2.x does); the fake NVML sees what the job says it holds.
@@ -34,7 +34,7 @@ PY
 
 check "the step hook by default" 0 env PYTHONPATH="$fake" "$VRAMDOC" run --interval 10ms --out "$dir/a.jsonl" -- python3 "$dir/job.py" 30
 contains "the job ran" "$out" "job done"
-contains "step 0 with torch's figures and the pid" "$dir/a.jsonl" '"allocated":70254592,"mark":"step 0","pid":[0-9]*,"reserved":71303168'
+contains "step 0 with torch's figures, the allocator's peak and the pid" "$dir/a.jsonl" '"allocated":70254592,"mark":"step 0","peak":70254592,"pid":[0-9]*,"reserved":71303168'
 contains "step 29" "$dir/a.jsonl" '"mark":"step 29"'
 n=$(grep -c '"mark":"step' "$dir/a.jsonl")
 [[ $n == 30 ]] || { echo "FAIL: $n step marks, wanted 30 (one per step of the first optimizer)"; fails=$((fails + 1)); }

@@ -49,6 +49,21 @@ Trial out_of_memory(std::uint64_t value, int steps) {
 
 }  // namespace
 
+// probe II (issue 30): the step hook's `peak=` (the allocator's own peak of live tensors) becomes
+// the trial's allocated peak, the largest over its marks; without the field it stays unknown.
+TEST(ProbeSettle, TheAllocatorsPeakIsTheLargestTheMarksReported) {
+  auto tl = recording({6, 9, 9.2, 9.2, 9.2, 9.2, 9.2});
+  EXPECT_FALSE(settling(tl).allocated_peak_bytes) << "no peak= in the lines: unknown, not 0";
+  const std::uint64_t peaks[] = {5 * GiB, 8 * GiB, 8 * GiB + 5 * MiB, 8 * GiB + 5 * MiB, 8 * GiB + 5 * MiB, 8 * GiB + 5 * MiB, 8 * GiB + 5 * MiB};
+  for (std::size_t i = 0; i < tl.marks.size(); ++i) tl.marks[i].allocated_peak_bytes = peaks[i];
+  const auto s = settling(tl);
+  ASSERT_TRUE(s.allocated_peak_bytes);
+  EXPECT_EQ(*s.allocated_peak_bytes, 8 * GiB + 5 * MiB);
+  Trial t;
+  judge_trial(t, tl, TrialEnd{}, SettleRule{});
+  EXPECT_EQ(t.allocated_peak_bytes, s.allocated_peak_bytes);
+}
+
 TEST(ProbeSettle, FlatAfterTheOptimizerStateIsSettled) {
   // AdamW makes its state in the first step: memory rises once, then holds.
   const auto s = settling(recording({6, 9, 9.2, 9.2, 9.2, 9.2, 9.2, 9.2, 9.2}));

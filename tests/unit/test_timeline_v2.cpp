@@ -128,6 +128,13 @@ TEST(TimelineV2, MarkerLines) {
   EXPECT_EQ(*m->allocated_bytes, 1048576u);
   EXPECT_EQ(*m->reserved_bytes, 2097152u);
   EXPECT_EQ(*m->pid, 4242u);
+  EXPECT_FALSE(m->allocated_peak_bytes) << "a line without peak= (an older hook) has no allocator peak";
+  // issue 30, probe II: the step hook's allocator peak (memory_stats()'s allocated_bytes.all.peak)
+  auto p = parse_marker_line("step 12 allocated=1048576 reserved=2097152 peak=1572864 pid=4242");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->label, "step 12");
+  EXPECT_EQ(*p->allocated_peak_bytes, 1572864u);
+  EXPECT_EQ(*p->reserved_bytes, 2097152u);
   // Older lines, and lines with other key=value text, read as before: the whole line is the label.
   EXPECT_EQ(parse_marker_line("step 7")->label, "step 7");
   EXPECT_EQ(parse_marker_line("epoch 3  lr=0.1")->label, "epoch 3  lr=0.1");

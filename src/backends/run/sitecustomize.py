@@ -5,8 +5,9 @@
 # PYTHONPATH, so every Python process of the job loads it at start-up. With VRAMDOC_STEP_HOOK=1,
 # once torch is imported, a global optimizer step post-hook appends, after each step of the first
 # optimizer that steps in a process that has initialised CUDA, one line to $VRAMDOC_MARK_FILE:
-#   step N allocated=BYTES reserved=BYTES pid=PID [rank=R]
-# (torch.cuda.memory_allocated() / memory_reserved(): host-side counters, no CUDA sync).
+#   step N allocated=BYTES reserved=BYTES peak=BYTES pid=PID [rank=R]
+# (torch.cuda.memory_allocated() / memory_reserved() and memory_stats()'s allocated_bytes.all.peak:
+# host-side counters, no CUDA sync; the peak is never reset here: the job may read it).
 # With VRAMDOC_PYTHON_TRACE_DIR (--trace-python) it also:
 #   1. runs the sitecustomize module it shadows, if the environment has one;
 #   2. waits for `import torch` (a finder on sys.meta_path; nothing else is imported early);
@@ -195,14 +196,16 @@ def _vramdoc_step_hook(torch):
             os.write(state["fd"], ("allocator %s%s\n" % (" ".join(settings) or "default", state["tag"])).encode())
 
     def emit(label):
-        """Appends `label allocated=A reserved=R pid=P [rank=K]` with one write (lines of several
-        processes stay whole)."""
+        """Appends `label allocated=A reserved=R peak=P pid=P [rank=K]` with one write (lines of
+        several processes stay whole). peak: the allocator's largest allocated bytes since the
+        process started or the job's own reset_peak_memory_stats(); never reset here."""
         announce()
         # memory_allocated() and memory_reserved() each flatten and sort all the allocator's
         # statistics; the nested dict holds the same two counters for one call.
         stats = torch.cuda.memory_stats_as_nested_dict()
-        line = "%s allocated=%d reserved=%d%s\n" % (label, stats["allocated_bytes"]["all"]["current"],
-                                                    stats["reserved_bytes"]["all"]["current"], state["tag"])
+        allocated = stats["allocated_bytes"]["all"]
+        line = "%s allocated=%d reserved=%d peak=%d%s\n" % (label, allocated["current"], stats["reserved_bytes"]["all"]["current"],
+                                                            allocated["peak"], state["tag"])
         os.write(state["fd"], line.encode())
 
     def after_step(optimizer, args, kwargs):

@@ -95,6 +95,33 @@ std::optional<PeakModel> peak_model(const std::vector<Trial>& all,
   return m;
 }
 
+std::optional<AllocatedLimit> allocated_limit(const std::vector<Trial>& trials, double capacity_bytes) {
+  std::vector<Trial> allocated;  // the trials that ran, their allocated peak in place of the driver's
+  double outside = 0;
+  for (const auto& t : trials) outside = std::max(outside, static_cast<double>(t.outside_allocator_bytes.value_or(0)));
+  const Trial* top_unsaturated = nullptr;
+  for (const auto& t : trials) {
+    if (t.outcome != Outcome::Ok || !t.allocated_peak_bytes) continue;
+    Trial a = t;
+    a.peak_bytes = t.allocated_peak_bytes;
+    allocated.push_back(a);
+    if (t.peak_bytes && !saturated(t, capacity_bytes) && (!top_unsaturated || t.value > top_unsaturated->value)) top_unsaturated = &t;
+  }
+  const auto fit = fit_peaks(nearest_to_limit(allocated));
+  if (!fit || !(fit->per_item_bytes > 0 || fit->quadratic_bytes.value_or(0) > 0)) return std::nullopt;  // it must grow
+  // Cached to needed, where the cache still fits (at least 1: the allocator holds what is live).
+  double rho = 1;
+  if (top_unsaturated && *top_unsaturated->allocated_peak_bytes > 0)
+    rho = std::max(1.0, (static_cast<double>(*top_unsaturated->peak_bytes) - outside) / static_cast<double>(*top_unsaturated->allocated_peak_bytes));
+  const double room = capacity_bytes - outside;
+  auto value_at = [&](double bytes) {  // the fitted A(v) = bytes, by bisection (A grows over [0, 2^32))
+    double a = 0, b = 4294967296.0;
+    for (int i = 0; i < 200 && b - a > 1e-3; ++i) ((fit->predict((a + b) / 2) < bytes) ? a : b) = (a + b) / 2;
+    return a;
+  };
+  return AllocatedLimit{value_at(room / rho), value_at(room)};
+}
+
 std::uint64_t value_within(const PeakModel& model, double bytes, std::uint64_t lo, std::uint64_t hi) {
   if (hi <= lo || model.predict(static_cast<double>(lo + 1)) > bytes) return lo;
   std::uint64_t good = lo + 1, bad = hi + 1;  // predict(good) <= bytes; bad: past hi or above bytes

@@ -37,6 +37,20 @@ std::optional<PeakModel> peak_model(const std::vector<Trial>& trials,
 // whatever the value (H200, ResNet-50 at 16 GiB: batch 345 to 361 all peaked at 16.4-16.7 GiB).
 bool saturated(const Trial& trial, double capacity_bytes);
 
+// Where the limit lies by the allocator's own peaks (the step hook's `peak=`), in values: the job
+// runs out when the live tensors at their peak, A(v), no longer fit what the allocator can have
+// (the card less the context, outside). While the cache fits, the allocator holds rho x A(v)
+// (rho: reserved / allocated peak of the largest unsaturated trial, the driver's peak less the
+// context as reserved); near its cap PyTorch's caching allocator frees its cached blocks and
+// retries before it fails (CUDACachingAllocator.cpp: malloc -> release_cached_blocks), so the
+// limit lies between where rho x A(v) reaches it (`low`: the driver's peak saturates there) and
+// where A(v) itself does (`high`). A is the line fitted to the trials' allocated peaks. Empty
+// without allocated peaks at two values, or when they do not grow.
+struct AllocatedLimit {
+  double low = 0, high = 0;
+};
+std::optional<AllocatedLimit> allocated_limit(const std::vector<Trial>& trials, double capacity_bytes);
+
 // The largest value in [lo, hi] whose predicted peak is at most `bytes` (lo when none is).
 std::uint64_t value_within(const PeakModel& model, double bytes, std::uint64_t lo, std::uint64_t hi);
 

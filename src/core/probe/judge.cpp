@@ -22,6 +22,7 @@ void judge_trial(Trial& trial, const Result<timeline::Timeline>& timeline, const
     trial.settled_at = settled.settled_at;
     flat_from = settled.flat_from;
     trial.outside_allocator_bytes = settled.outside_allocator_bytes;
+    trial.allocated_peak_bytes = settled.allocated_peak_bytes;
     trial.measured = settled.measured;
     // Marked steps: the short-trial test on the readings at step ends. Without marks (a trial run
     // by time), the timeline classifier's leak verdict.

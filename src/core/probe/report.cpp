@@ -143,7 +143,9 @@ std::string verdict_line(const ProbeReport& r) {
 std::string progress_line(const std::string& parameter, const Trial& t) {
   std::string peak = t.peak_bytes ? format_bytes(*t.peak_bytes) : "n/a";
   std::string line = parameter + " " + num(t.value) + (t.confirmation ? " (confirmation)" : "") + ": " +
-                     outcome_name(t.outcome) + ", peak " + peak + ", " + std::to_string(t.steps) + " steps" +
+                     outcome_name(t.outcome) + ", peak " + peak +
+                     (t.allocated_peak_bytes ? " (allocated " + format_bytes(*t.allocated_peak_bytes) + ")" : "") + ", " +
+                     std::to_string(t.steps) + " steps" +
                      (t.ran_to_end ? ", ran to the job's end" : "") +
                      (t.settled_at ? ", settled at step " + std::to_string(*t.settled_at) : t.outcome == Outcome::Ok ? ", not settled" : "") +
                      ", " + fmt("%.1f s", t.seconds);
@@ -155,11 +157,20 @@ std::string progress_line(const std::string& parameter, const Trial& t) {
 std::string render_text(const ProbeReport& r, const Style& style) {
   std::vector<Trial> sorted = r.trials;
   std::stable_sort(sorted.begin(), sorted.end(), [](const Trial& a, const Trial& b) { return a.value < b.value; });
-  TextTable table({r.parameter, "outcome", "steps", "settled at", "peak GiB", "grew", "seconds"});
+  // The allocator's peak gets a column only when a trial's step hook reported it (`peak=`): older
+  // hooks and jobs that are not PyTorch keep the table they had.
+  const bool allocated = std::any_of(sorted.begin(), sorted.end(), [](const Trial& t) { return t.allocated_peak_bytes.has_value(); });
+  std::vector<std::string> head{r.parameter, "outcome", "steps", "settled at", "peak GiB"};
+  if (allocated) head.push_back("allocated GiB");
+  head.insert(head.end(), {"grew", "seconds"});
+  TextTable table(head);
   for (const auto& t : sorted) {
-    table.add_row({num(t.value) + (t.confirmation ? " (confirm)" : ""), outcome_name(t.outcome), std::to_string(t.steps),
-                   t.settled_at ? std::to_string(*t.settled_at) + (t.ran_to_end ? " (end)" : "") : "-", t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a",
-                   t.memory_grew ? "yes" : "no", fmt("%.1f", t.seconds)});
+    std::vector<std::string> row{num(t.value) + (t.confirmation ? " (confirm)" : ""), outcome_name(t.outcome), std::to_string(t.steps),
+                                 t.settled_at ? std::to_string(*t.settled_at) + (t.ran_to_end ? " (end)" : "") : "-",
+                                 t.peak_bytes ? format_gib(*t.peak_bytes) : "n/a"};
+    if (allocated) row.push_back(t.allocated_peak_bytes ? format_gib(*t.allocated_peak_bytes) : "n/a");
+    row.insert(row.end(), {t.memory_grew ? "yes" : "no", fmt("%.1f", t.seconds)});
+    table.add_row(row);
   }
   const bool fits = verdict_code(r).rfind("fits", 0) == 0 && !r.budget_exhausted && !r.untried;  // an open bracket: yellow
   const bool fails = r.reason == StopReason::FailsAtStart || r.reason == StopReason::Leaks || r.reason == StopReason::OtherFailure ||
@@ -219,7 +230,8 @@ nlohmann::json to_json(const ProbeReport& r) {
                            {"exit_code", t.exit_code ? nlohmann::json(*t.exit_code) : nlohmann::json(nullptr)},
                            {"detail", t.detail}, {"seconds", t.seconds}, {"steps", t.steps},
                            {"settled_at", t.settled_at ? nlohmann::json(*t.settled_at) : nlohmann::json(nullptr)},
-                           {"outside_allocator_bytes", opt(t.outside_allocator_bytes)}, {"ran_to_end", t.ran_to_end},
+                           {"outside_allocator_bytes", opt(t.outside_allocator_bytes)},
+                           {"allocated_peak_bytes", opt(t.allocated_peak_bytes)}, {"ran_to_end", t.ran_to_end},
                            {"measured", t.measured}, {"confirmation", t.confirmation}});
   }
   return j;

@@ -43,7 +43,7 @@ constexpr std::uint64_t kFlatGallop = 8;
 // A bracket this narrow (the smallest OOM less the largest value that ran) is near its end: each
 // trial in it may be the answer, so it runs for the confirmation's length and, when it is the
 // answer, needs no confirmation trial (issue 30, round 4; 8 rather than 4: 3-7 more of the
-// changing families' 300 jobs exact within 8 trials; test_probe_search.cpp).
+// changing families' 300 jobs exact within 8 trials; test_probe_families.cpp).
 constexpr std::uint64_t kLongBracket = 8;
 
 }  // namespace
@@ -123,6 +123,19 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // limit lies below where the model crosses it, so the guess sits one core's half-width lower.
   const double center = reachable ? crossing - kCoreScales * scale : crossing;
   const double a = static_cast<double>(lo), b = static_cast<double>(ceiling);
+  // Where the driver's peak says nothing (a value that ran saturated it, or the peaks did not grow),
+  // the allocator's own peaks say where the limit lies (allocated_limit): between where its cache
+  // would fill the card and where its live tensors would, less what the trials ruled out (the
+  // bracket). Its middle is the guess, a quarter of it the uncertainty (the prior's core then spans
+  // it): a bisection of the interval, with the tail for a limit outside it. An interval the trials
+  // refuted (a value ran above its top, or one ran out below its bottom) is not used: clipped to
+  // the bracket it had no width and the split crept by ones (the flat-start family: 134 trials).
+  // Without `peak=` nothing changes.
+  if (smallest_oom_ && (model.flat || std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) { return saturated(t, cap); })))
+    if (const auto alloc = allocated_limit(trials_, cap); alloc && alloc->high > a && alloc->low < b) {
+      const double from = std::clamp(alloc->low, a, b), to = std::clamp(alloc->high, from, b);
+      return split_prior((from + to) / 2, std::max(0.5, (to - from) / 4), lo, ceiling);
+    }
   // A trial ran out well below the model's limit: the curve passed under the OOM, so it is wrong
   // beyond the values that ran (a curve it has not seen). Trust it less, in proportion to how far
   // it reached: the split below is then close to a bisection of the bracket, leaning toward the
@@ -130,7 +143,7 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // the 1.5 % of the card, so the split came down from the guess a step at a time (probe_pytorch
   // on the H200: 33x 31x 28x under a limit of 24-27), and a bracket 2x wide or more was split
   // geometrically, which climbed from its low end when the model was off by less than 2.5x
-  // (tests/unit/test_probe_search.cpp's bend-up, power and step families: 0.3-1.5 trials more).
+  // (tests/unit/test_probe_families.cpp's bend-up, power and step families: 0.3-1.5 trials more).
   if (smallest_oom_ && b < center - kCoreScales * scale) scale = std::max(scale, kContradictedShare * (center - a));
   if (smallest_oom_ && center < a - kCoreScales * scale) {
     // The model's limit lies below a value that ran: it is wrong here, and the prior's tail would
@@ -162,7 +175,18 @@ bool Search::runs_long() const {
   if (confirming() || reason_ != StopReason::Running || retry_ || limits_.confirm_steps <= 0 || !largest_ok_) return false;
   // The last two trials the cap allows: one that runs may be the answer the cap stops at.
   if (limits_.max_trials > 0 && static_cast<int>(trials_.size()) + 2 >= limits_.max_trials) return true;
-  return smallest_oom_ && *smallest_oom_ - *largest_ok_ <= kLongBracket;
+  if (smallest_oom_ && *smallest_oom_ - *largest_ok_ <= kLongBracket) return true;
+  // The allocator's peaks place the limit in an interval (allocated_limit) that one split leaves
+  // within kLongBracket: the trial may be the answer as in a narrow bracket (probe II).
+  return smallest_oom_ && limits_.capacity_bytes && allocated_guides();
+}
+
+bool Search::allocated_guides() const {
+  const double cap = static_cast<double>(*limits_.capacity_bytes);
+  if (!std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) { return saturated(t, cap); })) return false;
+  const auto alloc = allocated_limit(trials_, cap);
+  return alloc && alloc->high > static_cast<double>(*largest_ok_) && alloc->low < static_cast<double>(*smallest_oom_) &&
+         alloc->high - alloc->low <= 2 * static_cast<double>(kLongBracket);
 }
 
 bool Search::ran_long(std::uint64_t value) const {

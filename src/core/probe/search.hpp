@@ -34,6 +34,9 @@ struct Trial {
   int steps = 0;                            // steps it completed (marked); an OOM came in step steps + 1
   std::optional<int> settled_at;            // the step from which its memory stayed flat (settle.hpp); empty: not settled
   std::optional<std::uint64_t> outside_allocator_bytes;  // driver's number less reserved at step ends: the context (settle.hpp)
+  // The allocator's own peak of live tensors, the largest the step hook's `peak=` reported (what the
+  // job needed, below the cache it may free near its cap); unknown without the field (older hooks, not PyTorch).
+  std::optional<std::uint64_t> allocated_peak_bytes;
   bool ran_to_end = false;                  // the job ended by itself (exit 0, not stopped by probe): settled however few steps it ran
   bool measured = false;                    // the driver gave memory readings: without them a trial cannot fit
   bool confirmation = false;                // the longer run of the answer (SearchLimits::confirm_steps)
@@ -106,6 +109,9 @@ class Search {
   int contradictions(double center, double from) const;
   // After an out-of-memory at `value`: the largest value below it that ran is the answer's candidate.
   void out_of_memory_at(std::uint64_t value);
+  // A value that ran saturated the card and the allocator's peaks put the limit in an interval of
+  // at most twice kLongBracket values (search.cpp): the trials there run long.
+  bool allocated_guides() const;
   // A trial of `value` ran without error for at least confirm_steps steps.
   bool ran_long(std::uint64_t value) const;
 

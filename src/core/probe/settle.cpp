@@ -96,6 +96,8 @@ Settling settling(const timeline::Timeline& trial, const SettleRule& rule) {
   std::optional<int> flat_from;
   for (const auto& p : timeline::split_by_process(trial)) {
     const auto r = step_readings(p.timeline);
+    for (const auto& m : p.timeline.marks)
+      if (m.allocated_peak_bytes) s.allocated_peak_bytes = std::max(s.allocated_peak_bytes.value_or(0), *m.allocated_peak_bytes);
     if (r.steps == 0) continue;  // a process that marks no steps (a DataLoader worker, a helper)
     any = true;
     s.steps = std::max(s.steps, r.steps);

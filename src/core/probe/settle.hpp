@@ -27,6 +27,8 @@ struct Settling {
   // largest over processes): the CUDA context and what the allocator does not control. Empty
   // without the step hook's reserved bytes.
   std::optional<std::uint64_t> outside_allocator_bytes;
+  // The largest allocator peak any process's step marks reported (`peak=`); empty without the field.
+  std::optional<std::uint64_t> allocated_peak_bytes;
   std::optional<int> flat_from;        // that step however few steps followed it (the latest over the processes): a job that ended by itself
   std::string why;                     // one line for the report
 };

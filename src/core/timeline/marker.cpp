@@ -27,6 +27,7 @@ bool take_field(std::string_view token, Mark& m) {
   const auto max_bytes = static_cast<std::uint64_t>(kMaxBytes);
   if (key == "allocated") m.allocated_bytes = plain_number(value, max_bytes);
   else if (key == "reserved") m.reserved_bytes = plain_number(value, max_bytes);
+  else if (key == "peak") m.allocated_peak_bytes = plain_number(value, max_bytes);
   else if (key == "pid") {
     if (auto pid = plain_number(value, 0xFFFFFFFFu); pid && *pid > 0) m.pid = static_cast<std::uint32_t>(*pid);
   } else if (key != "rank") {

@@ -156,6 +156,7 @@ Mark parse_mark(const json& v, const std::string& where) {
     m.label = v["mark"].get<std::string>();
     if (v.contains("allocated")) m.allocated_bytes = optional_bytes(v["allocated"], where + " allocated");
     if (v.contains("reserved")) m.reserved_bytes = optional_bytes(v["reserved"], where + " reserved");
+    if (v.contains("peak")) m.allocated_peak_bytes = optional_bytes(v["peak"], where + " peak");
     if (v.contains("pid") && !v["pid"].is_null()) m.pid = pid_number(v["pid"], where + " pid");
   } else {
     throw BadInput{where + " is not a mark [t, label, ...]"};
@@ -167,6 +168,7 @@ Mark parse_mark(const json& v, const std::string& where) {
       m.label = fields->label;
       m.allocated_bytes = fields->allocated_bytes;
       if (!m.reserved_bytes) m.reserved_bytes = fields->reserved_bytes;
+      if (!m.allocated_peak_bytes) m.allocated_peak_bytes = fields->allocated_peak_bytes;
       if (!m.pid) m.pid = fields->pid;
     }
   }

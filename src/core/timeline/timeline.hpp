@@ -28,6 +28,9 @@ struct Mark {
   std::optional<std::uint64_t> allocated_bytes;  // framework figures at the mark, when recorded
   std::optional<std::uint64_t> reserved_bytes;
   std::optional<std::uint32_t> pid;              // the process that marked it (the step hook); empty: the job
+  // The allocator's own peak of live tensors (torch.cuda.memory_stats()'s allocated_bytes.all.peak:
+  // since the process started or the job last reset it), when the step hook wrote `peak=`.
+  std::optional<std::uint64_t> allocated_peak_bytes;
 };
 
 // One GPU of the machine that recorded (version 2 header).

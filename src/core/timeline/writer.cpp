@@ -60,6 +60,7 @@ std::string mark_line(const Mark& m) {
   if (m.pid) j["pid"] = *m.pid;
   if (m.allocated_bytes) j["allocated"] = *m.allocated_bytes;
   if (m.reserved_bytes) j["reserved"] = *m.reserved_bytes;
+  if (m.allocated_peak_bytes) j["peak"] = *m.allocated_peak_bytes;
   return line(j);
 }
 

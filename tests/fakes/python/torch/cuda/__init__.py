@@ -82,7 +82,7 @@ def empty_cache():
 
 
 def memory_stats_as_nested_dict():
-    return {"allocated_bytes": {"all": {"current": memory_allocated()}},
+    return {"allocated_bytes": {"all": {"current": memory_allocated(), "peak": max_memory_allocated()}},
             "reserved_bytes": {"all": {"current": memory_reserved()}}}
 
 
