@@ -114,11 +114,8 @@ std::optional<AllocatedLimit> allocated_limit(const std::vector<Trial>& trials, 
   if (top_unsaturated && *top_unsaturated->allocated_peak_bytes > 0)
     rho = std::max(1.0, (static_cast<double>(*top_unsaturated->peak_bytes) - outside) / static_cast<double>(*top_unsaturated->allocated_peak_bytes));
   const double room = capacity_bytes - outside;
-  auto value_at = [&](double bytes) {  // the fitted A(v) = bytes, by bisection (A grows over [0, 2^32))
-    double a = 0, b = 4294967296.0;
-    for (int i = 0; i < 200 && b - a > 1e-3; ++i) ((fit->predict((a + b) / 2) < bytes) ? a : b) = (a + b) / 2;
-    return a;
-  };
+  const PeakModel grows{[f = *fit](double v) { return f.predict(v); }};  // A(v), inverted as the driver's model is
+  auto value_at = [&](double bytes) { return predicted_value(grows, bytes, 0, std::uint64_t{1} << 32); };
   return AllocatedLimit{value_at(room / rho), value_at(room)};
 }
 

@@ -46,6 +46,11 @@ constexpr std::uint64_t kFlatGallop = 8;
 // changing families' 300 jobs exact within 8 trials; test_probe_families.cpp).
 constexpr std::uint64_t kLongBracket = 8;
 
+// A value that ran (or failed) with its peak at the card (saturated(): the driver's number says nothing there).
+bool any_saturated(const std::vector<Trial>& trials, double cap) {
+  return std::any_of(trials.begin(), trials.end(), [&](const Trial& t) { return saturated(t, cap); });
+}
+
 }  // namespace
 
 const char* outcome_name(Outcome outcome) {
@@ -131,7 +136,7 @@ std::uint64_t Search::near_limit(const PeakModel& model, std::uint64_t lo, std::
   // refuted (a value ran above its top, or one ran out below its bottom) is not used: clipped to
   // the bracket it had no width and the split crept by ones (the flat-start family: 134 trials).
   // Without `peak=` nothing changes.
-  if (smallest_oom_ && (model.flat || std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) { return saturated(t, cap); })))
+  if (smallest_oom_ && (model.flat || any_saturated(trials_, cap)))
     if (const auto alloc = allocated_limit(trials_, cap); alloc && alloc->high > a && alloc->low < b) {
       const double from = std::clamp(alloc->low, a, b), to = std::clamp(alloc->high, from, b);
       return split_prior((from + to) / 2, std::max(0.5, (to - from) / 4), lo, ceiling);
@@ -183,7 +188,7 @@ bool Search::runs_long() const {
 
 bool Search::allocated_guides() const {
   const double cap = static_cast<double>(*limits_.capacity_bytes);
-  if (!std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) { return saturated(t, cap); })) return false;
+  if (!any_saturated(trials_, cap)) return false;
   const auto alloc = allocated_limit(trials_, cap);
   return alloc && alloc->high > static_cast<double>(*largest_ok_) && alloc->low < static_cast<double>(*smallest_oom_) &&
          alloc->high - alloc->low <= 2 * static_cast<double>(kLongBracket);
