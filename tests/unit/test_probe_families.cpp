@@ -57,6 +57,20 @@ std::vector<SimJob> family(const std::string& kind, int count) {
 // limit's memory), "step" (5-20 % of the memory more from 30-90 % of the limit on), "bend down"
 // (each item costs 0.4-0.8x above 30-90 % of the limit). Cards of 16-140 GiB, fixed parts of
 // 5-60 % of the card, limits log-uniform in 4-3000, the reach 2 % under to 4 % over the card.
+// Job i of a family: its card (one of `cards`, GiB), a fixed part of 5-60 % of it, a limit
+// log-uniform in [min_limit, 3000] and a reach 2 % under to 4 % over the card, drawn in that order
+// from `u` (the families' shapes are drawn after it); returns the limit.
+template <std::size_t N>
+double family_job(SimJob& j, int i, std::mt19937& rng, std::uniform_real_distribution<double>& u,
+                  const double (&cards)[N], double min_limit) {
+  j.seed = static_cast<unsigned>(i + 1);
+  j.capacity = cards[static_cast<int>(u(rng) * N) % N] * GiB;
+  j.fixed = (0.05 + 0.55 * u(rng)) * j.capacity;
+  const double limit = std::exp(std::log(min_limit) + u(rng) * std::log(3000.0 / min_limit));
+  j.reach = j.capacity * (0.98 + 0.06 * u(rng));
+  return limit;
+}
+
 std::vector<SimJob> changing_family(const std::string& kind, int count) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(0, 1);
@@ -64,11 +78,7 @@ std::vector<SimJob> changing_family(const std::string& kind, int count) {
   std::vector<SimJob> jobs;
   for (int i = 0; i < count; ++i) {
     SimJob j;
-    j.seed = static_cast<unsigned>(i + 1);
-    j.capacity = cards[static_cast<int>(u(rng) * 5) % 5] * GiB;
-    j.fixed = (0.05 + 0.55 * u(rng)) * j.capacity;
-    const double limit = std::exp(std::log(4.0) + u(rng) * std::log(3000.0 / 4.0));
-    j.reach = j.capacity * (0.98 + 0.06 * u(rng));
+    const double limit = family_job(j, i, rng, u, cards, 4.0);
     const double room = j.reach - j.fixed, at = (0.3 + 0.6 * u(rng)) * limit;
     if (kind == "bend up" || kind == "bend down") {
       const double ratio = kind == "bend up" ? 1.3 + 1.2 * u(rng) : 0.4 + 0.4 * u(rng);
@@ -101,11 +111,7 @@ std::vector<SimJob> h200_family(const std::string& kind, int count) {
   std::vector<SimJob> jobs;
   for (int i = 0; i < count; ++i) {
     SimJob j;
-    j.seed = static_cast<unsigned>(i + 1);
-    j.capacity = cards[static_cast<int>(u(rng) * 7) % 7] * GiB;
-    j.fixed = (0.05 + 0.55 * u(rng)) * j.capacity;
-    const double limit = std::exp(std::log(8.0) + u(rng) * std::log(3000.0 / 8.0));
-    j.reach = j.capacity * (0.98 + 0.06 * u(rng));
+    const double limit = family_job(j, i, rng, u, cards, 8.0);
     if (kind == "flat start") {
       j.per_item = (j.reach - j.fixed) / limit;
       j.floor_bytes = j.fixed + j.per_item * std::max(2.0, (0.05 + 0.25 * u(rng)) * limit);
