@@ -90,7 +90,9 @@ inline void expect_cases_within(const std::string& set, const std::map<std::stri
     if (!r.contains("model")) continue;  // kinds_record said it is missing
     const auto e = estimator::estimate(kinds_model(set, r), kinds_options(r));
     ASSERT_TRUE(e.ok()) << id << ": " << (e.ok() ? "" : e.error());
-    if (exact_params) EXPECT_EQ(e->n_params, r["n_params"].get<std::uint64_t>()) << id;
+    if (exact_params) {
+      EXPECT_EQ(e->n_params, r["n_params"].get<std::uint64_t>()) << id;
+    }
     EXPECT_LE(rel(e->peak_allocated_bytes, r["peak_allocated"].get<double>()), bound.allocated) << id << " allocated";
     EXPECT_LE(rel(e->process_bytes, r["driver_process_used"].get<double>()), bound.process) << id << " process";
   }
