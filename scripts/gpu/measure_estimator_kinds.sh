@@ -1,6 +1,6 @@
 #!/bin/bash
 # The measurements of issue 28 on the GPU machine: bash measure_estimator_kinds.sh OUT [SCRIPT]
-# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third)
+# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third; _d to _f, rounds 4 to 7)
 cd "$(dirname "$0")"
 OUT=$1
 SCRIPT=${2:-measure_estimator_kinds.py}
@@ -31,7 +31,11 @@ fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4",
         "cohere2", "helium", "glm", "arcee", "ernie4_5", "exaone4", "gpt_oss", "mamba", "gemma3", "megatron_bert",
         "rembert", "funnel", "convbert", "fnet", "ernie", "camembert", "longt5", "bigbird_pegasus", "fsmt",
         "blenderbot_small", "mvp", "nllb_moe", "prophetnet", "convnextv2", "dinov2_with_registers", "mobilenet_v1",
-        "bit", "clip", "pvt_v2", "poolformer", "focalnet", "mobilevit", "cvt", "hiera"]
+        "bit", "clip", "pvt_v2", "poolformer", "focalnet", "mobilevit", "cvt", "hiera",
+        # round 7
+        "falcon_mamba", "mamba2", "jamba", "glm4_moe", "seed_oss", "apertus", "lfm2", "hunyuan_v1_dense", "squeezebert",
+        "nystromformer", "xmod", "layoutlm", "ibert", "markuplm", "xlm", "segformer", "pvt", "swiftformer", "mobilevitv2",
+        "vit_msn", "ijepa", "textnet", "hgnet_v2"]
 with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
     for f in fams:
         d = os.path.join(t, "models", f)
