@@ -14,6 +14,15 @@ JOB: bert      BERT-large-shaped encoder (transformers' BertForSequenceClassific
      gpt2m     a GPT-2-medium-shaped decoder (transformers' GPT2LMHeadModel from a config: 24 layers,
                hidden 1024, vocabulary 50257, ~0.35 B parameters, tied head), sequence 512, AdamW,
                bf16 autocast (held out in round 3)
+     t5        a T5-base-shaped encoder-decoder (transformers' T5ForConditionalGeneration from a config:
+               12 + 12 layers, d_model 768, vocabulary 32128), source 512 and target 128 tokens, AdamW,
+               bf16 autocast (held out in round 6: an encoder-decoder, not measured by probe before)
+     effnet    torchvision EfficientNet-B0 at 224 x 224 (depthwise convolutions, SiLU, squeeze-excite),
+               AdamW, bf16 autocast (held out in round 6)
+     qwen-dyn  a Qwen2-shaped decoder (transformers' Qwen2ForCausalLM from a config: 12 layers, hidden
+               1024, 16 heads, 4 key/value heads, vocabulary 151936) on batches of random lengths
+               (uniform in 128..seq per step, seeded; seq 512): dynamic shapes in a decoder (held out
+               in round 6)
 The card is limited with torch.cuda.set_per_process_memory_fraction(limit / total): --limit-gib, or
 --limit-bytes (the allocator's bytes exactly), or none with --limit-gib 0 (vramdoc probe
 --gpu-memory caps the job itself). --device cpu: a dry run without a GPU (no limit). AdamW makes its
@@ -28,9 +37,9 @@ import sys
 import torch
 
 GIB = 1 << 30
-JOBS = ("bert", "bert-dyn", "cnn", "llama", "vit", "gpt2m")
+JOBS = ("bert", "bert-dyn", "cnn", "llama", "vit", "gpt2m", "t5", "effnet", "qwen-dyn")
 # The sequence each job runs unless --seq says otherwise.
-DEFAULT_SEQ = {"llama": 1024, "gpt2m": 512}
+DEFAULT_SEQ = {"llama": 1024, "gpt2m": 512, "t5": 512, "qwen-dyn": 512}
 
 
 def limit_card(limit_gib=0.0, limit_bytes=0, device="cuda"):
@@ -84,6 +93,37 @@ def build(job, seq):
             g = torch.Generator().manual_seed(step)
             ids = torch.randint(0, config.vocab_size, (b, seq), generator=g)
             return {"input_ids": ids, "labels": ids}
+    elif job == "t5":
+        from transformers import T5Config, T5ForConditionalGeneration
+
+        config = T5Config(d_model=768, d_ff=3072, d_kv=64, num_heads=12, num_layers=12, num_decoder_layers=12,
+                          vocab_size=32128, decoder_start_token_id=0)
+        model = T5ForConditionalGeneration(config)
+
+        def batch(b, step):
+            g = torch.Generator().manual_seed(step)
+            ids = torch.randint(0, config.vocab_size, (b, seq), generator=g)
+            return {"input_ids": ids, "labels": torch.randint(0, config.vocab_size, (b, 128), generator=g)}
+    elif job == "qwen-dyn":
+        from transformers import Qwen2Config, Qwen2ForCausalLM
+
+        config = Qwen2Config(hidden_size=1024, intermediate_size=2816, num_hidden_layers=12, num_attention_heads=16,
+                             num_key_value_heads=4, vocab_size=151936, max_position_embeddings=4096)
+        model = Qwen2ForCausalLM(config)
+
+        def batch(b, step):
+            length = random.Random(step).randint(128, seq)  # each step its own length (seeded)
+            g = torch.Generator().manual_seed(step)
+            ids = torch.randint(0, config.vocab_size, (b, length), generator=g)
+            return {"input_ids": ids, "labels": ids}
+    elif job == "effnet":
+        import torchvision
+
+        model = torchvision.models.efficientnet_b0(num_classes=1000)
+
+        def batch(b, step):
+            g = torch.Generator().manual_seed(step)
+            return {"x": torch.randn(b, 3, 224, 224, generator=g), "labels": torch.randint(0, 1000, (b,), generator=g)}
     elif job == "vit":
         import torchvision
 
@@ -106,7 +146,7 @@ def build(job, seq):
 
 
 def loss_of(job, model, inputs):
-    if job in ("cnn", "vit"):
+    if job in ("cnn", "vit", "effnet"):
         return torch.nn.functional.cross_entropy(model(inputs["x"]), inputs["labels"])
     return model(**inputs).loss
 
