@@ -1,7 +1,10 @@
 """Step marks for `vramdoc run`: lines appended to the marker file it names in $VRAMDOC_MARK_FILE.
 
 The line format is the one vramdoc's own step hook writes (docs/run-analyze.md, "Step marks"):
-    step 12 allocated=1048576 reserved=2097152 pid=4242 rank=1
+    step 12 allocated=1048576 reserved=2097152 peak=3145728 pid=4242 rank=1
+(peak: torch.cuda.memory_stats()["allocated_bytes.all.peak"], the allocator's largest allocated bytes
+since the process started or the job's own reset_peak_memory_stats(); never reset here. `vramdoc probe`
+reads it as the trial's allocated peak, docs/probe.md "Round 5".)
 Outside `vramdoc run` (no $VRAMDOC_MARK_FILE) every call returns at once and writes nothing.
 """
 from __future__ import annotations
@@ -42,11 +45,21 @@ def _marker_fd() -> int:
 
 
 def _torch_bytes() -> str:
-    """allocated= reserved= from PyTorch's caching allocator, when torch has set up CUDA."""
+    """allocated= reserved= peak= from PyTorch's caching allocator, when torch has set up CUDA (the
+    fields of vramdoc's own step hook, src/backends/run/sitecustomize.py), from one memory_stats()
+    call (host-side counters: no CUDA synchronisation; a missing counter reads 0, as in
+    memory_allocated()). peak= is left out when the stats lack it, and a torch without
+    memory_stats() gives memory_allocated() and memory_reserved() alone."""
     torch = sys.modules.get("torch")
     try:
-        if torch is not None and torch.cuda.is_initialized():
+        if torch is None or not torch.cuda.is_initialized():
+            return ""
+        if not hasattr(torch.cuda, "memory_stats"):
             return f" allocated={torch.cuda.memory_allocated()} reserved={torch.cuda.memory_reserved()}"
+        stats = torch.cuda.memory_stats()
+        text = f" allocated={int(stats.get('allocated_bytes.all.current', 0))} reserved={int(stats.get('reserved_bytes.all.current', 0))}"
+        peak = stats.get("allocated_bytes.all.peak")
+        return text + (f" peak={int(peak)}" if peak is not None else "")
     except Exception:  # a broken or stand-in torch must never break the job
         pass
     return ""
@@ -74,9 +87,9 @@ def mark(label: str) -> None:
 def mark_step(step: Optional[int] = None) -> None:
     """Marks the end of training step `step` (default: one more than the last) under vramdoc run.
 
-    Call it after optimizer.step(); it records torch.cuda.memory_allocated() and
-    memory_reserved() (host-side counters: no CUDA synchronisation). Outside vramdoc run it does
-    nothing."""
+    Call it after optimizer.step(); it records torch.cuda.memory_allocated(), memory_reserved()
+    and max_memory_allocated() (from memory_stats(): host-side counters, no CUDA synchronisation).
+    Outside vramdoc run it does nothing."""
     claim_steps()
     if _marker_fd() < 0:
         return

@@ -11,8 +11,8 @@
     python3 diagnosis_jobs.py need B...       the same model's peak at each batch B (one step each): the
                                               ground truth to extrapolate the insufficient job's need from
 
-Each step ends with "step N allocated=BYTES reserved=BYTES" (torch.cuda.memory_allocated /
-memory_reserved at the step's end) on stdout and in $VRAMDOC_MARK_FILE when vramdoc run sets it.
+Each step ends with "step N allocated=BYTES reserved=BYTES peak=BYTES" (torch.cuda.memory_allocated /
+memory_reserved at the step's end, max_memory_allocated: the step hook's fields) on stdout and in $VRAMDOC_MARK_FILE when vramdoc run sets it.
 Plain PyTorch (transformers only for insufficient / need), no downloads.
 """
 import json
@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def mark(label):
-    line = f"{label} allocated={torch.cuda.memory_allocated()} reserved={torch.cuda.memory_reserved()}"
+    line = (f"{label} allocated={torch.cuda.memory_allocated()} reserved={torch.cuda.memory_reserved()}"
+            f" peak={torch.cuda.max_memory_allocated()}")
     print(line, flush=True)
     if MARK_FILE:
         with open(MARK_FILE, "a") as f:

@@ -20,10 +20,13 @@ def fresh_marks(monkeypatch):
     importlib.reload(_marks)
 
 
-def fake_torch(allocated, reserved):
+def fake_torch(allocated, reserved, peak=None):
+    """torch with CUDA initialised, its memory_stats() as torch 1.13+ names them (no GPU needed)."""
+    stats = {"allocated_bytes.all.current": allocated, "reserved_bytes.all.current": reserved}
+    if peak is not None:
+        stats["allocated_bytes.all.peak"] = peak
     torch = types.ModuleType("torch")
-    torch.cuda = types.SimpleNamespace(is_initialized=lambda: True, memory_allocated=lambda: allocated,
-                                       memory_reserved=lambda: reserved)
+    torch.cuda = types.SimpleNamespace(is_initialized=lambda: True, memory_stats=lambda: dict(stats))
     return torch
 
 
@@ -39,19 +42,30 @@ def test_step_lines_in_the_hook_format(fresh_marks, monkeypatch, tmp_path):
     marks.write_text("")
     monkeypatch.setenv("VRAMDOC_MARK_FILE", str(marks))
     monkeypatch.setenv("RANK", "3")
-    monkeypatch.setitem(sys.modules, "torch", fake_torch(1048576, 2097152))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(1048576, 2097152, 3145728))
     fresh_marks.mark_step()
     fresh_marks.mark_step()
     fresh_marks.mark_step(10)
     fresh_marks.mark("eval   begin\n")
     pid = os.getpid()
+    # The step hook's format (src/backends/run/sitecustomize.py): peak= is the allocator's peak of
+    # allocated bytes (memory_stats()["allocated_bytes.all.peak"]), what `vramdoc probe` reads.
     assert marks.read_text().splitlines() == [
-        f"step 0 allocated=1048576 reserved=2097152 pid={pid} rank=3",
-        f"step 1 allocated=1048576 reserved=2097152 pid={pid} rank=3",
-        f"step 10 allocated=1048576 reserved=2097152 pid={pid} rank=3",
-        f"eval begin allocated=1048576 reserved=2097152 pid={pid} rank=3",
+        f"step 0 allocated=1048576 reserved=2097152 peak=3145728 pid={pid} rank=3",
+        f"step 1 allocated=1048576 reserved=2097152 peak=3145728 pid={pid} rank=3",
+        f"step 10 allocated=1048576 reserved=2097152 peak=3145728 pid={pid} rank=3",
+        f"eval begin allocated=1048576 reserved=2097152 peak=3145728 pid={pid} rank=3",
     ]
     assert fresh_marks.manual_steps  # vramdoc's automatic step hook stands down in this process
+
+
+def test_stats_without_a_peak_leave_peak_out(fresh_marks, monkeypatch, tmp_path):
+    marks = tmp_path / "marks"
+    marks.write_text("")
+    monkeypatch.setenv("VRAMDOC_MARK_FILE", str(marks))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(1048576, 2097152))
+    fresh_marks.mark_step(2)
+    assert marks.read_text() == f"step 2 allocated=1048576 reserved=2097152 pid={os.getpid()}\n"
 
 
 def test_without_cuda_the_line_has_no_bytes(fresh_marks, monkeypatch, tmp_path):

@@ -218,3 +218,31 @@ TEST(ProbeSearch, GrowthInAnOomTrialIsNotALeak) {
   EXPECT_EQ(s.reason(), StopReason::Bracketed);
   EXPECT_EQ(*s.largest_ok(), 20U);
 }
+
+// The text report's table at 80 columns (issue 30, probe II): with the allocator's peak column a
+// four-digit confirmation ("1843 (confirm)", llama's {seq} on the H200), 100 steps and 194.2 s made
+// a row of 84 columns, wrapped on an 80-column terminal. Every table line stays within 80 (the
+// verdict and the recommendation above and below it are prose, wrapped by the terminal).
+TEST(ProbeReport, TheTableWithTheAllocatedColumnFitsEightyColumns) {
+  ProbeReport r;
+  r.parameter = "batch", r.reason = StopReason::Bracketed, r.capacity_bytes = 10 * GiB;
+  for (const std::uint64_t v : {1ULL, 1200ULL, 1843ULL, 1843ULL, 1879ULL}) {
+    Trial t;
+    t.value = v, t.steps = 100, t.settled_at = 12, t.ran_to_end = true, t.seconds = 194.2, t.measured = true;
+    t.peak_bytes = 9 * GiB + v * MiB / 4, t.allocated_peak_bytes = 8 * GiB + v * MiB / 4;
+    t.confirmation = r.trials.size() == 3;
+    if (v == 1879) t.outcome = Outcome::Oom, t.steps = 1, t.settled_at.reset(), t.peak_bytes.reset(), t.allocated_peak_bytes.reset();
+    r.trials.push_back(t);
+  }
+  const auto text = render_text(r);
+  ASSERT_NE(text.find("alloc GiB"), std::string::npos) << text;
+  const auto table = text.substr(text.find("\n\n") + 2, text.find("\n\n", text.find("\n\n") + 2) - text.find("\n\n") - 2);
+  std::size_t lines = 0;
+  for (std::size_t at = 0; at < table.size();) {
+    const auto end = table.find('\n', at);
+    const auto line = table.substr(at, end - at);
+    EXPECT_LE(line.size(), 80U) << line;
+    ++lines, at = end == std::string::npos ? table.size() : end + 1;
+  }
+  EXPECT_EQ(lines, 7U) << table;  // the header, its rule, five trials
+}

@@ -150,6 +150,26 @@ TEST(TimelineV2, MarkerLines) {
   EXPECT_FALSE(parse_marker_line("step 1 allocated=99999999999999999999999")->allocated_bytes);
 }
 
+// The lines python/vramdoc/_marks.py's mark_step() and mark() write (tests/python/test_marks.py
+// pins them): the step hook's fields, peak= included, then pid= and rank=.
+TEST(TimelineV2, MarkStepsLinesCarryTheAllocatorPeak) {
+  auto step = parse_marker_line("step 10 allocated=1048576 reserved=2097152 peak=3145728 pid=4242 rank=3");
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->label, "step 10");
+  EXPECT_EQ(*step->allocated_bytes, 1048576u);
+  EXPECT_EQ(*step->reserved_bytes, 2097152u);
+  EXPECT_EQ(*step->allocated_peak_bytes, 3145728u);
+  EXPECT_EQ(*step->pid, 4242u);
+  auto label = parse_marker_line("eval begin allocated=1048576 reserved=2097152 peak=3145728 pid=4242 rank=3");
+  ASSERT_TRUE(label);
+  EXPECT_EQ(label->label, "eval begin");
+  EXPECT_EQ(*label->allocated_peak_bytes, 3145728u);
+  // A torch whose stats lack the peak: the line has no peak=, and none is guessed.
+  auto no_peak = parse_marker_line("step 2 allocated=1048576 reserved=2097152 pid=4242");
+  ASSERT_TRUE(no_peak);
+  EXPECT_FALSE(no_peak->allocated_peak_bytes);
+}
+
 TEST(TimelineV2, BadInputGivesErrorsNamingTheLine) {
   const std::string h = header_line(two_gpus());
   const std::string s0 = "{\"series\":{\"id\":0,\"pid\":100,\"gpu\":0,\"rank\":0,\"local_rank\":0,\"command\":\"python3\"}}\n";

@@ -18,7 +18,9 @@ struct PeakModel {
   bool proportional = false;  // from one trial only: peak(v) = peak(v1) x v / v1, an upper bound for linear jobs
   // The proportional bound although two or more values ran: their peaks did not grow (the fixed
   // part hides the per-item cost, ViT-B/16 on the H200: 2.69 2.63 2.63 GiB at 1 2 4), which a job
-  // without a fixed part could not show; the bound then understates how far the limit is.
+  // without a fixed part could not show; the bound then understates how far the limit is. Set too
+  // when the bound comes from the values above a floor (guide.cpp's above_floor: the smallest
+  // values' peaks did not grow and are left out of the model; issue 30, the ViT's flat start).
   bool flat = false;
 };
 
@@ -48,6 +50,7 @@ bool saturated(const Trial& trial, double capacity_bytes);
 // without allocated peaks at two values, or when they do not grow.
 struct AllocatedLimit {
   double low = 0, high = 0;
+  double per_value_bytes = 0;  // A's slope at `high`: what the card's uncertainty is in values
 };
 std::optional<AllocatedLimit> allocated_limit(const std::vector<Trial>& trials, double capacity_bytes);
 

@@ -158,10 +158,11 @@ std::string render_text(const ProbeReport& r, const Style& style) {
   std::vector<Trial> sorted = r.trials;
   std::stable_sort(sorted.begin(), sorted.end(), [](const Trial& a, const Trial& b) { return a.value < b.value; });
   // The allocator's peak gets a column only when a trial's step hook reported it (`peak=`): older
-  // hooks and jobs that are not PyTorch keep the table they had.
+  // hooks and jobs that are not PyTorch keep the table they had. "alloc GiB", not "allocated GiB":
+  // with the longer header a row of a four-digit confirmation took 84 columns (docs/probe.md).
   const bool allocated = std::any_of(sorted.begin(), sorted.end(), [](const Trial& t) { return t.allocated_peak_bytes.has_value(); });
   std::vector<std::string> head{r.parameter, "outcome", "steps", "settled at", "peak GiB"};
-  if (allocated) head.push_back("allocated GiB");
+  if (allocated) head.push_back("alloc GiB");
   head.insert(head.end(), {"grew", "seconds"});
   TextTable table(head);
   for (const auto& t : sorted) {
