@@ -29,7 +29,6 @@ struct Args : EstimatorArgs {
   std::string lora_rank = "16", lora_targets, kv_dtype, logits = "all";
   std::string gpu, gpu_memory;
   std::string quant = "none", new_tokens = "0";
-  std::string task, image_size, target_seq;  // empty: the model's own task, the config's image size, 128 target tokens
   bool expandable_segments = false;
   ParallelArgs parallel;
   double lora_alpha = 32;
@@ -68,18 +67,6 @@ Result<est::Options> to_options(const Args& a) {
     o.new_tokens = *n;
   }
   o.expandable_segments = a.expandable_segments;
-  if (!a.task.empty()) {
-    auto task = est::parse_task(a.task);
-    if (!task) return make_error(task.error());
-    o.task = *task;
-  }
-  for (auto [text, option, field] : {std::tuple{&a.image_size, "--image-size", &o.image_size},
-                                     std::tuple{&a.target_seq, "--target-seq", &o.target_seq}}) {
-    if (text->empty()) continue;
-    auto v = positive_integer(*text, option);
-    if (!v) return make_error(v.error());
-    *field = *v;
-  }
   return o;
 }
 
@@ -108,11 +95,6 @@ void add_options(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--new-tokens", a.new_tokens, "inference: tokens generate() adds after the prompt (KV cache grows)");
   app.add_flag("--expandable-segments", a.expandable_segments, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
-  app.add_option("--task", a.task, "causal-lm | seq-cls | token-cls | mlm | seq2seq | image-cls | speech-seq2seq "
-                 "(default: the model's own: causal-lm for decoders, mlm for encoders, seq2seq, image-cls, speech-seq2seq)")
-      ->type_name("NAME");
-  app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)")->type_name("N");
-  app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)")->type_name("N");
   app.add_flag("--json", a.json, "one JSON object instead of the table");
   app.add_option("--steps", a.steps, "with -- COMMAND: optimizer steps (or forwards under no_grad) to capture")
       ->capture_default_str()->type_name("N");

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <tuple>
 
 namespace vramdoc::cli {
 
@@ -36,6 +37,11 @@ void add_estimator_options(CLI::App& app, EstimatorArgs& a, EstimatorUse use) {
   app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
   app.add_flag("--grad-checkpointing", a.checkpointing,
                job ? "the job uses gradient checkpointing" : "gradient checkpointing (non-reentrant, per layer)");
+  app.add_option("--task", a.task, "causal-lm | seq-cls | token-cls | mlm | seq2seq | image-cls | speech-seq2seq "
+                 "(default: the model's own: causal-lm for decoders, mlm for encoders, seq2seq, image-cls, speech-seq2seq)")
+      ->type_name("NAME");
+  app.add_option("--image-size", a.image_size, "vision models: pixels per side (default: the config's image_size)")->type_name("N");
+  app.add_option("--target-seq", a.target_seq, "encoder-decoders: the decoder's tokens (default 128)")->type_name("N");
 }
 
 Result<est::Options> estimator_options(const EstimatorArgs& a) {
@@ -53,6 +59,18 @@ Result<est::Options> estimator_options(const EstimatorArgs& a) {
   }
   o.batch = *batch, o.seq = *seq, o.mode = *mode, o.precision = *precision, o.optimizer = *optimizer, o.attention = *attention;
   o.grad_checkpointing = a.checkpointing;
+  if (!a.task.empty()) {
+    auto task = est::parse_task(a.task);
+    if (!task) return make_error(task.error());
+    o.task = *task;
+  }
+  for (auto [text, option, field] : {std::tuple{&a.image_size, "--image-size", &o.image_size},
+                                     std::tuple{&a.target_seq, "--target-seq", &o.target_seq}}) {
+    if (text->empty()) continue;
+    auto v = positive_integer(*text, option);
+    if (!v) return make_error(v.error());
+    *field = *v;
+  }
   return o;
 }
 

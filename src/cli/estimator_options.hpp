@@ -28,18 +28,19 @@ struct EstimatorArgs {
   std::string batch, seq;     // empty: not given (estimate's defaults: see add_estimator_options)
   std::string mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
   bool checkpointing = false;
+  std::string task, image_size, target_seq;  // empty: the model's own task, the config's image size, 128 target tokens
 };
 
 // Who asks: estimate sizes a model (--batch 1 and --seq 1024 unless given); run, analyze and
 // probe describe the job (then --batch and --seq are required with --config / --model).
 enum class EstimatorUse { Estimate, Job };
 
-// Adds --config, --model, --batch, --seq, --mode, --precision, --optimizer, --attention and
-// --grad-checkpointing, worded for `use`.
+// Adds --config, --model, --batch, --seq, --mode, --precision, --optimizer, --attention,
+// --grad-checkpointing, --task, --image-size and --target-seq, worded for `use`.
 void add_estimator_options(CLI::App& app, EstimatorArgs& a, EstimatorUse use);
 
-// --batch, --seq, --mode, --precision, --optimizer, --attention and --grad-checkpointing as the
-// estimator's options (the rest default); errors name the option.
+// --batch, --seq, --mode, --precision, --optimizer, --attention, --grad-checkpointing, --task,
+// --image-size and --target-seq as the estimator's options (the rest default); errors name the option.
 Result<estimator::Options> estimator_options(const EstimatorArgs& a);
 
 // The job of --config/--model, empty without them. Errors (a missing or malformed config, a

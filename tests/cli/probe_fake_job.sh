@@ -95,4 +95,12 @@ python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['largest_o
 LIMIT=37 PER_ITEM=$((card * 97 / 100 / 37)) check "--config with no trial cap: the exact answer" 0 with_driver \
   "$VRAMDOC" probe --cmd "$job {batch}" --config "$SRC/tests/cli/data/llama_h1024_l8.json" --seq 512 --max-trials 0 --json
 contains "fits up to 37" "$out" '"largest_ok": 37'
+# the estimator's model kinds reach probe's prior too (an encoder-decoder's --task and --target-seq)
+t5=$SRC/scripts/gpu/probe_configs/t5-base.json
+LIMIT=37 PER_ITEM=$((card * 97 / 100 / 37)) check "--config of an encoder-decoder with --task seq2seq" 0 with_driver \
+  "$VRAMDOC" probe --cmd "$job {batch}" --config "$t5" --seq 512 --task seq2seq --target-seq 128 --json
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['largest_ok'] <= 37 < j['smallest_oom'], j['summary']" "$out" ||
+  { echo "FAIL: the seq2seq prior's bracket"; fails=$((fails + 1)); }
+check "--task the model cannot run" 2 "$VRAMDOC" probe --cmd "$job {batch}" --config "$t5" --seq 512 --task image-cls
+check "bad --target-seq" 2 "$VRAMDOC" probe --cmd "$job {batch}" --config "$t5" --seq 512 --target-seq none
 finish
