@@ -104,6 +104,8 @@ def main():
     ap.add_argument("--seq-probe", action="store_true", default=True)
     ap.add_argument("--no-seq-probe", dest="seq_probe", action="store_false")
     ap.add_argument("--probe-args", default="")
+    ap.add_argument("--check-recommended", action="store_true", help="also run probe's recommended value for 50 steps")
+    ap.add_argument("--no-anchors", action="store_true", help="vramdoc probe only (the finders' numbers from an earlier run)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -167,7 +169,10 @@ def main():
         r = case["result"] or {}
         if r.get("largest_ok") and not seq_mode:
             v, outside = r["largest_ok"], r.get("outside_allocator_bytes") or 0
-            for value in (v, v + 1):  # the answer and the next value, each in a fresh process for 50 steps
+            values = [v, v + 1]  # the answer and the next value, each in a fresh process for 50 steps
+            if a.check_recommended and r.get("recommended") and r["recommended"] < v:
+                values.append(r["recommended"])  # and the value probe recommends (it must never fail later)
+            for value in values:
                 check = "%s-check-%d" % (name, value)
                 submit(1, check, lambda check=check, value=value: record(fifty_steps(check, job, key, value, outside)))
 
@@ -204,7 +209,7 @@ def main():
         submit(0, "probe-" + job, lambda job=job: probe(job, False))
     if "llama" in jobs and a.seq_probe:
         submit(0, "probe-llama-seq", lambda: probe("llama", True))
-    for rank, finder in enumerate(FINDERS):
+    for rank, finder in enumerate(() if a.no_anchors else FINDERS):
         for job in jobs:
             submit(2 + rank, "%s-%s" % (finder, job), lambda job=job, finder=finder: anchor(job, finder))
     for _ in range(a.slots):

@@ -3,7 +3,8 @@
     python3 scripts/gpu/probe_table.py OUT/summary.json > OUT/table.md
 
 Per job: vramdoc probe's value (verdict, trials, seconds), whether it ran 50 steps in a fresh
-process and whether the next value failed; each finder's value (seconds, sizes tried) and whether
+process and whether the next value failed (and, after --check-recommended, whether probe's recommended
+value ran 50 steps); each finder's value (seconds, sizes tried) and whether
 it ran 50 steps. "-": the case did not run (the deadline) or found nothing. Then each probe's
 trials in order: the value ("x": out of memory), the driver's peak and the allocator's own peak
 (the step hook's `peak=`, "n/a" from a hook without it), GiB.
@@ -54,8 +55,15 @@ def main():
     probes = [c for c in summary["cases"] if c["name"].startswith("probe-") and "-check-" not in c["name"]]
     print("CUDA context %d MiB; %s s; %d cases not started\n" % (summary.get("context_bytes", 0) >> 20, summary.get("seconds"),
                                                                  summary.get("not_started", 0)))
-    print("| job (card) | vramdoc probe | 50 steps | next value, 50 steps | %s |" % " | ".join(f[1] for f in FINDERS))
-    print("|---|---|---|---|" + "---|" * len(FINDERS))
+    def rec_check(p):  # the recommended value's 50-step check (probe_compare.py --check-recommended), when it ran
+        r = p.get("result") or {}
+        rec, v = r.get("recommended"), r.get("largest_ok")
+        return cases.get("%s-check-%s" % (p["name"], rec)) if rec and v and rec < v else None
+
+    recommended = any(rec_check(p) for p in probes)
+    print("| job (card) | vramdoc probe | 50 steps | next value, 50 steps |%s %s |" % (" recommended, 50 steps |" if recommended else "",
+                                                                                  " | ".join(f[1] for f in FINDERS)))
+    print("|---|---|---|---|" + ("---|" if recommended else "") + "---|" * len(FINDERS))
     for p in sorted(probes, key=lambda c: c["name"]):
         r = p.get("result") or {}
         v = r.get("largest_ok")
@@ -66,6 +74,8 @@ def main():
         else:
             row += [fifty(cases, "%s-check-%s" % (p["name"], v)) if v else "-",
                     fifty(cases, "%s-check-%s" % (p["name"], v + 1)) if v else "-"]
+        if recommended:
+            row.append("%s: %s" % (r["recommended"], fifty(cases, rec_check(p)["name"])) if rec_check(p) else "-")
         for finder, _ in FINDERS:
             a = cases.get("%s-%s" % (finder, key))
             res = (a or {}).get("result") or {}
