@@ -60,6 +60,12 @@ contains "it ran" "$out" "fits"
 check "an inflated estimate is not the cap" 0 env VRAMDOC_GPU_MEMORY_BYTES=$((16 << 30)) VRAMDOC_GPU_OUTSIDE_BYTES=$((4 << 30)) \
   "$VRAMDOC" run --out "$dir/o4.jsonl" -- python3 "$dir/own.py" 0.5 13
 contains "13 GiB fits in 16 - 2" "$out" "fits"
+# A device another process shares (H200 2026-12-02: a T5 trial beside the comparison's other jobs was
+# capped at 13.04 of 16 GiB, its 0.74 GiB context plus another job's 2.41 GiB): the device's used
+# memory counts the others too, so probe's per-process estimate bounds what is this process's.
+check "another process's memory is not this one's" 0 env FAKE_TORCH_OTHERS=$((2 << 30)) VRAMDOC_GPU_MEMORY_BYTES=$((16 << 30)) \
+  VRAMDOC_GPU_OUTSIDE_BYTES=$((2 << 30)) "$VRAMDOC" run --out "$dir/o5.jsonl" -- python3 "$dir/own.py" 0.5 13
+contains "13 GiB fits in 16 - 2 beside 2 GiB of another process" "$out" "fits"
 # A context that grows in the first step (1 GiB of kernels loaded lazily) leaves the allocator
 # 16 - 3 = 13 GiB from the next step on, as a real card would: 1024 + 100 b <= 13312 MiB, b <= 122.
 grow=(env CONTEXT_GROWTH=$((1 << 30)) VRAMDOC_GPU_MEMORY_BYTES=$((16 << 30)) "$VRAMDOC" run --no-report)

@@ -24,8 +24,8 @@
 # torch.cuda.set_per_process_memory_fraction((SIZE - outside) / total), where outside is what the
 # driver charges the process beyond the allocator (the CUDA context), measured in the process at
 # initialisation and after every optimizer step (it grows as kernels load; the cap follows it);
-# VRAMDOC_GPU_OUTSIDE_BYTES (probe's estimate) only where other processes share the device; a
-# fraction the job sets itself applies when it is smaller.
+# VRAMDOC_GPU_OUTSIDE_BYTES (probe's per-process estimate) bounds that where other processes share
+# the device; a fraction the job sets itself applies when it is smaller.
 # It never raises into the job: every step is guarded, and a failure is written into the JSON
 # ("error") or, before a folder is known, ignored.
 import atexit
@@ -373,18 +373,25 @@ def _vramdoc_gpu_memory_cap(torch):
     own buffers), at CUDA's initialisation and again after every optimizer step, when it only grows:
     a real card of SIZE leaves the allocator less as the context grows. When the cap drops below
     what the allocator holds, its cache is emptied once, so that growth meets the cap (PyTorch
-    checks the fraction only when it asks the driver for more). Only where the device holds more
-    than this process can (another process: more than a quarter of SIZE outside the allocator) does
-    VRAMDOC_GPU_OUTSIDE_BYTES (probe's estimate from earlier trials' samples) stand in."""
+    checks the fraction only when it asks the driver for more). VRAMDOC_GPU_OUTSIDE_BYTES (probe's
+    per-process estimate from earlier trials' samples) bounds the measurement, and stands in where
+    the device holds more than this process can (more than a quarter of SIZE outside the allocator)."""
     size = int(_VRAMDOC_GPU_MEMORY)
     outside_given = os.environ.get("VRAMDOC_GPU_OUTSIDE_BYTES", "")
     state = {"fraction": None, "outside": None, "job": None}
     job_fraction = torch.cuda.memory.set_per_process_memory_fraction  # the step hook's wrapper, when it is on
 
+    given = int(outside_given) if outside_given.isdigit() else None
+
     def outside_now(index):
-        """Bytes this process holds outside the allocator now, or None when others share the device."""
+        """Bytes this process holds outside the allocator now, or None when others share the device.
+        The device's used memory counts other processes too: probe's per-process estimate (NVML's
+        number for this job's earlier trials), when given, bounds it (H200 2026-12-02: a trial beside
+        another job's 2.41 GiB was capped at 13.04 of 16 GiB)."""
         free, total = torch.cuda.mem_get_info(index)
         outside = (total - free) - torch.cuda.memory_reserved(index)
+        if given is not None and outside > given:
+            outside = given
         return (outside if 0 <= outside <= size // 4 else None), total
 
     def cap(index, outside, total):
@@ -400,7 +407,7 @@ def _vramdoc_gpu_memory_cap(torch):
             index = torch.cuda.current_device()
             outside, total = outside_now(index)
             if outside is None:
-                outside = int(outside_given) if outside_given.isdigit() else 0
+                outside = given if given is not None else 0
             cap(index, outside, total)
         except BaseException:
             pass

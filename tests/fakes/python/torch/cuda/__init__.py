@@ -18,6 +18,7 @@ class _Block:
 
 _TOTAL = int(os.environ.get("FAKE_TORCH_TOTAL", str(80 << 30)))  # the device's memory
 _CONTEXT = int(os.environ.get("FAKE_TORCH_CONTEXT", "0"))  # what the driver charges beyond the allocator
+_OTHERS = int(os.environ.get("FAKE_TORCH_OTHERS", "0"))  # what other processes hold on the device
 _fraction_capacity = 0  # set_per_process_memory_fraction's cap, bytes (0: none)
 
 
@@ -38,9 +39,9 @@ def current_device():
 
 
 def mem_get_info(device=None):
-    """(free, total) of the device: the context and the cache are in use."""
+    """(free, total) of the device: the context, the cache and other processes' memory are in use."""
     init()
-    return _TOTAL - _CONTEXT - _reserved, _TOTAL
+    return _TOTAL - _CONTEXT - _OTHERS - _reserved, _TOTAL
 
 
 class _Properties:
