@@ -78,7 +78,7 @@ std::pair<const char*, const char*> plain_mlp_names(Family f) {
   if (f == Family::Phi || f == Family::Opt || f == Family::Biogpt || f == Family::Xglm) return {"fc1", "fc2"};
   if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
   if (gptj_style(f)) return {"fc_in", "fc_out"};
-  if (f == Family::Nemotron || f == Family::Mpt) return {"up_proj", "down_proj"};
+  if (f == Family::Nemotron || f == Family::Mpt || f == Family::Generic) return {"up_proj", "down_proj"};  // Arcee
   return {"dense_h_to_4h", "dense_4h_to_h"};
 }
 

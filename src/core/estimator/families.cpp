@@ -181,6 +181,13 @@ void set_traits(ModelConfig& m, const json& cfg) {
       break;
     default: set_decoder_traits(m, cfg); break;
   }
+  // A decoder transformers has no reader for here: hidden_act relu2 is ACT2FN's ReLUSquaredActivation, which every
+  // transformers decoder using it runs ungated, up_proj -> relu^2 -> down_proj (modeling_arcee.py ArceeMLP,
+  // modeling_nemotron.py NemotronMLP, modeling_nemotron_h.py NemotronHMLP): no gate_proj.
+  if (m.family == Family::Generic) {
+    const auto act = cfg.find("hidden_act");
+    if (act != cfg.end() && act->is_string() && act->get<std::string>() == "relu2") m.mlp = MlpKind::Relu2;
+  }
 }
 
 // Routed experts, their width, shared experts and the layers that stay dense.
