@@ -4,6 +4,7 @@
 #include "core/estimator/architecture.hpp"
 
 #include "core/estimator/encoders.hpp"
+#include "core/estimator/ssm.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
@@ -201,6 +202,8 @@ std::vector<WeightTensor> describe_weights(const ModelConfig& model) {
     add_encoder_weights(model, w);
   } else if (gpt2_style(model.family)) {
     add_gpt2_weights(model, w);
+  } else if (model.family == Family::Mamba) {
+    add_ssm_weights(model, w);  // ssm_config.cpp
   } else if (model.family == Family::FromHeaders) {
     add_header_weights(model, w);
   } else {

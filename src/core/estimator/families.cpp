@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/estimator/config_fields.hpp"
+#include "core/estimator/ssm.hpp"
 
 namespace vramdoc::estimator {
 
@@ -18,7 +19,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 46> kFamilies = {{
+constexpr std::array<FamilyName, 48> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -33,7 +34,8 @@ constexpr std::array<FamilyName, 46> kFamilies = {{
     {"biogpt", Family::Biogpt},       {"xglm", Family::Xglm},           {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
-    {"whisper", Family::Whisper},     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
+    {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
+    {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
 
 using Size = std::optional<std::uint64_t>;
@@ -315,6 +317,12 @@ void attach_header_tensors(ModelConfig& m) {
 }
 
 Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& source) {
+  if (m.family == Family::Mamba) {  // no attention, no MLP: MambaMixer's selective scan (ssm_config.cpp, forward_ssm.cpp)
+    m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);  // MambaConfig: tied by default
+    m.generate_with_cache = fields::flag(cfg, "use_cache", true);
+    m.rotary_dims = 0;
+    return read_ssm_config(m, cfg, source);
+  }
   set_traits(m, cfg);
   const bool gpt2 = gpt2_style(m.family);
   Size inter, positions;

@@ -190,6 +190,9 @@ u64 t5_block(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // Swin (forward_swin.cpp): one block of stage kind.stage at that stage's width and tokens (f.q_len),
 // shifted windows every second block, the patch merging after a stage's last block; its output.
 u64 swin_layer(Forward& f, LayerKind kind, u64 x);
+// MambaBlock (forward_ssm.cpp): its RMSNorm, MambaMixer.slow_forward (no mamba-ssm / causal-conv1d kernels), the
+// residual sum (fp32 with residual_in_fp32); its output. With a cache, its conv and ssm states go to `cache`.
+u64 mamba_block(Forward& f, u64 x, CacheIds& cache);
 // Python gelu_new on `x` of `inter` elements per token (forward_mlp.cpp): its output.
 u64 new_gelu(Forward& f, u64 x, u64 inter);
 // The outputs of the model's head: the vocabulary (decoders, MLM, encoder-decoders) or the labels.
