@@ -416,6 +416,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     t.q = 0;  // freed there: its reshape's copy took its place
   } else if (m.fp32_attention) {
     out = fp32_attention(f, d, q, k, v, held);
+  } else if (m.attention_sinks) {
+    out = sink_attention(f, d, q, k, v, rot.heads_major, held);
   } else if (path == AttentionPath::Eager) {
     const u64 qkw = d.rotary > 0 && m.family != Family::Olmo2 ? std::max(f.act, f.wide) : f.act;  // fp32 RoPE under autocast
     out = eager(f, d, q, k, v, qkw, rot.heads_major, held);

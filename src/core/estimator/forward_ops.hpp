@@ -144,6 +144,9 @@ u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& hel
 // Falcon with alibi (FalconModel.forward): the causal mask materialised, ALiBi / sqrt(head_dim) filled into it:
 // one batch x heads x seq x seq mask in the embeddings' dtype, held to the forward's end (training: f.saved_mask).
 void falcon_alibi_mask(Forward& f, Prelude& p);
+// GPT-OSS's eager attention with sinks on q, k, v (`q_heads_major`: q already (batch, heads, seq, dim)): the context
+// made contiguous; `held` the probabilities (attn_weights, kept to the layer's end).
+u64 sink_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_major, u64& held);
 // Cohere's fp32 LayerNorm and Nemotron's LayerNorm1P (as norm()).
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).

@@ -19,7 +19,7 @@ enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
   Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Xglm, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
-  Whisper, Cnn, Mamba, Generic, FromHeaders
+  Whisper, Cnn, Mamba, GptOss, Generic, FromHeaders
 };
 
 // GPT-2's layout (wte + wpe, LayerNorms, fused c_attn, c_fc / c_proj, dropout): GPT-2 and GPT-BigCode (multi-query).
@@ -207,6 +207,9 @@ struct ModelConfig {
   bool scaled_residual = false;         // Granite: residual + branch * residual_multiplier
   bool scaled_logits = false;           // Granite (/ logits_scaling), Cohere (* logit_scale): a logits-sized tensor
   bool fused_gate_up = false;           // GLM-4 (like Phi-3): one gate_up_proj Linear
+  bool attention_sinks = false;         // GPT-OSS: a learned sink logit per head concatenated to the scores, softmax in
+                                        // the scores' dtype (its own eager attention: no SDPA)
+  bool expert_biases = false;           // GPT-OSS: the router's and the experts' gate_up / down biases
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
   Quantization quant;                   // quantization_config of the checkpoint
   std::vector<HeaderTensor> header_tensors;  // FromHeaders: the checkpoint's tensors
