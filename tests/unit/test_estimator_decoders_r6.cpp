@@ -44,3 +44,11 @@ TEST(EstimatorDecodersRound6, GptOssAttentionSinks) {
   expect_within({{"037-gptoss-2-causal-lm-train-bf16", {1.0, 2.0}},
                  {"038-gptoss-2-causal-lm-infer-bf16", {1.0, 14.0}}});
 }
+
+// Regression: ERNIE 4.5 read as Llama (RoPE in the 16-bit dtype): inference -14.4 % allocated. Its
+// apply_rotary_pos_emb runs in fp32 (modeling_ernie4_5.py): q.float() * cos + rotate_half(q).float() * sin.
+TEST(EstimatorDecodersRound6, Ernie45RopeInFp32) {
+  expect_within({{"032-ernie45-0.3b-causal-lm-train-bf16", {1.0, 1.0}},
+                 {"033-ernie45-0.3b-causal-lm-train-amp_bf16", {1.0, 1.0}},
+                 {"034-ernie45-0.3b-causal-lm-infer-bf16", {3.0, 1.0}}});
+}

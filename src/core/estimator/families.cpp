@@ -19,7 +19,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 49> kFamilies = {{
+constexpr std::array<FamilyName, 50> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -35,7 +35,7 @@ constexpr std::array<FamilyName, 49> kFamilies = {{
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
-    {"gpt_oss", Family::GptOss},      {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
+    {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
 
 using Size = std::optional<std::uint64_t>;
@@ -99,6 +99,10 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
+    case Family::Ernie45:  // apply_rotary_pos_emb "in fp32": (q.float() * cos) + (rotate_half(q).float() * sin), cast
+      // back; each upcast a temporary of its own (modeling_ernie4_5.py; the layout is Llama's)
+      m.rope_fp32 = m.enc.rope_upcast_inline = true;
+      break;
     case Family::GptOss:  // GptOssAttention's sinks (eager_attention_forward), GptOssRMSNorm: (weight * h).to(dtype)
       // in fp32; GptOssTopKRouter and GptOssExperts with biases (modeling_gpt_oss.py)
       m.attention_sinks = m.expert_biases = true, m.norm = NormKind::RmsFp32Weight;
