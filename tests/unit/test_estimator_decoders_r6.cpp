@@ -52,3 +52,10 @@ TEST(EstimatorDecodersRound6, Ernie45RopeInFp32) {
                  {"033-ernie45-0.3b-causal-lm-train-amp_bf16", {1.0, 1.0}},
                  {"034-ernie45-0.3b-causal-lm-infer-bf16", {3.0, 1.0}}});
 }
+
+// Regression: GLM (v1) read as Llama: inference -5.1 % allocated. GlmMLP's fused gate_up_proj (chunked: both
+// halves alive), q/k/v with bias and o_proj without, partial rotary 0.5 by default (modeling_glm.py).
+TEST(EstimatorDecodersRound6, GlmFusedGateUp) {
+  expect_within({{"027-glm-9b2-causal-lm-train-bf16", {1.0, 1.0}},
+                 {"028-glm-9b2-causal-lm-infer-bf16", {1.0, 1.0}}});
+}

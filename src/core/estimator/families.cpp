@@ -19,7 +19,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 50> kFamilies = {{
+constexpr std::array<FamilyName, 51> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -35,7 +35,8 @@ constexpr std::array<FamilyName, 50> kFamilies = {{
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
-    {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
+    {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"glm", Family::Glm},
+    {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
 
 using Size = std::optional<std::uint64_t>;
@@ -98,6 +99,7 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       break;
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
+    case Family::Glm: m.fused_gate_up = true; break;  // GlmMLP: gate_up_proj, chunk, up * act(gate) (modeling_glm.py)
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
     case Family::Ernie45:  // apply_rotary_pos_emb "in fp32": (q.float() * cos) + (rotate_half(q).float() * sin), cast
       // back; each upcast a temporary of its own (modeling_ernie4_5.py; the layout is Llama's)
@@ -265,7 +267,8 @@ std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
   }
   const char* name = m.family == Family::GptNeox ? "rotary_pct" : "partial_rotary_factor";
   double fraction = m.family == Family::GptNeox ? 0.25
-                    : m.family == Family::Phi || m.family == Family::Glm4 || m.family == Family::Nemotron ? 0.5 : 1.0;
+                    : m.family == Family::Phi || m.family == Family::Glm4 || m.family == Family::Glm ||
+                              m.family == Family::Nemotron ? 0.5 : 1.0;  // GlmConfig partial_rotary_factor 0.5
   if (auto it = cfg.find(name); it != cfg.end() && it->is_number() && it->get<double>() > 0 && it->get<double>() <= 1) {
     fraction = it->get<double>();
   }
@@ -400,9 +403,9 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {
     m.attention_bias = fields::flag(cfg, "qkv_bias", true);
   } else if (m.norm != NormKind::LayerNorm) {
-    m.attention_bias = fields::flag(cfg, "attention_bias", m.family == Family::Glm4);
+    m.attention_bias = fields::flag(cfg, "attention_bias", m.family == Family::Glm4 || m.family == Family::Glm);
     m.output_bias = m.attention_bias && m.family != Family::Qwen3 && m.family != Family::Qwen3Moe &&
-                    m.family != Family::Olmo2 && m.family != Family::Glm4 ? m.attention_bias : false;
+                    m.family != Family::Olmo2 && m.family != Family::Glm4 && m.family != Family::Glm ? m.attention_bias : false;
     m.mlp_bias = fields::flag(cfg, "mlp_bias", false);
   }
   m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 || m.family == Family::Xglm ? 0.1 : 0.0);

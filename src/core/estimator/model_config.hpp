@@ -19,7 +19,7 @@ enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
   Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Xglm, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
-  Whisper, Cnn, Mamba, GptOss, Ernie45, Generic, FromHeaders
+  Whisper, Cnn, Mamba, GptOss, Ernie45, Glm, Generic, FromHeaders
 };
 
 // GPT-2's layout (wte + wpe, LayerNorms, fused c_attn, c_fc / c_proj, dropout): GPT-2 and GPT-BigCode (multi-query).
