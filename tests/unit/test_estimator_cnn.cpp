@@ -291,10 +291,17 @@ TEST(EstimatorCnn, AttributeMapAliasesAreRead) {
   }
   const ModelConfig fsmt = corpus_model("fsmt");
   EXPECT_EQ(fsmt.vocab_size, 42024u);
+  // Mamba is read as a state-space model since round 7 (ssm_config.cpp): its own fields, MambaConfig's defaults
   const ModelConfig mamba = corpus_model("mamba");
-  EXPECT_EQ(mamba.num_heads, 12u);  // no attention: heads of 64 assumed, and said
+  EXPECT_EQ(mamba.family, Family::Mamba);
+  EXPECT_EQ(mamba.ssm.inner, 1536u);
+  EXPECT_EQ(mamba.ssm.state, 16u);
+  EXPECT_EQ(mamba.ssm.conv_kernel, 4u);
+  EXPECT_EQ(mamba.ssm.dt_rank, 48u);  // time_step_rank "auto": ceil(768 / 16)
+  EXPECT_TRUE(mamba.warnings.empty());  // no "unknown model_type", no placeholder heads
+  const ModelConfig rwkv = corpus_model("rwkv");  // no attention heads: heads of 64 assumed, and said
   bool said = false;
-  for (const auto& w : mamba.warnings) said = said || w.find("no attention heads") != std::string::npos;
+  for (const auto& w : rwkv.warnings) said = said || w.find("no attention heads") != std::string::npos;
   EXPECT_TRUE(said);
 }
 

@@ -120,8 +120,10 @@ TEST(EstimatorKinds, MeasuredSetAgainstTheBar) {
       // within the bar since round 4 (docs/estimator.md "Round 4: decoders": Cohere's / Granite's scaled logits in
       // the loss, BLOOM's attention locals, Nemotron's relu^2 input); the largest left: GLM-4-m training (process)
       {{"decoder", false}, {0.01, 0.03, 0.01, 0.03}},
-      // held out: StableLM / Persimmon (generic decoder) +3-5 %, StableLM generate's reserved -8 % (process)
-      {{"decoder", true}, {0.04, 0.06, 0.01, 0.09}},
+      // held out: StableLM (generic decoder) +3-5 %, StableLM generate's reserved -8 % (process); Persimmon's ungated
+      // relu^2 MLP (round 7) took its allocated +4-5 % to 0.1 % and its generate's process from -0.9 to -4.3 % (reserved),
+      // which moves the process median from 1.0 to 1.4 %
+      {{"decoder", true}, {0.04, 0.06, 0.014, 0.09}},
       // p95 misses: Whisper training, BART / mBART training fp32 (allocated); reserved (process)
       {{"encoder", false}, {0.01, 0.08, 0.02, 0.09}},
       // held out: the median misses the bar (1.03 %); mBART / Whisper-base training -9 % (p95); mT5 generate's

@@ -4,6 +4,7 @@
 #include "core/estimator/architecture.hpp"
 
 #include "core/estimator/encoders.hpp"
+#include "core/estimator/ssm.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
@@ -71,6 +72,7 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"q_norm, k_norm", 1, 2 * m.head_dim, L, false, false, false});
   }
   if (m.qk_norm == QkNorm::Full) w.push_back({"q_norm, k_norm", 1, q + kv, L, false, false, false});
+  if (m.attention_sinks) w.push_back({"sinks", 1, m.num_heads, L, false, false, false});  // GptOssAttention.sinks
 }
 
 // The first and second Linear of a plain (non-gated) MLP, as each family names them.
@@ -78,7 +80,7 @@ std::pair<const char*, const char*> plain_mlp_names(Family f) {
   if (f == Family::Phi || f == Family::Opt || f == Family::Biogpt || f == Family::Xglm) return {"fc1", "fc2"};
   if (f == Family::Starcoder2) return {"c_fc", "c_proj"};
   if (gptj_style(f)) return {"fc_in", "fc_out"};
-  if (f == Family::Nemotron || f == Family::Mpt) return {"up_proj", "down_proj"};
+  if (f == Family::Nemotron || f == Family::Mpt || f == Family::Generic) return {"up_proj", "down_proj"};  // Arcee
   return {"dense_h_to_4h", "dense_4h_to_h"};
 }
 
@@ -104,8 +106,11 @@ void add_moe_weights(const ModelConfig& m, u64 layers, std::vector<WeightTensor>
   if (layers == 0) return;
   const u64 h = m.hidden_size, E = m.num_experts, I = m.moe_intermediate_size, LE = mul(layers, E);
   w.push_back({"gate", h, E, layers, true, false, false, false});
+  if (m.expert_biases) w.push_back({"router.bias", 1, E, layers, false, false, false});  // GptOssTopKRouter.bias
   w.push_back({"experts.gate_up_proj", h, 2 * I, LE, true, false, true, false});
+  if (m.expert_biases) w.push_back({"experts.gate_up_proj_bias", 1, 2 * I, LE, false, false, false});
   w.push_back({"experts.down_proj", I, h, LE, true, false, true, false});
+  if (m.expert_biases) w.push_back({"experts.down_proj_bias", 1, h, LE, false, false, false});
   if (m.shared_expert_intermediate > 0) {
     const bool qwen = m.shared_expert_gate;
     add_mlp_weights(m, layers, m.shared_expert_intermediate, qwen ? "shared_expert." : "shared_experts.", w);
@@ -201,6 +206,8 @@ std::vector<WeightTensor> describe_weights(const ModelConfig& model) {
     add_encoder_weights(model, w);
   } else if (gpt2_style(model.family)) {
     add_gpt2_weights(model, w);
+  } else if (model.family == Family::Mamba) {
+    add_ssm_weights(model, w);  // ssm_config.cpp
   } else if (model.family == Family::FromHeaders) {
     add_header_weights(model, w);
   } else {

@@ -32,14 +32,19 @@ u64 rope(Forward& f, u64 e, u64 xw, u64 pw) {
 
 // ModernBERT's apply_rotary_pos_emb on one of q, k (`e` elements per token): (x.float() * cos) +
 // (rotate_half(x.float()) * sin), each x.float() a temporary of its own freed at its product, rotate_half's
-// -x2 (half) and cat; the fp32 sum is returned (nothing saved but cos and sin).
+// -x2 (half) and cat; the fp32 sum is returned (nothing saved but cos and sin). ERNIE 4.5 (modeling_ernie4_5.py)
+// rotates first: rotate_half(x).float(), its -x2 and cat in x's dtype, then the upcast.
 u64 inline_fp32_rope(Forward& f, u64 e) {
   const u64 up = f.s.alloc(f.bytes(e, 4)), a = f.s.alloc(f.bytes(e, 4));
   f.drop(up);
-  const u64 up2 = f.s.alloc(f.bytes(e, 4)), neg = f.s.alloc(f.bytes(e / 2, 4)), cat = f.s.alloc(f.bytes(e, 4));
+  const bool rotate_first = f.r.m.family == Family::Ernie45;
+  const u64 rw = rotate_first ? f.act : 4;
+  const u64 up2 = rotate_first ? 0 : f.s.alloc(f.bytes(e, 4)), neg = f.s.alloc(f.bytes(e / 2, rw)), cat = f.s.alloc(f.bytes(e, rw));
   f.drop(up2), f.drop(neg);
+  const u64 catf = rotate_first ? f.s.alloc(f.bytes(e, 4)) : cat;
+  if (catf != cat) f.drop(cat);
   const u64 b = f.s.alloc(f.bytes(e, 4));
-  f.drop(cat);
+  f.drop(catf);
   const u64 sum = f.s.alloc(f.bytes(e, 4));
   f.drop(a), f.drop(b);
   return sum;
@@ -416,6 +421,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     t.q = 0;  // freed there: its reshape's copy took its place
   } else if (m.fp32_attention) {
     out = fp32_attention(f, d, q, k, v, held);
+  } else if (m.attention_sinks) {
+    out = sink_attention(f, d, q, k, v, rot.heads_major, held);
   } else if (path == AttentionPath::Eager) {
     const u64 qkw = d.rotary > 0 && m.family != Family::Olmo2 ? std::max(f.act, f.wide) : f.act;  // fp32 RoPE under autocast
     out = eager(f, d, q, k, v, qkw, rot.heads_major, held);

@@ -115,6 +115,43 @@ u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& hel
   return merged;
 }
 
+// GPT-OSS's eager_attention_forward (modeling_gpt_oss.py; the model has no SDPA path): repeat_kv's copies, the
+// scores (the query copied for the batched matmul unless heads-major), * scaling, + the causal mask (the mask's
+// dtype: fp32 under autocast), torch.cat with the sinks (one column more), minus their max, softmax in the
+// combined logits' own dtype (no fp32 upcast; saved), each freeing the one before except where a Python name holds
+// it: `attn_weights` (the masked scores) until dropout rebinds it, `combined_logits` (the shifted logits) to the
+// return. probs[..., :-1] (a view: cuBLAS reads its stride) times the values; the output made contiguous.
+u64 sink_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_major, u64& held) {
+  const bool repeat = d.kv_heads < d.heads;
+  const u64 kr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : k, vr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : v;
+  const u64 qc = q_heads_major ? q : f.s.alloc(f.bytes(d.q, f.act));
+  f.keep(qc), f.keep(kr);
+  const u64 sc = f.s.alloc(f.scores(d.heads, f.act));
+  if (qc != q) f.drop(qc);
+  const u64 scaled = f.s.alloc(f.scores(d.heads, f.act));
+  f.s.free(sc);
+  const u64 w = std::max(f.act, f.r.w.weight);  // + attention_mask (the embeddings' dtype)
+  const u64 masked = f.s.alloc(f.scores(d.heads, w));
+  f.s.free(scaled);
+  // (batch, heads, q_len, kv_len + 1): the sink column
+  const u64 with_sink = saturating_add(f.scores(d.heads, w), saturating_mul(saturating_mul(f.batch, d.heads), saturating_mul(f.q_len, w)));
+  const u64 combined = f.s.alloc(with_sink);
+  const u64 shifted = f.s.alloc(with_sink);  // combined_logits - max(...).values
+  f.s.free(combined);
+  const u64 probs = f.s.alloc(with_sink);
+  f.keep(probs);
+  f.drop(masked);  // attn_weights = dropout(scores): p = 0 returns the view
+  f.keep(vr);
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act));
+  f.s.free(shifted);  // combined_logits: to the return
+  const u64 contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(out);
+  if (kr != k) f.drop(kr);
+  if (vr != v) f.drop(vr);
+  held = probs;
+  return contiguous;
+}
+
 // create_causal_mask(allow_is_causal_skip=False): the seq x seq condition, for SDPA expanded to a batch x seq x
 // seq bool mask and made additive by torch.where (eager gets the additive one directly); then
 // masked_fill(alibi / sqrt(head_dim), causal_mask < -1, min) broadcasts to every head (modeling_falcon.py:763-786;

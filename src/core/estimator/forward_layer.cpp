@@ -225,7 +225,7 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
     }
     p.hidden = dropout(f, sum, m.hidden_size, width, m.residual_dropout);
   }
-  masks(f, p, kinds);
+  if (m.family != Family::Mamba) masks(f, p, kinds);  // MambaModel: no causal mask (the scan is causal)
   if (m.rotary_dims > 0 || m.alibi_mask) rotary_tables(f, p, workspace);
   if (workspace != 0) f.s.alloc(workspace, Use::Workspace);
   return p;
@@ -237,6 +237,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   if (m.family == Family::T5) return t5_block(f, kind, x, cache);
   if (m.family == Family::Swin) return swin_layer(f, kind, x);
+  if (m.family == Family::Mamba) return mamba_block(f, x, cache);
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   if (m.family == Family::Falcon) return falcon_sequential_layer(f, kind, x, cache);

@@ -244,6 +244,7 @@ u64 latent_attention(Forward& f, u64 input, CacheIds& cache) {
 
 void decode_layer(Forward& f, LayerKind kind, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
+  if (m.family == Family::Mamba) return;  // MambaCache: fixed-size conv and ssm states, updated in place
   const LayerDims d = layer_dims(f.r);
   if (m.mla.kv_lora_rank > 0) {
     const LatentAttention& l = m.mla;

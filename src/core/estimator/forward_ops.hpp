@@ -144,6 +144,9 @@ u64 fp32_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& hel
 // Falcon with alibi (FalconModel.forward): the causal mask materialised, ALiBi / sqrt(head_dim) filled into it:
 // one batch x heads x seq x seq mask in the embeddings' dtype, held to the forward's end (training: f.saved_mask).
 void falcon_alibi_mask(Forward& f, Prelude& p);
+// GPT-OSS's eager attention with sinks on q, k, v (`q_heads_major`: q already (batch, heads, seq, dim)): the context
+// made contiguous; `held` the probabilities (attn_weights, kept to the layer's end).
+u64 sink_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_major, u64& held);
 // Cohere's fp32 LayerNorm and Nemotron's LayerNorm1P (as norm()).
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
@@ -190,6 +193,9 @@ u64 t5_block(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // Swin (forward_swin.cpp): one block of stage kind.stage at that stage's width and tokens (f.q_len),
 // shifted windows every second block, the patch merging after a stage's last block; its output.
 u64 swin_layer(Forward& f, LayerKind kind, u64 x);
+// MambaBlock (forward_ssm.cpp): its RMSNorm, MambaMixer.slow_forward (no mamba-ssm / causal-conv1d kernels), the
+// residual sum (fp32 with residual_in_fp32); its output. With a cache, its conv and ssm states go to `cache`.
+u64 mamba_block(Forward& f, u64 x, CacheIds& cache);
 // Python gelu_new on `x` of `inter` elements per token (forward_mlp.cpp): its output.
 u64 new_gelu(Forward& f, u64 x, u64 inter);
 // The outputs of the model's head: the vocabulary (decoders, MLM, encoder-decoders) or the labels.

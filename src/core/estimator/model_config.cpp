@@ -84,6 +84,8 @@ Result<ModelConfig> parse_model(json cfg, const std::string& source) {
     return m;
   }
   m.family = family_of(m.model_type);
+  // a state-space model has no attention heads: one placeholder head (nothing is sized by it; ssm_config.cpp)
+  if (m.family == Family::Mamba && !cfg.contains("num_attention_heads")) cfg["num_attention_heads"] = 1;
   if (auto ok = read_common(m, cfg, source); !ok) return make_error(ok.error());
   if (auto ok = apply_family(m, cfg, source); !ok) return make_error(ok.error());
   if (auto ok = read_quantization(m, cfg, source); !ok) return make_error(ok.error());

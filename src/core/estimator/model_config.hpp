@@ -19,7 +19,7 @@ enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
   Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Xglm, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
-  Whisper, Cnn, Generic, FromHeaders
+  Whisper, Cnn, Mamba, GptOss, Ernie45, Glm, Generic, FromHeaders
 };
 
 // GPT-2's layout (wte + wpe, LayerNorms, fused c_attn, c_fc / c_proj, dropout): GPT-2 and GPT-BigCode (multi-query).
@@ -110,6 +110,18 @@ struct EncoderParts {
                                        // num_layers / shared_layers times in a row; 0: every layer its own
 };
 
+// A selective state-space layer (Mamba, FalconMamba: MambaMixer in modeling_mamba.py) in place of attention and MLP.
+struct SsmParts {
+  std::uint64_t inner = 0;        // intermediate_size (expand x hidden_size): in_proj makes 2 x this (x and the gate)
+  std::uint64_t state = 16;       // state_size: N of the discretised A and B, (batch, inner, seq, N) each
+  std::uint64_t conv_kernel = 4;  // conv_kernel: the causal depthwise conv1d's width (padding kernel - 1)
+  std::uint64_t dt_rank = 0;      // time_step_rank: x_proj's time-step columns, dt_proj's input
+  bool conv_bias = true;          // use_conv_bias
+  bool proj_bias = false;         // use_bias: in_proj and out_proj biases
+  bool residual_fp32 = true;      // residual_in_fp32: MambaBlock's residual (and so the layers' outputs) in fp32
+  bool bc_norm = false;           // FalconMamba: rms_forward on B, C and the time step (no weight)
+};
+
 // A weight tensor read from a safetensors header (model directories).
 struct HeaderTensor {
   std::string name;
@@ -141,6 +153,7 @@ struct ModelConfig {
   Task task = Task::CausalLm;           // the head the weights include (estimate() sets it from Options::task)
   EncoderParts enc;                     // encoders, encoder-decoders, vision models
   CnnParts cnn;                         // convolutional classifiers (kind Cnn)
+  SsmParts ssm;                         // state-space models (family Mamba)
   std::uint64_t hidden_size = 0;
   std::uint64_t num_layers = 0;
   std::uint64_t num_heads = 0;
@@ -194,6 +207,9 @@ struct ModelConfig {
   bool scaled_residual = false;         // Granite: residual + branch * residual_multiplier
   bool scaled_logits = false;           // Granite (/ logits_scaling), Cohere (* logit_scale): a logits-sized tensor
   bool fused_gate_up = false;           // GLM-4 (like Phi-3): one gate_up_proj Linear
+  bool attention_sinks = false;         // GPT-OSS: a learned sink logit per head concatenated to the scores, softmax in
+                                        // the scores' dtype (its own eager attention: no SDPA)
+  bool expert_biases = false;           // GPT-OSS: the router's and the experts' gate_up / down biases
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
   Quantization quant;                   // quantization_config of the checkpoint
   std::vector<HeaderTensor> header_tensors;  // FromHeaders: the checkpoint's tensors

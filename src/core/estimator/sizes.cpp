@@ -122,8 +122,8 @@ Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std
 }
 
 AttentionPath attention_path(const ModelConfig& m, const Options& o, LayerKind kind) {
-  if (o.attention == Attention::Eager || m.alibi || m.fp32_attention || m.family == Family::Mpt) {
-    return AttentionPath::Eager;  // BLOOM, GPT-J, MPT: their own
+  if (o.attention == Attention::Eager || m.alibi || m.fp32_attention || m.family == Family::Mpt || m.attention_sinks) {
+    return AttentionPath::Eager;  // BLOOM, GPT-J, MPT, GPT-OSS: their own
   }
   // Falcon 7B passes its one key/value head to SDPA as a broadcast, which only the math kernel takes.
   if (m.family == Family::Falcon && m.num_kv_heads == 1 && m.num_heads > 1) return AttentionPath::Math;
