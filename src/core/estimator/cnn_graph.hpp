@@ -27,6 +27,7 @@ enum class CnnOpKind : std::uint8_t {
   BiasParam,   // x + a parameter of C elements (GRN's bias): nothing saved
   MaxPool,     // MaxPool2d: saves its input and int64 indices of its output
   AvgPool,     // adaptive / global average pooling, mean over H x W: nothing saved
+  Pool,        // AvgPool2d(k, stride 1, k // 2) keeping the size (PoolFormer's token mixer): saves its input
   Pad,         // F.pad / ZeroPad2d: a copy (even with nothing to pad), nothing saved
   Dropout,     // training with p > 0: a bool mask saved, a new output (in place: none)
   VectorNorm,  // GRN's torch.linalg.vector_norm over H x W (fp32 under autocast): saves input and output
@@ -48,6 +49,7 @@ struct CnnOp {
   CnnConv conv;
   bool permuted_input = false;             // LayerNorm on a permuted view (ConvNeXt)
   bool in_place = false;                   // Dropout(inplace=True)
+  bool standardized = false;               // Conv: BiT's WeightStandardizedConv2d (F.batch_norm over the weight first)
   std::uint64_t channels = 0;              // BatchNorm / LayerNorm: the statistics' count per sample
 };
 

@@ -138,9 +138,20 @@ class CnnStep {
     const int x = op.in0;
     u64 cast = 0;
     if (dtype_[x] != r_.compute_bytes) cast = s_.alloc(bytes(x, r_.compute_bytes));
+    // BiT's WeightStandardizedConv2d (modeling_bit.py): F.batch_norm(weight.reshape(1, out, -1), training=True) makes
+    // a weight-sized tensor in the parameters' dtype (batch_norm is on no autocast list) and its fp32 mean and
+    // inverse std per output channel; the convolution saves it (under autocast its 16-bit copy, made per call: not
+    // a leaf, so not cached)
+    u64 standardized = 0;
+    std::vector<u64> statistics;
+    if (op.standardized && !op.params.empty()) {
+      standardized = s_.alloc(saturating_mul(op.params[0], r_.param_bytes), Use::Cast);
+      statistics = {s_.alloc(saturating_mul(op.conv.c_out, 4)), s_.alloc(saturating_mul(op.conv.c_out, 4))};
+    }
     std::vector<u64> weight_casts;
     if (r_.amp) {
       for (u64 p : op.params) weight_casts.push_back(s_.alloc(saturating_mul(p, 2), Use::Cast));
+      s_.free(standardized), standardized = 0;
     }
     make(op.out, r_.compute_bytes);
     if (op.kind == CnnOpKind::Conv) transient(conv_workspace(op, capture::ConvPass::Forward));
@@ -149,9 +160,13 @@ class CnnStep {
       if (cast != 0) extras_[i].push_back(cast);
       else save(i, x, true);
       extras_[i].insert(extras_[i].end(), weight_casts.begin(), weight_casts.end());
+      if (standardized != 0) extras_[i].push_back(standardized);
+      extras_[i].insert(extras_[i].end(), statistics.begin(), statistics.end());
     } else {  // autocast caches the casts of leaf parameters (requires_grad, even under no_grad) until its region exits
       s_.free(cast);
-      region_casts_.insert(region_casts_.end(), weight_casts.begin(), weight_casts.end());
+      s_.free(standardized), s_.free(statistics);
+      if (op.standardized) s_.free(weight_casts);
+      else region_casts_.insert(region_casts_.end(), weight_casts.begin(), weight_casts.end());
     }
     consume(x);
     for (int t : op.keeps) consume(t);
@@ -218,6 +233,10 @@ class CnnStep {
         break;
       case CnnOpKind::AvgPool:
       case CnnOpKind::Pad: make(op.out, dtype_[x]); break;
+      case CnnOpKind::Pool:  // avg_pool2d's backward reads its input (derivatives.yaml)
+        make(op.out, dtype_[x]);
+        if (training) save(i, x, true);
+        break;
       case CnnOpKind::VectorNorm:  // autocast runs norms in fp32
         make(op.out, r_.amp ? 4 : dtype_[x]);
         if (training) save(i, x, true), save(i, op.out, true);
@@ -296,6 +315,9 @@ class CnnStep {
   void param_grads(const CnnOp& op, bool via_cast) {
     for (u64 p : op.params) {
       const u64 half = via_cast ? s_.alloc(saturating_mul(p, 2)) : 0;
+      // a standardised weight's gradient goes through batch_norm's backward into the weight's (one more tensor)
+      const u64 through = op.standardized && p == op.params.front() ? s_.alloc(saturating_mul(p, r_.param_bytes)) : 0;
+      s_.free(through);
       grads_.push_back(s_.alloc(saturating_mul(p, r_.param_bytes), Use::Gradient));
       s_.free(half);
     }
@@ -375,6 +397,7 @@ class CnnStep {
         fresh(x, bytes(x));
         break;
       case CnnOpKind::AvgPool:
+      case CnnOpKind::Pool:
       case CnnOpKind::Pad: fresh(x, bytes(x)); break;
       case CnnOpKind::VectorNorm:
         fresh(x, bytes(x, dtype_[op.out]));
