@@ -40,6 +40,12 @@ TEST(EstimatorVisionRound7, MobileNetV1IsEstimated) {
   vramdoc::test::expect_cases_within(kSet, {{"083-mobilenetv1-image-cls-train-amp_bf16", {0.01, 0.13}}}, true);
 }
 
+// modeling_mobilevit.py: +87 % as the generic ConvNeXt-style CNN (its neck_hidden_sizes); its inverted residuals,
+// the MobileViTLayers' unfold / eager-attention transformer / fold / fusion, op by op. Process -8 % (reserved).
+TEST(EstimatorVisionRound7, MobileVitRunsItsTransformerBlocks) {
+  vramdoc::test::expect_cases_within(kSet, {{"090-mobilevit-s-image-cls-train-bf16", {0.01, 0.09}}}, true);
+}
+
 // PVT v2 and CvT were refused ("missing field 'vocab_size'"): their per-stage lists (depths / depth,
 // hidden_sizes / embed_dim, num_attention_heads / num_heads, strides / patch_stride) are read as the Swin-style
 // stand-in, with the generic margin's warning.

@@ -88,6 +88,20 @@ class Builder {
   }
   Fm sigmoid(const Fm& x) { return unary(CnnOpKind::Sigmoid, x); }
   Fm pool_same(const Fm& x) { return unary(CnnOpKind::Pool, x); }
+  Fm cat(const Fm& a, const Fm& b) {  // along the channels
+    Fm y{-1, a.c + b.c, a.h, a.w};
+    y.t = tensor(y.c, y.h, y.w);
+    push(node(CnnOpKind::Cat, a.t, b.t, y.t));
+    return y;
+  }
+  // Eager attention over tokens laid out as (channels = width, h = tokens, w = independent sequences per sample).
+  Fm attention(const Fm& q, const Fm& k, const Fm& v, u64 heads) {
+    Fm y = like(q);
+    CnnOp op = node(CnnOpKind::Attention, q.t, k.t, y.t);
+    op.in2 = v.t, op.channels = saturating_mul(saturating_mul(heads, q.w), saturating_mul(q.h, q.h));
+    push(std::move(op));
+    return y;
+  }
   Fm add_in_place(const Fm& a, const Fm& b) { return binary(CnnOpKind::AddInPlace, a, b); }
   Fm add(const Fm& a, const Fm& b) { return binary(CnnOpKind::Add, a, b); }
   Fm mul(const Fm& a, const Fm& b) { return binary(CnnOpKind::Mul, a, b); }
@@ -201,5 +215,6 @@ inline u64 make_divisible(double value, u64 divisor, u64 min_value) {
 void bit(Builder& b, const CnnParts& p, Fm x);
 void mobilenet_v1(Builder& b, const CnnParts& p, Fm x);
 void poolformer(Builder& b, const CnnParts& p, Fm x);
+void mobilevit(Builder& b, const CnnParts& p, Fm x);
 
 }  // namespace vramdoc::estimator::cnn_build

@@ -24,7 +24,7 @@ struct CnnType {
   std::string_view model_type;
   CnnArch arch;
 };
-constexpr std::array<CnnType, 9> kCnnTypes = {{{"resnet", CnnArch::ResNet},
+constexpr std::array<CnnType, 10> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"regnet", CnnArch::RegNet},
                                                 {"convnext", CnnArch::ConvNext},
                                                 {"convnextv2", CnnArch::ConvNextV2},
@@ -32,7 +32,8 @@ constexpr std::array<CnnType, 9> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"mobilenet_v2", CnnArch::MobileNetV2},
                                                 {"bit", CnnArch::Bit},
                                                 {"mobilenet_v1", CnnArch::MobileNetV1},
-                                                {"poolformer", CnnArch::PoolFormer}}};
+                                                {"poolformer", CnnArch::PoolFormer},
+                                                {"mobilevit", CnnArch::MobileViT}}};
 
 // A list of positive integers below `max` (a stage's depths or widths), or `fallback` when absent.
 Result<std::vector<u64>> sizes(const json& cfg, const char* name, const std::string& source, std::vector<u64> fallback,
@@ -177,6 +178,30 @@ void read_poolformer(CnnParts& p, const json& cfg, const std::string& source, st
   }
 }
 
+// configuration_mobilevit.py's defaults (MobileViT-S).
+void read_mobilevit(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  take(sizes(cfg, "neck_hidden_sizes", source, {16, 32, 64, 96, 128, 160, 640}), p.neck, error);
+  take(sizes(cfg, "hidden_sizes", source, {144, 192, 240}), p.widths, error);
+  take(size(cfg, "num_attention_heads", source, 4, 1ULL << 12), p.heads, error);
+  take(size(cfg, "patch_size", source, 2, 1ULL << 10), p.patch, error);
+  take(size(cfg, "conv_kernel_size", source, 3, 64), p.kernel_size, error);
+  take(number(cfg, "mlp_ratio", source, 2.0), p.mlp_ratio, error);
+  take(number(cfg, "expand_ratio", source, 4.0), p.expand_ratio, error);
+  p.hidden_dropout = fields::fraction(cfg, "hidden_dropout_prob", 0.1);
+  p.classifier_dropout = fields::fraction(cfg, "classifier_dropout_prob", 0.1);
+  p.qkv_bias = fields::flag(cfg, "qkv_bias", true);
+  p.act = string_or(cfg, "hidden_act", "silu");
+  if (error.empty() && (p.neck.size() < 6 || p.widths.size() < 3)) {
+    error = "fields 'neck_hidden_sizes' (6 or 7 widths) and 'hidden_sizes' (3) in " + source + " are too short for MobileViT";
+  }
+  if (error.empty()) {
+    for (u64 w : p.widths) {
+      if (w % p.heads != 0) error = "field 'num_attention_heads' in " + source + " does not divide hidden_sizes";
+    }
+  }
+  p.depths = {2, 4, 3};  // MobileViTEncoder's transformer layers per MobileViTLayer (modelling code, not config)
+}
+
 }  // namespace
 
 std::string_view cnn_arch_name(CnnArch arch) {
@@ -207,7 +232,8 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   if (!known) {  // the stand-in, by what the config holds: a pooling mixer, GroupNorm with weight standardisation, else
     // ConvNeXt-style stages of width hidden_sizes with a 4x MLP per layer
     const std::string layer_type = string_or(cfg, "layer_type", "");
-    p.arch = cfg.contains("pool_size") ? CnnArch::PoolFormer
+    p.arch = cfg.contains("neck_hidden_sizes") && cfg.contains("hidden_sizes") ? CnnArch::MobileViT
+             : cfg.contains("pool_size")                                     ? CnnArch::PoolFormer
              : cfg.contains("global_padding") || (cfg.contains("num_groups") && (layer_type == "bottleneck" || layer_type == "preactivation"))
                  ? CnnArch::Bit
                  : CnnArch::ConvNext;
@@ -266,6 +292,7 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
       break;
     case CnnArch::Bit: read_bit(p, cfg, source, error); break;
     case CnnArch::PoolFormer: read_poolformer(p, cfg, source, error); break;
+    case CnnArch::MobileViT: read_mobilevit(p, cfg, source, error); break;
   }
   if (!error.empty()) return make_error(error);
   u64 depth = 0;
@@ -279,7 +306,8 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   m.num_layers = graph->layers;
   if (!known) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
-                         ": estimated as a generic CNN (" + std::string(p.arch == CnnArch::PoolFormer ? "PoolFormer-style pooling stages"
+                         ": estimated as a generic CNN (" + std::string(p.arch == CnnArch::MobileViT    ? "MobileViT-style convolutions around transformers"
+                                                            : p.arch == CnnArch::PoolFormer ? "PoolFormer-style pooling stages"
                                                             : p.arch == CnnArch::Bit ? "BiT-style weight-standardised ResNet stages"
                                                                                      : "ConvNeXt-style stages") +
                          " of its depths and hidden_sizes): expect +-30 %");

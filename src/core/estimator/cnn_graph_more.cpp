@@ -158,4 +158,68 @@ void poolformer(Builder& b, const CnnParts& p, Fm x) {
   classifier(b, b.avgpool(norm(x)), p.labels);
 }
 
+// modeling_mobilevit.py. MobileViTConvLayer: conv (padding (k - 1) / 2, bias=False by default), [BatchNorm],
+// [act]. MobileViTInvertedResidual: 1x1 expand to make_divisible(round(in x expand_ratio), 8), 3x3 depthwise (stride),
+// 1x1 reduce without act, + the input where stride 1 and in == out. MobileViTLayer: [a stride-2 inverted residual],
+// conv_kxk, conv_1x1 to the transformer's width (no norm, no act), unfolding into patch_size^2 sequences of the
+// patches (two reshape copies), the transformer layers (pre-norm; query / key / value Linears, eager
+// softmax(q k^T / sqrt(d)) v, dense + dropout + residual; layernorm_after, Linear to int(width x mlp_ratio) + act,
+// Linear + dropout + residual), a LayerNorm, folding back (two copies), conv_projection (1x1 conv + BN + act), fusion
+// (cat(residual, features): 3x3 conv + BN + act). MobileViTEncoder: layer1 one, layer2 three inverted residuals,
+// layer3-5 MobileViTLayers of 2, 4, 3 transformer layers; conv_1x1_exp (neck[6]); mean over H x W; in-place dropout,
+// the classifier.
+void mobilevit(Builder& b, const CnnParts& p, Fm x) {
+  const CnnAct a = act_of(p.act);
+  const auto conv_layer = [&](const Fm& in, u64 c_out, u64 k, u64 stride, u64 groups, bool norm, bool act) {
+    Fm y = b.conv(in, c_out, k, stride, (k - 1) / 2, groups, false);
+    if (norm) y = b.bn(y);
+    if (act) y = b.act(y, a);
+    b.hold_until_now(in.t);
+    return y;
+  };
+  const auto inverted = [&](Fm in, u64 out, u64 stride) {
+    const u64 wide = make_divisible(std::nearbyint(static_cast<double>(in.c) * p.expand_ratio), 8, 8);
+    Fm h = conv_layer(in, wide, 1, 1, 1, true, true);
+    h = conv_layer(h, wide, 3, stride, wide, true, true);
+    h = conv_layer(h, out, 1, 1, 1, true, false);
+    if (stride == 1 && in.c == out) return b.add(in, h);
+    b.hold_until_now(in.t);  // `residual = features` until the block returns
+    return h;
+  };
+  const auto dropout = [&](const Fm& in) { return b.dropout(in, p.hidden_dropout, false); };
+  x = conv_layer(x, p.neck[0], 3, 2, 1, true, true);
+  x = inverted(x, p.neck[1], 1), ++b.g.layers;
+  for (int i = 0; i < 3; ++i) x = inverted(x, p.neck[2], i == 0 ? 2 : 1), ++b.g.layers;
+  for (std::size_t s = 0; s < 3; ++s) {
+    const u64 out = p.neck[3 + s], width = p.widths[s];
+    x = inverted(x, out, 2);
+    const Fm residual = x;
+    Fm f = conv_layer(x, out, p.kernel_size, 1, 1, true, true);
+    f = conv_layer(f, width, 1, 1, 1, false, false);
+    // unfolding: (B, C, H, W) -> (B x patch_area, patches, C); the image's side is divisible by the patch here
+    const u64 area = p.patch * p.patch, patches = (f.h / std::max<u64>(p.patch, 1)) * (f.w / std::max<u64>(p.patch, 1));
+    Fm t = b.pad(f, 0, 0);  // reshape(B, C, patches, area) of a transposed view: a copy
+    t = b.pad(t, 0, 0);     // reshape(B x area, patches, C) after transpose(1, 3): a copy
+    t.h = patches, t.w = area;
+    for (u64 l = 0; l < p.depths[s]; ++l) {
+      const Fm n = b.layernorm(t, false);
+      const Fm q = b.linear(n, width, p.qkv_bias), k = b.linear(n, width, p.qkv_bias), v = b.linear(n, width, p.qkv_bias);
+      Fm h = dropout(b.linear(b.attention(q, k, v, p.heads), width));
+      t = b.add(h, t);
+      h = b.act(b.linear(b.layernorm(t, false), static_cast<u64>(static_cast<double>(width) * p.mlp_ratio)), a);
+      h = dropout(b.linear(h, width));
+      t = b.add(h, t);
+      ++b.g.layers;
+    }
+    t = b.layernorm(t, false);
+    Fm folded = b.pad(t, 0, 0);  // folding: reshape(B x C x patches_h, patches_w, ph, pw) of a transposed view: a copy
+    folded = b.pad(folded, 0, 0);  // reshape(B, C, H, W) after transpose(1, 2): a copy
+    folded.h = f.h, folded.w = f.w;
+    f = conv_layer(folded, out, 1, 1, 1, true, true);
+    x = conv_layer(b.cat(residual, f), out, p.kernel_size, 1, 1, true, true);
+  }
+  if (p.neck.size() > 6) x = conv_layer(x, p.neck[6], 1, 1, 1, true, true);
+  classifier(b, b.dropout(b.avgpool(x), p.classifier_dropout, true), p.labels);
+}
+
 }  // namespace vramdoc::estimator::cnn_build

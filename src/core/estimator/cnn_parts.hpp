@@ -8,7 +8,7 @@
 
 namespace vramdoc::estimator {
 
-enum class CnnArch { ResNet, RegNet, ConvNext, ConvNextV2, EfficientNet, MobileNetV2, Bit, MobileNetV1, PoolFormer };
+enum class CnnArch { ResNet, RegNet, ConvNext, ConvNextV2, EfficientNet, MobileNetV2, Bit, MobileNetV1, PoolFormer, MobileViT };
 
 struct CnnParts {
   CnnArch arch = CnnArch::ResNet;
@@ -45,6 +45,11 @@ struct CnnParts {
   std::vector<std::uint64_t> patch_sizes, patch_strides, paddings;
   std::uint64_t pool_size = 3;
   double mlp_ratio = 4.0;
+  // MobileViT (configuration_mobilevit.py): neck_hidden_sizes, transformer widths in `widths` (hidden_sizes)
+  std::vector<std::uint64_t> neck;
+  std::uint64_t heads = 4, kernel_size = 3;
+  double hidden_dropout = 0.1;
+  bool qkv_bias = true;
   // A speech encoder's convolutional feature extractor over the raw samples (wav2vec2, HuBERT, WavLM: conv_dim,
   // conv_kernel, conv_stride, conv_bias, feat_extract_norm); `audio` marks a model that has one.
   bool audio = false;

@@ -28,7 +28,8 @@ class CnnStep {
     grad_.assign(n, 0), needs_grad_.assign(n, false), extras_.resize(g.ops.size()), saved_.resize(g.ops.size());
     for (std::size_t t = 0; t < n; ++t) elements_[t] = saturating_mul(g.tensors[t], r.batch);
     for (const CnnOp& op : g.ops) {
-      needs_grad_[op.out] = !op.params.empty() || (op.in0 >= 0 && needs_grad_[op.in0]) || (op.in1 >= 0 && needs_grad_[op.in1]);
+      needs_grad_[op.out] = !op.params.empty() || (op.in0 >= 0 && needs_grad_[op.in0]) || (op.in1 >= 0 && needs_grad_[op.in1]) ||
+                            (op.in2 >= 0 && needs_grad_[op.in2]);
     }
   }
 
@@ -89,6 +90,7 @@ class CnnStep {
     for (const CnnOp& op : g_.ops) {
       if (op.in0 >= 0) ++uses_[op.in0];
       if (op.in1 >= 0) ++uses_[op.in1];
+      if (op.in2 >= 0) ++uses_[op.in2];
       for (int t : op.keeps) ++uses_[t];
     }
     ++uses_[g_.logits];  // the loss (training) or the caller (inference) reads the logits
@@ -233,6 +235,21 @@ class CnnStep {
         break;
       case CnnOpKind::AvgPool:
       case CnnOpKind::Pad: make(op.out, dtype_[x]); break;
+      case CnnOpKind::Cat: make(op.out, wider(dtype_[x], dtype_[y])); break;
+      case CnnOpKind::Attention: {  // modeling_mobilevit.py MobileViTSelfAttention (eager)
+        const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
+        const u64 raw = s_.alloc(scores), scaled = s_.alloc(scores);  // matmul(q, k^T), / sqrt(head size)
+        s_.free(raw);
+        const u64 probs = s_.alloc(scores);  // softmax: its output saved (attention dropout 0: the same tensor)
+        s_.free(scaled);
+        const u64 context = s_.alloc(bytes(x));  // matmul(probs, v), then permute(0, 2, 1, 3).contiguous()
+        make(op.out, dtype_[x]);
+        s_.free(context);
+        if (training) save(i, x, true), save(i, y, true), save(i, op.in2, true), extras_[i].push_back(probs);
+        else s_.free(probs);
+        consume(op.in2);
+        break;
+      }
       case CnnOpKind::Pool:  // avg_pool2d's backward reads its input (derivatives.yaml)
         make(op.out, dtype_[x]);
         if (training) save(i, x, true);
@@ -399,6 +416,19 @@ class CnnStep {
       case CnnOpKind::AvgPool:
       case CnnOpKind::Pool:
       case CnnOpKind::Pad: fresh(x, bytes(x)); break;
+      case CnnOpKind::Cat: deliver(x, gout), deliver(y, gout); break;  // narrow views of the gradient
+      case CnnOpKind::Attention: {  // matmul(probs, v)'s backward, softmax's, the scale's, matmul(q, k^T)'s
+        const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
+        const u64 grad_probs = s_.alloc(scores);
+        fresh(op.in2, bytes(op.in2));
+        const u64 grad_scores = s_.alloc(scores);
+        s_.free(grad_probs);
+        const u64 grad_raw = s_.alloc(scores);
+        s_.free(grad_scores);
+        fresh(x, bytes(x)), fresh(y, bytes(y));
+        s_.free(grad_raw);
+        break;
+      }
       case CnnOpKind::VectorNorm:
         fresh(x, bytes(x, dtype_[op.out]));
         break;
