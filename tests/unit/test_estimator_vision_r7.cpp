@@ -46,6 +46,13 @@ TEST(EstimatorVisionRound7, MobileVitRunsItsTransformerBlocks) {
   vramdoc::test::expect_cases_within(kSet, {{"090-mobilevit-s-image-cls-train-bf16", {0.01, 0.09}}}, true);
 }
 
+// modeling_focalnet.py: +20 % as the generic ConvNeXt-style CNN; its focal modulation (projection_in's output held
+// by the views autograd saves, the focal levels' depthwise convolutions and gated sums, the global context), the
+// float gammas' copies and the drop path's two tensors in training.
+TEST(EstimatorVisionRound7, FocalNetRunsItsFocalModulation) {
+  vramdoc::test::expect_cases_within(kSet, {{"089-focalnet-t-image-cls-train-bf16", {0.02, 0.04}}}, true);
+}
+
 // PVT v2 and CvT were refused ("missing field 'vocab_size'"): their per-stage lists (depths / depth,
 // hidden_sizes / embed_dim, num_attention_heads / num_heads, strides / patch_stride) are read as the Swin-style
 // stand-in, with the generic margin's warning.

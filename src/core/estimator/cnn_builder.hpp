@@ -154,6 +154,7 @@ class Builder {
   void hold_until_now(int t) {
     if (!g.ops.empty()) g.ops.back().keeps.push_back(t);
   }
+  bool training() const { return training_; }
   void fail(const std::string& why) {
     if (error.empty()) error = why;
   }
@@ -216,5 +217,6 @@ void bit(Builder& b, const CnnParts& p, Fm x);
 void mobilenet_v1(Builder& b, const CnnParts& p, Fm x);
 void poolformer(Builder& b, const CnnParts& p, Fm x);
 void mobilevit(Builder& b, const CnnParts& p, Fm x);
+void focalnet(Builder& b, const CnnParts& p, Fm x);
 
 }  // namespace vramdoc::estimator::cnn_build

@@ -24,7 +24,7 @@ struct CnnType {
   std::string_view model_type;
   CnnArch arch;
 };
-constexpr std::array<CnnType, 10> kCnnTypes = {{{"resnet", CnnArch::ResNet},
+constexpr std::array<CnnType, 11> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"regnet", CnnArch::RegNet},
                                                 {"convnext", CnnArch::ConvNext},
                                                 {"convnextv2", CnnArch::ConvNextV2},
@@ -33,7 +33,8 @@ constexpr std::array<CnnType, 10> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"bit", CnnArch::Bit},
                                                 {"mobilenet_v1", CnnArch::MobileNetV1},
                                                 {"poolformer", CnnArch::PoolFormer},
-                                                {"mobilevit", CnnArch::MobileViT}}};
+                                                {"mobilevit", CnnArch::MobileViT},
+                                                {"focalnet", CnnArch::FocalNet}}};
 
 // A list of positive integers below `max` (a stage's depths or widths), or `fallback` when absent.
 Result<std::vector<u64>> sizes(const json& cfg, const char* name, const std::string& source, std::vector<u64> fallback,
@@ -202,6 +203,25 @@ void read_mobilevit(CnnParts& p, const json& cfg, const std::string& source, std
   p.depths = {2, 4, 3};  // MobileViTEncoder's transformer layers per MobileViTLayer (modelling code, not config)
 }
 
+// configuration_focalnet.py's defaults (FocalNet-T).
+void read_focalnet(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  take(sizes(cfg, "depths", source, {2, 2, 6, 2}, kMaxLayers + 1), p.depths, error);
+  take(size(cfg, "embed_dim", source, 96), p.stem, error);
+  take(size(cfg, "patch_size", source, 4, 1ULL << 10), p.patch, error);
+  take(sizes(cfg, "focal_levels", source, std::vector<u64>(p.depths.size(), 2), 64, 0), p.focal_levels, error);
+  take(sizes(cfg, "focal_windows", source, std::vector<u64>(p.depths.size(), 3), 64), p.focal_windows, error);
+  take(number(cfg, "mlp_ratio", source, 4.0), p.mlp_ratio, error);
+  p.layer_scale = fields::flag(cfg, "use_layerscale", false);
+  p.normalize_modulator = fields::flag(cfg, "normalize_modulator", false);
+  p.post_norm_in_modulation = fields::flag(cfg, "use_post_layernorm_in_modulation", false);
+  p.drop_path = fields::fraction(cfg, "drop_path_rate", 0.1);
+  p.act = string_or(cfg, "hidden_act", "gelu");
+  if (error.empty() && (p.depths.empty() || p.focal_levels.size() < p.depths.size() || p.focal_windows.size() < p.depths.size())) {
+    error = "fields 'focal_levels' and 'focal_windows' in " + source + " must have one entry per stage of 'depths'";
+  }
+  for (std::size_t s = 0; error.empty() && s < p.depths.size(); ++s) p.widths.push_back(saturating_mul(p.stem, 1ULL << std::min<std::size_t>(s, 20)));
+}
+
 }  // namespace
 
 std::string_view cnn_arch_name(CnnArch arch) {
@@ -216,7 +236,8 @@ bool is_cnn_config(std::string_view model_type, const json& cfg) {
     if (t.model_type == model_type) return true;
   }
   // an unknown hierarchical model with stages and no transformer heads (a CNN of another name)
-  if (cfg.contains("pool_size") && cfg.contains("hidden_sizes")) return true;  // a pooling token mixer (PoolFormer-style)
+  if (cfg.contains("pool_size") && cfg.contains("hidden_sizes")) return true;
+  if (cfg.contains("focal_levels") && cfg.contains("depths")) return true;  // focal modulation (FocalNet-style)  // a pooling token mixer (PoolFormer-style)
   const auto heads = cfg.find("num_attention_heads");
   const bool stages = cfg.contains("depths") && cfg.contains("hidden_sizes") && (heads == cfg.end() || heads->is_null()) &&
                       !cfg.contains("num_heads") && !cfg.contains("hidden_size");
@@ -232,7 +253,8 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   if (!known) {  // the stand-in, by what the config holds: a pooling mixer, GroupNorm with weight standardisation, else
     // ConvNeXt-style stages of width hidden_sizes with a 4x MLP per layer
     const std::string layer_type = string_or(cfg, "layer_type", "");
-    p.arch = cfg.contains("neck_hidden_sizes") && cfg.contains("hidden_sizes") ? CnnArch::MobileViT
+    p.arch = cfg.contains("focal_levels")                                       ? CnnArch::FocalNet
+             : cfg.contains("neck_hidden_sizes") && cfg.contains("hidden_sizes") ? CnnArch::MobileViT
              : cfg.contains("pool_size")                                     ? CnnArch::PoolFormer
              : cfg.contains("global_padding") || (cfg.contains("num_groups") && (layer_type == "bottleneck" || layer_type == "preactivation"))
                  ? CnnArch::Bit
@@ -293,6 +315,7 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
     case CnnArch::Bit: read_bit(p, cfg, source, error); break;
     case CnnArch::PoolFormer: read_poolformer(p, cfg, source, error); break;
     case CnnArch::MobileViT: read_mobilevit(p, cfg, source, error); break;
+    case CnnArch::FocalNet: read_focalnet(p, cfg, source, error); break;
   }
   if (!error.empty()) return make_error(error);
   u64 depth = 0;
@@ -306,7 +329,8 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   m.num_layers = graph->layers;
   if (!known) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
-                         ": estimated as a generic CNN (" + std::string(p.arch == CnnArch::MobileViT    ? "MobileViT-style convolutions around transformers"
+                         ": estimated as a generic CNN (" + std::string(p.arch == CnnArch::FocalNet     ? "FocalNet-style focal modulation stages"
+                                                            : p.arch == CnnArch::MobileViT    ? "MobileViT-style convolutions around transformers"
                                                             : p.arch == CnnArch::PoolFormer ? "PoolFormer-style pooling stages"
                                                             : p.arch == CnnArch::Bit ? "BiT-style weight-standardised ResNet stages"
                                                                                      : "ConvNeXt-style stages") +

@@ -272,6 +272,7 @@ Result<CnnGraph> build_cnn_graph(const CnnParts& parts, std::uint64_t image_size
     case CnnArch::MobileNetV1: mobilenet_v1(b, parts, x); break;
     case CnnArch::PoolFormer: poolformer(b, parts, x); break;
     case CnnArch::MobileViT: mobilevit(b, parts, x); break;
+    case CnnArch::FocalNet: focalnet(b, parts, x); break;
   }
   if (!b.error.empty()) return make_error(b.error + " (image size " + std::to_string(image_size) + ")");
   return std::move(b.g);

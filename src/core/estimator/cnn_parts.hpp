@@ -8,7 +8,7 @@
 
 namespace vramdoc::estimator {
 
-enum class CnnArch { ResNet, RegNet, ConvNext, ConvNextV2, EfficientNet, MobileNetV2, Bit, MobileNetV1, PoolFormer, MobileViT };
+enum class CnnArch { ResNet, RegNet, ConvNext, ConvNextV2, EfficientNet, MobileNetV2, Bit, MobileNetV1, PoolFormer, MobileViT, FocalNet };
 
 struct CnnParts {
   CnnArch arch = CnnArch::ResNet;
@@ -50,6 +50,9 @@ struct CnnParts {
   std::uint64_t heads = 4, kernel_size = 3;
   double hidden_dropout = 0.1;
   bool qkv_bias = true;
+  // FocalNet (configuration_focalnet.py): embed_dim (in `stem`), per-stage focal_levels and focal_windows
+  std::vector<std::uint64_t> focal_levels, focal_windows;
+  bool normalize_modulator = false, post_norm_in_modulation = false;
   // A speech encoder's convolutional feature extractor over the raw samples (wav2vec2, HuBERT, WavLM: conv_dim,
   // conv_kernel, conv_stride, conv_bias, feat_extract_norm); `audio` marks a model that has one.
   bool audio = false;
