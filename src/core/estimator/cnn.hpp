@@ -25,6 +25,11 @@ Result<bool> read_audio_features(ModelConfig& m, const nlohmann::json& cfg, cons
 // A speech encoder: its transformer encoder as estimated for m's other fields, plus the feature extractor's
 // feature maps over --seq frames' samples (estimate_speech.cpp).
 Result<Estimate> estimate_speech(const ModelConfig& m, const Options& o);
+// A config that names an image (image_size, num_channels, patch sizes, an ...ForImageClassification class).
+bool looks_like_vision(const nlohmann::json& cfg);
+// A vision-looking config that no reader could read (`why`): m becomes the generic CNN stand-in (ConvNeXt-T's stages
+// at the config's image size, channels and labels), stand_in set, with a warning naming `why`; never refused.
+Result<bool> read_vision_fallback(ModelConfig& m, const nlohmann::json& cfg, const std::string& source, const std::string& why);
 // The CNN's name for messages ("resnet", ...).
 std::string_view cnn_arch_name(CnnArch arch);
 // Parameters of the classifier (sum of p.numel() over model.parameters()), at the config's image size.

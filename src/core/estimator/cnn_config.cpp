@@ -1,7 +1,9 @@
 // config.json -> CnnParts for the convolutional classifiers, with transformers 5.x's class defaults
 // (configuration_resnet.py, configuration_regnet.py, configuration_convnext.py, configuration_convnextv2.py,
 // configuration_efficientnet.py, configuration_mobilenet_v2.py) for the fields a config leaves out.
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include "core/estimator/cnn.hpp"
@@ -22,16 +24,21 @@ struct CnnType {
   std::string_view model_type;
   CnnArch arch;
 };
-constexpr std::array<CnnType, 6> kCnnTypes = {{{"resnet", CnnArch::ResNet},
+constexpr std::array<CnnType, 11> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"regnet", CnnArch::RegNet},
                                                 {"convnext", CnnArch::ConvNext},
                                                 {"convnextv2", CnnArch::ConvNextV2},
                                                 {"efficientnet", CnnArch::EfficientNet},
-                                                {"mobilenet_v2", CnnArch::MobileNetV2}}};
+                                                {"mobilenet_v2", CnnArch::MobileNetV2},
+                                                {"bit", CnnArch::Bit},
+                                                {"mobilenet_v1", CnnArch::MobileNetV1},
+                                                {"poolformer", CnnArch::PoolFormer},
+                                                {"mobilevit", CnnArch::MobileViT},
+                                                {"focalnet", CnnArch::FocalNet}}};
 
 // A list of positive integers below `max` (a stage's depths or widths), or `fallback` when absent.
 Result<std::vector<u64>> sizes(const json& cfg, const char* name, const std::string& source, std::vector<u64> fallback,
-                               u64 max = kMaxChannels) {
+                               u64 max = kMaxChannels, u64 min = 1) {
   const auto it = cfg.find(name);
   if (it == cfg.end() || it->is_null()) return fallback;
   const std::string where = "field '" + std::string(name) + "' in " + source;
@@ -39,7 +46,9 @@ Result<std::vector<u64>> sizes(const json& cfg, const char* name, const std::str
   std::vector<u64> out;
   for (const json& v : *it) {
     const double d = v.is_number() ? v.get<double>() : -1.0;
-    if (!std::isfinite(d) || d != std::floor(d) || d < 1) return make_error(where + " holds " + v.dump() + ": expected positive integers");
+    if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(min)) {
+      return make_error(where + " holds " + v.dump() + (min > 0 ? ": expected positive integers" : ": expected integers of 0 or more"));
+    }
     if (d >= static_cast<double>(max)) return make_error(where + " holds " + v.dump() + ": absurdly large (at most " + std::to_string(max - 1) + ")");
     out.push_back(static_cast<u64>(d));
   }
@@ -137,6 +146,82 @@ void read_mobilenet_v2(CnnParts& p, const json& cfg, const std::string& source, 
   p.classifier_dropout = fields::fraction(cfg, "classifier_dropout_prob", 0.8);
 }
 
+// configuration_bit.py's defaults: GroupNorm of 32, layer_type "preactivation", global_padding None.
+void read_bit(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  read_stages(p, cfg, source, {3, 4, 6, 3}, {256, 512, 1024, 2048}, error);
+  take(size(cfg, "embedding_size", source, 64), p.stem, error);
+  take(size(cfg, "num_groups", source, 32), p.num_groups, error);
+  take(number(cfg, "width_factor", source, 1.0), p.width_factor, error);
+  take(size(cfg, "output_stride", source, 32, 1ULL << 10), p.output_stride, error);
+  std::string padding = string_or(cfg, "global_padding", "");
+  std::transform(padding.begin(), padding.end(), padding.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  p.same_padding = padding == "SAME";
+  p.embedding_dynamic_padding = fields::flag(cfg, "embedding_dynamic_padding", false);
+  p.preactivation = string_or(cfg, "layer_type", "preactivation") != "bottleneck";
+  p.drop_path = fields::fraction(cfg, "drop_path_rate", 0.0);
+  p.act = string_or(cfg, "hidden_act", "relu");
+}
+
+// configuration_poolformer.py's defaults (PoolFormer-S12).
+void read_poolformer(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  read_stages(p, cfg, source, {2, 2, 6, 2}, {64, 128, 320, 512}, error);
+  take(sizes(cfg, "patch_sizes", source, {7, 3, 3, 3}, 1ULL << 10), p.patch_sizes, error);
+  take(sizes(cfg, "strides", source, {4, 2, 2, 2}, 1ULL << 10), p.patch_strides, error);
+  take(sizes(cfg, "padding", source, {2, 1, 1, 1}, 1ULL << 10, 0), p.paddings, error);
+  take(size(cfg, "pool_size", source, 3, 1ULL << 10), p.pool_size, error);
+  take(number(cfg, "mlp_ratio", source, 4.0), p.mlp_ratio, error);
+  p.layer_scale = fields::flag(cfg, "use_layer_scale", true);
+  p.drop_path = fields::fraction(cfg, "drop_path_rate", 0.0);
+  p.act = string_or(cfg, "hidden_act", "gelu");
+  if (error.empty() && (p.patch_sizes.size() < p.depths.size() || p.patch_strides.size() < p.depths.size() ||
+                        p.paddings.size() < p.depths.size())) {
+    error = "fields 'patch_sizes', 'strides' and 'padding' in " + source + " must have one entry per stage";
+  }
+}
+
+// configuration_mobilevit.py's defaults (MobileViT-S).
+void read_mobilevit(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  take(sizes(cfg, "neck_hidden_sizes", source, {16, 32, 64, 96, 128, 160, 640}), p.neck, error);
+  take(sizes(cfg, "hidden_sizes", source, {144, 192, 240}), p.widths, error);
+  take(size(cfg, "num_attention_heads", source, 4, 1ULL << 12), p.heads, error);
+  take(size(cfg, "patch_size", source, 2, 1ULL << 10), p.patch, error);
+  take(size(cfg, "conv_kernel_size", source, 3, 64), p.kernel_size, error);
+  take(number(cfg, "mlp_ratio", source, 2.0), p.mlp_ratio, error);
+  take(number(cfg, "expand_ratio", source, 4.0), p.expand_ratio, error);
+  p.hidden_dropout = fields::fraction(cfg, "hidden_dropout_prob", 0.1);
+  p.classifier_dropout = fields::fraction(cfg, "classifier_dropout_prob", 0.1);
+  p.qkv_bias = fields::flag(cfg, "qkv_bias", true);
+  p.act = string_or(cfg, "hidden_act", "silu");
+  if (error.empty() && (p.neck.size() < 6 || p.widths.size() < 3)) {
+    error = "fields 'neck_hidden_sizes' (6 or 7 widths) and 'hidden_sizes' (3) in " + source + " are too short for MobileViT";
+  }
+  if (error.empty()) {
+    for (u64 w : p.widths) {
+      if (w % p.heads != 0) error = "field 'num_attention_heads' in " + source + " does not divide hidden_sizes";
+    }
+  }
+  p.depths = {2, 4, 3};  // MobileViTEncoder's transformer layers per MobileViTLayer (modelling code, not config)
+}
+
+// configuration_focalnet.py's defaults (FocalNet-T).
+void read_focalnet(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  take(sizes(cfg, "depths", source, {2, 2, 6, 2}, kMaxLayers + 1), p.depths, error);
+  take(size(cfg, "embed_dim", source, 96), p.stem, error);
+  take(size(cfg, "patch_size", source, 4, 1ULL << 10), p.patch, error);
+  take(sizes(cfg, "focal_levels", source, std::vector<u64>(p.depths.size(), 2), 64, 0), p.focal_levels, error);
+  take(sizes(cfg, "focal_windows", source, std::vector<u64>(p.depths.size(), 3), 64), p.focal_windows, error);
+  take(number(cfg, "mlp_ratio", source, 4.0), p.mlp_ratio, error);
+  p.layer_scale = fields::flag(cfg, "use_layerscale", false);
+  p.normalize_modulator = fields::flag(cfg, "normalize_modulator", false);
+  p.post_norm_in_modulation = fields::flag(cfg, "use_post_layernorm_in_modulation", false);
+  p.drop_path = fields::fraction(cfg, "drop_path_rate", 0.1);
+  p.act = string_or(cfg, "hidden_act", "gelu");
+  if (error.empty() && (p.depths.empty() || p.focal_levels.size() < p.depths.size() || p.focal_windows.size() < p.depths.size())) {
+    error = "fields 'focal_levels' and 'focal_windows' in " + source + " must have one entry per stage of 'depths'";
+  }
+  for (std::size_t s = 0; error.empty() && s < p.depths.size(); ++s) p.widths.push_back(saturating_mul(p.stem, 1ULL << std::min<std::size_t>(s, 20)));
+}
+
 }  // namespace
 
 std::string_view cnn_arch_name(CnnArch arch) {
@@ -151,6 +236,8 @@ bool is_cnn_config(std::string_view model_type, const json& cfg) {
     if (t.model_type == model_type) return true;
   }
   // an unknown hierarchical model with stages and no transformer heads (a CNN of another name)
+  if (cfg.contains("pool_size") && cfg.contains("hidden_sizes")) return true;
+  if (cfg.contains("focal_levels") && cfg.contains("depths")) return true;  // focal modulation (FocalNet-style)  // a pooling token mixer (PoolFormer-style)
   const auto heads = cfg.find("num_attention_heads");
   const bool stages = cfg.contains("depths") && cfg.contains("hidden_sizes") && (heads == cfg.end() || heads->is_null()) &&
                       !cfg.contains("num_heads") && !cfg.contains("hidden_size");
@@ -163,7 +250,16 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   for (const auto& t : kCnnTypes) {
     if (t.model_type == m.model_type) p.arch = t.arch, known = true;
   }
-  if (!known) p.arch = CnnArch::ConvNext;  // the stand-in: stages of width hidden_sizes, a 4x MLP per layer
+  if (!known) {  // the stand-in, by what the config holds: a pooling mixer, GroupNorm with weight standardisation, else
+    // ConvNeXt-style stages of width hidden_sizes with a 4x MLP per layer
+    const std::string layer_type = string_or(cfg, "layer_type", "");
+    p.arch = cfg.contains("focal_levels")                                       ? CnnArch::FocalNet
+             : cfg.contains("neck_hidden_sizes") && cfg.contains("hidden_sizes") ? CnnArch::MobileViT
+             : cfg.contains("pool_size")                                     ? CnnArch::PoolFormer
+             : cfg.contains("global_padding") || (cfg.contains("num_groups") && (layer_type == "bottleneck" || layer_type == "preactivation"))
+                 ? CnnArch::Bit
+                 : CnnArch::ConvNext;
+  }
   std::string error;
   take(size(cfg, "num_channels", source, 3, 1ULL << 12), p.channels, error);
   const u64 default_side = p.arch == CnnArch::EfficientNet ? 600 : 224;
@@ -209,6 +305,17 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
       read_mobilenet_v2(p, cfg, source, error);
       p.act = string_or(cfg, "hidden_act", "relu6");
       break;
+    case CnnArch::MobileNetV1:  // configuration_mobilenet_v1.py: depth_multiplier, min_depth, tf_padding
+      take(number(cfg, "depth_multiplier", source, 1.0), p.depth_multiplier, error);
+      take(size(cfg, "min_depth", source, 8), p.min_depth, error);
+      p.tf_padding = fields::flag(cfg, "tf_padding", true);
+      p.classifier_dropout = fields::fraction(cfg, "classifier_dropout_prob", 0.999);
+      p.act = string_or(cfg, "hidden_act", "relu6");
+      break;
+    case CnnArch::Bit: read_bit(p, cfg, source, error); break;
+    case CnnArch::PoolFormer: read_poolformer(p, cfg, source, error); break;
+    case CnnArch::MobileViT: read_mobilevit(p, cfg, source, error); break;
+    case CnnArch::FocalNet: read_focalnet(p, cfg, source, error); break;
   }
   if (!error.empty()) return make_error(error);
   u64 depth = 0;
@@ -222,8 +329,39 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   m.num_layers = graph->layers;
   if (!known) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
-                         ": estimated as a generic CNN (ConvNeXt-style stages of its depths and hidden_sizes): expect +-30 %");
+                         ": estimated as a generic CNN (" + std::string(p.arch == CnnArch::FocalNet     ? "FocalNet-style focal modulation stages"
+                                                            : p.arch == CnnArch::MobileViT    ? "MobileViT-style convolutions around transformers"
+                                                            : p.arch == CnnArch::PoolFormer ? "PoolFormer-style pooling stages"
+                                                            : p.arch == CnnArch::Bit ? "BiT-style weight-standardised ResNet stages"
+                                                                                     : "ConvNeXt-style stages") +
+                         " of its depths and hidden_sizes): expect +-30 %");
   }
+  return true;
+}
+
+bool looks_like_vision(const json& cfg) {
+  if (auto it = cfg.find("architectures"); it != cfg.end() && it->is_array()) {
+    for (const auto& a : *it) {
+      if (a.is_string() && a.get<std::string>().find("ForImageClassification") != std::string::npos) return true;
+    }
+  }
+  return cfg.contains("image_size") || cfg.contains("num_channels") || cfg.contains("patch_size") || cfg.contains("patch_sizes") ||
+         cfg.contains("patch_stride");
+}
+
+Result<bool> read_vision_fallback(ModelConfig& m, const json& cfg, const std::string& source, const std::string& why) {
+  json plain = json::object();  // only the image's fields: ConvNeXt-T's stages (configuration_convnext.py's defaults)
+  for (const char* name : {"num_channels", "num_labels", "id2label"}) {
+    if (auto it = cfg.find(name); it != cfg.end()) plain[name] = *it;
+  }
+  if (auto it = cfg.find("image_size"); it != cfg.end() && it->is_number_unsigned()) plain["image_size"] = *it;
+  const std::string model_type = m.model_type;
+  m = ModelConfig{};
+  m.name = source, m.model_type = model_type.empty() ? "unknown" : model_type;
+  if (auto ok = read_cnn_config(m, plain, source); !ok) return make_error(why);
+  m.warnings.clear();
+  m.warnings.push_back("model_type '" + m.model_type + "' in " + source + " did not read as any model (" + why +
+                       "): estimated as a generic vision model (ConvNeXt-T's stages): expect +-30 %");
   return true;
 }
 

@@ -6,188 +6,15 @@
 #include <cmath>
 #include <string>
 
+#include "core/estimator/cnn_builder.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
 
 namespace {
 
-using u64 = std::uint64_t;
+using namespace cnn_build;
 
-CnnOp node(CnnOpKind kind, int in0, int in1, int out) {
-  CnnOp op;
-  op.kind = kind, op.in0 = in0, op.in1 = in1, op.out = out;
-  return op;
-}
-
-struct Fm {  // a feature map: its tensor and shape (channels, height, width) per sample
-  int t = -1;
-  u64 c = 0, h = 0, w = 0;
-};
-
-CnnAct act_of(const std::string& name) { return name == "relu" ? CnnAct::Relu : CnnAct::SavesInput; }
-
-class Builder {
- public:
-  Builder(bool training) : training_(training) {}
-  CnnGraph g;
-  std::string error;
-
-  Fm input(u64 c, u64 side) { return {tensor(c, side, side), c, side, side}; }
-
-  // Conv2d(c_out, k, stride, padding p on each side, groups, bias, dilation).
-  Fm conv(const Fm& x, u64 c_out, u64 k, u64 stride, u64 p, u64 groups = 1, bool bias = false, u64 dilation = 1) {
-    const u64 span = dilation * (k - 1) + 1;
-    const auto side = [&](u64 in) { return in + 2 * p >= span ? (in + 2 * p - span) / stride + 1 : 0; };
-    Fm y{-1, c_out, side(x.h), side(x.w)};
-    if (groups == 0 || x.c % groups != 0 || c_out % groups != 0) fail("a convolution's groups do not divide its channels");
-    y.t = tensor(y.c, y.h, y.w);
-    CnnOp op = node(CnnOpKind::Conv, x.t, -1, y.t);
-    op.params = {saturating_mul(saturating_mul(c_out, x.c / std::max<u64>(groups, 1)), k * k)};
-    if (bias) op.params.push_back(c_out);
-    op.conv = {x.c, c_out, x.h * x.w, y.h * y.w, k * k, stride, groups};
-    push(std::move(op));
-    return y;
-  }
-  // Conv1d over the width (a 1 x k kernel on a feature map one row high).
-  Fm conv1d(const Fm& x, u64 c_out, u64 k, u64 stride, bool bias) {
-    Fm y{-1, c_out, 1, x.w >= k ? (x.w - k) / stride + 1 : 0};
-    y.t = tensor(y.c, 1, y.w);
-    CnnOp op = node(CnnOpKind::Conv, x.t, -1, y.t);
-    op.params = {saturating_mul(saturating_mul(c_out, x.c), k)};
-    if (bias) op.params.push_back(c_out);
-    op.conv = {x.c, c_out, x.w, y.w, k, stride, 1};
-    push(std::move(op));
-    return y;
-  }
-  // GroupNorm with one group per channel (wav2vec2's first layer): statistics per channel.
-  Fm groupnorm(const Fm& x) {
-    Fm y = layernorm(x, false);
-    g.ops.back().channels = x.c;
-    return y;
-  }
-  Fm bn(const Fm& x) {
-    Fm y = like(x);
-    CnnOp op = node(CnnOpKind::BatchNorm, x.t, -1, y.t);
-    op.params = {x.c, x.c}, op.buffers = 2 * x.c, op.channels = x.c;
-    push(std::move(op));
-    return y;
-  }
-  Fm layernorm(const Fm& x, bool permuted) {  // over the channels (ConvNeXt: channels last, or channels first by permuting)
-    Fm y = like(x);
-    CnnOp op = node(CnnOpKind::LayerNorm, x.t, -1, y.t);
-    op.params = {x.c, x.c}, op.permuted_input = permuted, op.channels = x.h * x.w;
-    push(std::move(op));
-    return y;
-  }
-  Fm act(const Fm& x, CnnAct a) {
-    Fm y = like(x);
-    CnnOp op = node(CnnOpKind::Act, x.t, -1, y.t);
-    op.act = a;
-    push(std::move(op));
-    return y;
-  }
-  Fm sigmoid(const Fm& x) { return unary(CnnOpKind::Sigmoid, x); }
-  Fm add_in_place(const Fm& a, const Fm& b) { return binary(CnnOpKind::AddInPlace, a, b); }
-  Fm add(const Fm& a, const Fm& b) { return binary(CnnOpKind::Add, a, b); }
-  Fm mul(const Fm& a, const Fm& b) { return binary(CnnOpKind::Mul, a, b); }
-  Fm scale(const Fm& x) { return with_param(CnnOpKind::ScaleParam, x); }
-  Fm bias(const Fm& x) { return with_param(CnnOpKind::BiasParam, x); }
-  Fm maxpool(const Fm& x, u64 k, u64 stride, u64 p) {
-    const auto side = [&](u64 in) { return in + 2 * p >= k ? (in + 2 * p - k) / stride + 1 : 0; };
-    Fm y{-1, x.c, side(x.h), side(x.w)};
-    y.t = tensor(y.c, y.h, y.w);
-    push(node(CnnOpKind::MaxPool, x.t, -1, y.t));
-    return y;
-  }
-  Fm avgpool(const Fm& x) {  // to one value per channel
-    Fm y{-1, x.c, 1, 1};
-    y.t = tensor(y.c, 1, 1);
-    push(node(CnnOpKind::AvgPool, x.t, -1, y.t));
-    return y;
-  }
-  Fm vector_norm(const Fm& x) {
-    Fm y{-1, x.c, 1, 1};
-    y.t = tensor(y.c, 1, 1);
-    push(node(CnnOpKind::VectorNorm, x.t, -1, y.t));
-    return y;
-  }
-  Fm pad(const Fm& x, u64 height, u64 width) {  // total rows and columns added
-    Fm y{-1, x.c, x.h + height, x.w + width};
-    y.t = tensor(y.c, y.h, y.w);
-    push(node(CnnOpKind::Pad, x.t, -1, y.t));
-    return y;
-  }
-  Fm dropout(const Fm& x, double p, bool in_place) {
-    if (!training_ || !(p > 0.0)) return x;  // F.dropout with p = 0 or in eval returns its input
-    Fm y = in_place ? x : like(x);
-    CnnOp op = node(CnnOpKind::Dropout, x.t, -1, y.t);
-    op.in_place = in_place;
-    push(std::move(op));
-    return y;
-  }
-  // nn.Linear over the channels of each position (ConvNeXt's pointwise layers; the classifier on (c, 1, 1)).
-  Fm linear(const Fm& x, u64 out, bool bias = true) {
-    Fm y{-1, out, x.h, x.w};
-    y.t = tensor(out, x.h, x.w);
-    CnnOp op = node(CnnOpKind::Linear, x.t, -1, y.t);
-    op.params = {saturating_mul(x.c, out)};
-    if (bias) op.params.push_back(out);
-    push(std::move(op));
-    return y;
-  }
-  // Python keeps `t` (a module's input, a block's `residual` / `embeddings`) referenced until the last op so far returns.
-  void hold_until_now(int t) {
-    if (!g.ops.empty()) g.ops.back().keeps.push_back(t);
-  }
-  void fail(const std::string& why) {
-    if (error.empty()) error = why;
-  }
-
- private:
-  bool training_;
-  int tensor(u64 c, u64 h, u64 w) {
-    const u64 e = saturating_mul(saturating_mul(c, h), w);
-    if (e == 0) fail("the image is smaller than the network's downsampling (a feature map of no pixels)");
-    if (e > kMaxFeatureElements) fail("a feature map of " + std::to_string(e) + " elements per image: absurdly large");
-    g.tensors.push_back(e);
-    return static_cast<int>(g.tensors.size() - 1);
-  }
-  Fm like(const Fm& x) { return {tensor(x.c, x.h, x.w), x.c, x.h, x.w}; }
-  void push(CnnOp op) {
-    for (u64 p : op.params) g.params = saturating_add(g.params, p);
-    g.ops.push_back(std::move(op));
-  }
-  Fm unary(CnnOpKind kind, const Fm& x) {
-    Fm y = like(x);
-    push(node(kind, x.t, -1, y.t));
-    return y;
-  }
-  Fm binary(CnnOpKind kind, const Fm& a, const Fm& b) {
-    Fm y = like(a);
-    push(node(kind, a.t, b.t, y.t));
-    return y;
-  }
-  Fm with_param(CnnOpKind kind, const Fm& x) {
-    Fm y = like(x);
-    CnnOp op = node(kind, x.t, -1, y.t);
-    op.params = {x.c};
-    push(std::move(op));
-    return y;
-  }
-};
-
-// A ConvLayer module (conv, BatchNorm, [act]): its input referenced until it returns.
-Fm conv_bn_act(Builder& b, const Fm& x, u64 c_out, u64 k, u64 stride, u64 groups, bool act, CnnAct a) {
-  Fm y = b.bn(b.conv(x, c_out, k, stride, k / 2, groups));
-  if (act) y = b.act(y, a);
-  b.hold_until_now(x.t);
-  return y;
-}
-
-void classifier(Builder& b, Fm pooled, u64 labels) {
-  b.g.logits = labels > 0 ? b.linear(pooled, labels).t : pooled.t;  // num_labels 0: nn.Identity
-}
 
 // modeling_resnet.py: ResNetEmbeddings (7x7 stride-2 conv, BN, act, 3x3 max pool), stages of
 // ResNetBottleNeckLayer (1x1 -> 3x3 -> 1x1 at out / 4, reduction 4) or ResNetBasicLayer, each with
@@ -351,14 +178,6 @@ void efficientnet(Builder& b, const CnnParts& p, Fm x) {
   classifier(b, b.dropout(b.avgpool(x), p.dropout, false), p.labels);
 }
 
-// modeling_mobilenet_v2.py make_divisible.
-u64 make_divisible(double value, u64 divisor, u64 min_value) {
-  const double d = static_cast<double>(divisor);
-  double v = std::max(static_cast<double>(min_value), std::floor(std::floor(value + d / 2) / d) * d);
-  if (v < 0.9 * value) v += d;
-  return static_cast<u64>(v);
-}
-
 // modeling_mobilenet_v2.py: with tf_padding every conv's input is padded first (apply_tf_padding: F.pad,
 // a copy even where nothing is padded); MobileNetV2ConvLayer = [pad], conv, BN, [act]; the stem (3x3
 // stride 2, [1x1 expansion], 3x3 depthwise, 1x1 reduce), 16 inverted residuals (1x1 expand to
@@ -449,6 +268,11 @@ Result<CnnGraph> build_cnn_graph(const CnnParts& parts, std::uint64_t image_size
     case CnnArch::ConvNextV2: convnext(b, parts, x); break;
     case CnnArch::EfficientNet: efficientnet(b, parts, x); break;
     case CnnArch::MobileNetV2: mobilenet_v2(b, parts, x); break;
+    case CnnArch::Bit: bit(b, parts, x); break;
+    case CnnArch::MobileNetV1: mobilenet_v1(b, parts, x); break;
+    case CnnArch::PoolFormer: poolformer(b, parts, x); break;
+    case CnnArch::MobileViT: mobilevit(b, parts, x); break;
+    case CnnArch::FocalNet: focalnet(b, parts, x); break;
   }
   if (!b.error.empty()) return make_error(b.error + " (image size " + std::to_string(image_size) + ")");
   return std::move(b.g);

@@ -27,6 +27,9 @@ enum class CnnOpKind : std::uint8_t {
   BiasParam,   // x + a parameter of C elements (GRN's bias): nothing saved
   MaxPool,     // MaxPool2d: saves its input and int64 indices of its output
   AvgPool,     // adaptive / global average pooling, mean over H x W: nothing saved
+  Cat,         // torch.cat((a, b), dim=1): a new tensor, nothing saved; its backward hands out views of the gradient
+  Attention,   // eager q @ k^T / sqrt(d), softmax (saved), @ v, permute().contiguous(): saves q, k, v (MobileViT)
+  Pool,        // AvgPool2d(k, stride 1, k // 2) keeping the size (PoolFormer's token mixer): saves its input
   Pad,         // F.pad / ZeroPad2d: a copy (even with nothing to pad), nothing saved
   Dropout,     // training with p > 0: a bool mask saved, a new output (in place: none)
   VectorNorm,  // GRN's torch.linalg.vector_norm over H x W (fp32 under autocast): saves input and output
@@ -41,6 +44,7 @@ struct CnnConv {  // a convolution's geometry, for cuDNN's workspace (capture/co
 struct CnnOp {
   CnnOpKind kind = CnnOpKind::Add;
   int in0 = -1, in1 = -1, out = -1;        // tensor indices (-1: none)
+  int in2 = -1;                            // Attention: the values
   std::vector<int> keeps;                  // tensors Python still references until this op returns (modules' inputs)
   std::vector<std::uint64_t> params;       // its parameter tensors' elements (weight, bias), in model.parameters() order
   std::uint64_t buffers = 0;               // BatchNorm: running mean and variance (elements; plus an int64 counter)
@@ -48,7 +52,8 @@ struct CnnOp {
   CnnConv conv;
   bool permuted_input = false;             // LayerNorm on a permuted view (ConvNeXt)
   bool in_place = false;                   // Dropout(inplace=True)
-  std::uint64_t channels = 0;              // BatchNorm / LayerNorm: the statistics' count per sample
+  bool standardized = false;               // Conv: BiT's WeightStandardizedConv2d (F.batch_norm over the weight first)
+  std::uint64_t channels = 0;              // BatchNorm / LayerNorm: the statistics' count per sample; Attention: scores
 };
 
 struct CnnGraph {

@@ -8,7 +8,7 @@
 
 namespace vramdoc::estimator {
 
-enum class CnnArch { ResNet, RegNet, ConvNext, ConvNextV2, EfficientNet, MobileNetV2 };
+enum class CnnArch { ResNet, RegNet, ConvNext, ConvNextV2, EfficientNet, MobileNetV2, Bit, MobileNetV1, PoolFormer, MobileViT, FocalNet };
 
 struct CnnParts {
   CnnArch arch = CnnArch::ResNet;
@@ -35,6 +35,24 @@ struct CnnParts {
   double depth_multiplier = 1.0, expand_ratio = 6.0, classifier_dropout = 0.8;
   std::uint64_t divisible_by = 8, min_depth = 8, output_stride = 32;
   bool first_layer_is_expansion = true, finegrained_output = true, tf_padding = true;
+  // BiT (configuration_bit.py): GroupNorm of num_groups, weight-standardised convolutions, TF "SAME" padding
+  std::uint64_t num_groups = 32;
+  double width_factor = 1.0;
+  bool same_padding = true;             // global_padding "SAME" (DynamicPad2d before strided convolutions)
+  bool embedding_dynamic_padding = false;
+  bool preactivation = true;            // layer_type "preactivation" (else "bottleneck": BiT's non-pre-activation v1.5)
+  // PoolFormer (configuration_poolformer.py): per-stage patch embeddings, pooling token mixer
+  std::vector<std::uint64_t> patch_sizes, patch_strides, paddings;
+  std::uint64_t pool_size = 3;
+  double mlp_ratio = 4.0;
+  // MobileViT (configuration_mobilevit.py): neck_hidden_sizes, transformer widths in `widths` (hidden_sizes)
+  std::vector<std::uint64_t> neck;
+  std::uint64_t heads = 4, kernel_size = 3;
+  double hidden_dropout = 0.1;
+  bool qkv_bias = true;
+  // FocalNet (configuration_focalnet.py): embed_dim (in `stem`), per-stage focal_levels and focal_windows
+  std::vector<std::uint64_t> focal_levels, focal_windows;
+  bool normalize_modulator = false, post_norm_in_modulation = false;
   // A speech encoder's convolutional feature extractor over the raw samples (wav2vec2, HuBERT, WavLM: conv_dim,
   // conv_kernel, conv_stride, conv_bias, feat_extract_norm); `audio` marks a model that has one.
   bool audio = false;

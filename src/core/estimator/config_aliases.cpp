@@ -1,4 +1,5 @@
 #include "core/estimator/config_aliases.hpp"
+#include "core/estimator/stage_vision.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -65,6 +66,7 @@ void scalar_of_list(json& cfg, const char* name, bool sum) {
 
 std::vector<std::string> add_alias_fields(json& cfg, const std::string& source) {
   std::vector<std::string> assumed;
+  normalize_stage_vision(cfg);  // PVT v2, CvT, SegFormer-like stage lists as the Swin-style stand-in's fields
   if (!has(cfg, "num_heads") && cfg.contains("num_attention_heads") && cfg["num_attention_heads"].is_array()) cfg["num_heads"] = cfg["num_attention_heads"];
   for (const char* name : {"hidden_size", "num_attention_heads", "intermediate_size"}) scalar_of_list(cfg, name, false);
   scalar_of_list(cfg, "num_hidden_layers", true);

@@ -28,7 +28,8 @@ class CnnStep {
     grad_.assign(n, 0), needs_grad_.assign(n, false), extras_.resize(g.ops.size()), saved_.resize(g.ops.size());
     for (std::size_t t = 0; t < n; ++t) elements_[t] = saturating_mul(g.tensors[t], r.batch);
     for (const CnnOp& op : g.ops) {
-      needs_grad_[op.out] = !op.params.empty() || (op.in0 >= 0 && needs_grad_[op.in0]) || (op.in1 >= 0 && needs_grad_[op.in1]);
+      needs_grad_[op.out] = !op.params.empty() || (op.in0 >= 0 && needs_grad_[op.in0]) || (op.in1 >= 0 && needs_grad_[op.in1]) ||
+                            (op.in2 >= 0 && needs_grad_[op.in2]);
     }
   }
 
@@ -89,6 +90,7 @@ class CnnStep {
     for (const CnnOp& op : g_.ops) {
       if (op.in0 >= 0) ++uses_[op.in0];
       if (op.in1 >= 0) ++uses_[op.in1];
+      if (op.in2 >= 0) ++uses_[op.in2];
       for (int t : op.keeps) ++uses_[t];
     }
     ++uses_[g_.logits];  // the loss (training) or the caller (inference) reads the logits
@@ -138,9 +140,20 @@ class CnnStep {
     const int x = op.in0;
     u64 cast = 0;
     if (dtype_[x] != r_.compute_bytes) cast = s_.alloc(bytes(x, r_.compute_bytes));
+    // BiT's WeightStandardizedConv2d (modeling_bit.py): F.batch_norm(weight.reshape(1, out, -1), training=True) makes
+    // a weight-sized tensor in the parameters' dtype (batch_norm is on no autocast list) and its fp32 mean and
+    // inverse std per output channel; the convolution saves it (under autocast its 16-bit copy, made per call: not
+    // a leaf, so not cached)
+    u64 standardized = 0;
+    std::vector<u64> statistics;
+    if (op.standardized && !op.params.empty()) {
+      standardized = s_.alloc(saturating_mul(op.params[0], r_.param_bytes), Use::Cast);
+      statistics = {s_.alloc(saturating_mul(op.conv.c_out, 4)), s_.alloc(saturating_mul(op.conv.c_out, 4))};
+    }
     std::vector<u64> weight_casts;
     if (r_.amp) {
       for (u64 p : op.params) weight_casts.push_back(s_.alloc(saturating_mul(p, 2), Use::Cast));
+      s_.free(standardized), standardized = 0;
     }
     make(op.out, r_.compute_bytes);
     if (op.kind == CnnOpKind::Conv) transient(conv_workspace(op, capture::ConvPass::Forward));
@@ -149,9 +162,13 @@ class CnnStep {
       if (cast != 0) extras_[i].push_back(cast);
       else save(i, x, true);
       extras_[i].insert(extras_[i].end(), weight_casts.begin(), weight_casts.end());
+      if (standardized != 0) extras_[i].push_back(standardized);
+      extras_[i].insert(extras_[i].end(), statistics.begin(), statistics.end());
     } else {  // autocast caches the casts of leaf parameters (requires_grad, even under no_grad) until its region exits
       s_.free(cast);
-      region_casts_.insert(region_casts_.end(), weight_casts.begin(), weight_casts.end());
+      s_.free(standardized), s_.free(statistics);
+      if (op.standardized) s_.free(weight_casts);
+      else region_casts_.insert(region_casts_.end(), weight_casts.begin(), weight_casts.end());
     }
     consume(x);
     for (int t : op.keeps) consume(t);
@@ -218,6 +235,25 @@ class CnnStep {
         break;
       case CnnOpKind::AvgPool:
       case CnnOpKind::Pad: make(op.out, dtype_[x]); break;
+      case CnnOpKind::Cat: make(op.out, wider(dtype_[x], dtype_[y])); break;
+      case CnnOpKind::Attention: {  // modeling_mobilevit.py MobileViTSelfAttention (eager)
+        const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
+        const u64 raw = s_.alloc(scores), scaled = s_.alloc(scores);  // matmul(q, k^T), / sqrt(head size)
+        s_.free(raw);
+        const u64 probs = s_.alloc(scores);  // softmax: its output saved (attention dropout 0: the same tensor)
+        s_.free(scaled);
+        const u64 context = s_.alloc(bytes(x));  // matmul(probs, v), then permute(0, 2, 1, 3).contiguous()
+        make(op.out, dtype_[x]);
+        s_.free(context);
+        if (training) save(i, x, true), save(i, y, true), save(i, op.in2, true), extras_[i].push_back(probs);
+        else s_.free(probs);
+        consume(op.in2);
+        break;
+      }
+      case CnnOpKind::Pool:  // avg_pool2d's backward reads its input (derivatives.yaml)
+        make(op.out, dtype_[x]);
+        if (training) save(i, x, true);
+        break;
       case CnnOpKind::VectorNorm:  // autocast runs norms in fp32
         make(op.out, r_.amp ? 4 : dtype_[x]);
         if (training) save(i, x, true), save(i, op.out, true);
@@ -296,6 +332,9 @@ class CnnStep {
   void param_grads(const CnnOp& op, bool via_cast) {
     for (u64 p : op.params) {
       const u64 half = via_cast ? s_.alloc(saturating_mul(p, 2)) : 0;
+      // a standardised weight's gradient goes through batch_norm's backward into the weight's (one more tensor)
+      const u64 through = op.standardized && p == op.params.front() ? s_.alloc(saturating_mul(p, r_.param_bytes)) : 0;
+      s_.free(through);
       grads_.push_back(s_.alloc(saturating_mul(p, r_.param_bytes), Use::Gradient));
       s_.free(half);
     }
@@ -375,7 +414,21 @@ class CnnStep {
         fresh(x, bytes(x));
         break;
       case CnnOpKind::AvgPool:
+      case CnnOpKind::Pool:
       case CnnOpKind::Pad: fresh(x, bytes(x)); break;
+      case CnnOpKind::Cat: deliver(x, gout), deliver(y, gout); break;  // narrow views of the gradient
+      case CnnOpKind::Attention: {  // matmul(probs, v)'s backward, softmax's, the scale's, matmul(q, k^T)'s
+        const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
+        const u64 grad_probs = s_.alloc(scores);
+        fresh(op.in2, bytes(op.in2));
+        const u64 grad_scores = s_.alloc(scores);
+        s_.free(grad_probs);
+        const u64 grad_raw = s_.alloc(scores);
+        s_.free(grad_scores);
+        fresh(x, bytes(x)), fresh(y, bytes(y));
+        s_.free(grad_raw);
+        break;
+      }
       case CnnOpKind::VectorNorm:
         fresh(x, bytes(x, dtype_[op.out]));
         break;

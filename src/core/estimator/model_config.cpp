@@ -105,7 +105,17 @@ Result<ModelConfig> parse_config_json(std::string_view text, const std::string& 
   if (cfg.is_discarded()) return make_error(source + " is not valid JSON");
   if (!cfg.is_object()) return make_error(source + " is not a JSON object (expected a config.json)");
   auto tower = read_vision_tower(cfg, source);  // SigLIP / CLIP style: what --task image-cls runs
+  // a model type no reader knows (a known family's malformed config stays its clear error)
+  const std::string type = cfg.contains("model_type") && cfg["model_type"].is_string() ? cfg["model_type"].get<std::string>() : "";
+  const bool unknown = family_of(type) == Family::Generic && !has_encoder(type, json::object()) && !is_cnn_config(type, json::object());
+  const bool vision = unknown && looks_like_vision(cfg) && !cfg.contains("vocab_size") && !cfg.contains("text_config");
+  const json original = vision ? cfg : json();
   auto parsed = parse_model(std::move(cfg), source);
+  if (!parsed && vision) {  // never refused: a warned generic vision estimate (cnn_config.cpp)
+    ModelConfig m;
+    if (auto t = original.find("model_type"); t != original.end() && t->is_string()) m.model_type = t->get<std::string>();
+    if (read_vision_fallback(m, original, source, parsed.error())) parsed = std::move(m);
+  }
   // a vision_config that does not read (a multimodal decoder's tower of another shape) is left out: image-cls
   // then takes the generic vision stand-in, with its warning
   if (parsed && tower && *tower) parsed->vision_tower = *tower;
