@@ -36,6 +36,12 @@ def command(vramdoc, cfg, r):
         cmd += ["--target-seq", str(r["target_seq"])]
     if r.get("image_size"):
         cmd += ["--image-size", str(r["image_size"])]
+    # the attention the case ran (transformers' pick: eager where the class has no SDPA), passed either way so a
+    # stand-in's eager default never decides it; a max-batch scenario's is its model's cases' (main() fills it in)
+    if r.get("attn_implementation") == "eager" or r.get("attention"):
+        cmd += ["--attention", "eager"]
+    elif r.get("attn_implementation") == "sdpa":
+        cmd += ["--attention", "sdpa"]
     if r.get("kind") == "maxbatch":
         return cmd + ["--gpu-memory", f"{r['card_mib']}MiB", "--max-batch"]
     cmd += ["--batch", str(r["batch"])]
@@ -43,8 +49,6 @@ def command(vramdoc, cfg, r):
         cmd.append("--grad-checkpointing")
     if r.get("optimizer"):
         cmd += ["--optimizer", r["optimizer"]]
-    if r.get("attn_implementation") == "eager" or r.get("attention"):
-        cmd += ["--attention", "eager"]
     if r.get("lora"):
         cmd += ["--lora-targets", ",".join(r["lora"]["targets"])]
     return cmd
@@ -60,10 +64,18 @@ def main():
     sets = args.data or ["pytorch-h200-kinds"]
     fresh = max(sets) if len(sets) > 1 else None  # the newest round: its held-out cases are the held-out set
     rows, scenarios, refused = [], [], []
+    lines = [(n, l) for n in sets for l in open(os.path.join(DATA_DIR, n) + ".jsonl")]
+    ran = {}  # (set, model) -> the attn_implementation its cases record (a max-batch scenario's record may lack it)
+    for name, line in lines:
+        r = json.loads(line)
+        if r.get("attn_implementation") and r.get("model"):
+            ran.setdefault((name, r["model"]), r["attn_implementation"])
     with tempfile.TemporaryDirectory() as tmp:
-        for name, line in [(n, l) for n in sets for l in open(os.path.join(DATA_DIR, n) + ".jsonl")]:
+        for name, line in lines:
             data = os.path.join(DATA_DIR, name)
             r = json.loads(line)
+            if r.get("kind") == "maxbatch" and "attn_implementation" not in r and (name, r.get("model")) in ran:
+                r["attn_implementation"] = ran[(name, r["model"])]
             if fresh and name != fresh:
                 r["held_out"] = False  # seen now
             elif fresh and r.get("held_out") and not args.held_out:

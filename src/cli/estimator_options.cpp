@@ -34,7 +34,8 @@ void add_estimator_options(CLI::App& app, EstimatorArgs& a, EstimatorUse use) {
   app.add_option("--mode", a.mode, "train | lora | qlora | infer")->capture_default_str();
   app.add_option("--precision", a.precision, "fp32 | amp-bf16 | amp-fp16 | bf16 | fp16")->capture_default_str();
   app.add_option("--optimizer", a.optimizer, "adamw | adam | sgd | sgd-momentum | adamw-8bit | adafactor")->capture_default_str();
-  app.add_option("--attention", a.attention, "sdpa | eager | flash")->capture_default_str();
+  app.add_option("--attention", a.attention,
+                 "sdpa | eager | flash (default sdpa; eager for a stand-in of an unknown encoder or encoder-decoder)");
   app.add_flag("--grad-checkpointing", a.checkpointing,
                job ? "the job uses gradient checkpointing" : "gradient checkpointing (non-reentrant, per layer)");
   app.add_option("--task", a.task, "causal-lm | seq-cls | token-cls | mlm | seq2seq | image-cls | speech-seq2seq "
@@ -51,13 +52,14 @@ Result<est::Options> estimator_options(const EstimatorArgs& a) {
   auto mode = est::parse_mode(a.mode);
   auto precision = est::parse_precision(a.precision);
   auto optimizer = est::parse_optimizer(a.optimizer);
-  auto attention = est::parse_attention(a.attention);
+  auto attention = est::parse_attention(a.attention.empty() ? "sdpa" : a.attention);
   for (const std::string* e : {batch ? nullptr : &batch.error(), seq ? nullptr : &seq.error(), mode ? nullptr : &mode.error(),
                                precision ? nullptr : &precision.error(), optimizer ? nullptr : &optimizer.error(),
                                attention ? nullptr : &attention.error()}) {
     if (e) return make_error(*e);
   }
   o.batch = *batch, o.seq = *seq, o.mode = *mode, o.precision = *precision, o.optimizer = *optimizer, o.attention = *attention;
+  o.attention_given = !a.attention.empty();
   o.grad_checkpointing = a.checkpointing;
   if (!a.task.empty()) {
     auto task = est::parse_task(a.task);

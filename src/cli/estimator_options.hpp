@@ -26,7 +26,7 @@ constexpr const char* kDefaultModel = "llama-2-7b";
 struct EstimatorArgs {
   std::string config, model;  // a config.json / model directory, or a preset
   std::string batch, seq;     // empty: not given (estimate's defaults: see add_estimator_options)
-  std::string mode = "train", precision = "bf16", optimizer = "adamw", attention = "sdpa";
+  std::string mode = "train", precision = "bf16", optimizer = "adamw", attention;  // attention empty: not given
   bool checkpointing = false;
   std::string task, image_size, target_seq;  // empty: the model's own task, the config's image size, 128 target tokens
 };

@@ -70,6 +70,7 @@ inline estimator::Options kinds_options(const nlohmann::json& r) {
   o.precision = *parse_precision(precision);
   o.task = *parse_task(r["task"].get<std::string>());
   if (r.value("attn_implementation", "") == "eager" || r["attention"].is_string()) o.attention = Attention::Eager;
+  o.attention_given = true;  // the record says what ran (a stand-in's eager default does not apply)
   if (r["optimizer"].is_string()) o.optimizer = *parse_optimizer(r["optimizer"].get<std::string>());
   o.batch = r["batch"], o.seq = r["seq"], o.grad_checkpointing = r["grad_checkpointing"];
   o.new_tokens = r.value("generate", 0), o.target_seq = r.value("target_seq", 0), o.image_size = r.value("image_size", 0);

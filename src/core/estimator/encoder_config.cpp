@@ -214,18 +214,6 @@ void switch_traits(ModelConfig& m, const json& cfg) {
   m.enc.sparse_decoder_layers = sparse_layers(cfg, m.num_layers, "decoder_sparse_step", "num_sparse_decoder_layers");
 }
 
-// Longformer's attention_window (LED's encoder, Longformer): an even size, or one per layer (the largest is
-// taken); 0 when absent.
-std::uint64_t attention_window(const json& cfg) {
-  const auto it = cfg.find("attention_window");
-  if (it == cfg.end()) return 0;
-  std::uint64_t largest = 0;
-  for (const auto& v : it->is_array() ? *it : json::array({*it})) {
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() < (1ULL << 24)) largest = std::max(largest, v.get<std::uint64_t>());
-  }
-  return largest;
-}
-
 // Norms, MLP, biases, dropout and the heads' pieces of each family (its modeling_*.py).
 void set_encoder_traits(ModelConfig& m, const json& cfg) {
   m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu;
@@ -240,9 +228,13 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   // (the families' own modules below override the MLP: T5's relu / gated gelu)
   const auto act = cfg.find("hidden_act");
   if (act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new") m.mlp = MlpKind::NewGelu;
-  if (m.kind == ModelKind::Encoder) {  // ELECTRA's (and ALBERT's) narrower embeddings
-    const std::uint64_t e = size_or(cfg, "embedding_size", m.hidden_size);
+  if (m.kind == ModelKind::Encoder) {
+    // ELECTRA's (and ALBERT's) narrower embeddings; RemBERT's decoupled ones (modeling_rembert.py RemBertEmbeddings:
+    // input_embedding_size wide, RemBertEncoder.embedding_hidden_mapping_in to hidden_size; RemBertLMPredictionHead:
+    // dense to output_embedding_size, LayerNorm, the decoder from that width, untied)
+    const std::uint64_t e = size_or(cfg, "embedding_size", size_or(cfg, "input_embedding_size", m.hidden_size));
     m.enc.embedding_size = e != m.hidden_size ? e : 0;
+    m.enc.mlm_width = size_or(cfg, "output_embedding_size", 0);
   }
   switch (m.family) {
     case Family::Bert: m.enc.type_vocab = 2, m.enc.pooler = true; break;
@@ -331,7 +323,6 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.enc.type_vocab = 0, m.enc.batched_position_bias = true;
     m.enc.relative_buckets = size_or(cfg, "relative_attention_num_buckets", 32);
   }
-  if (m.kind != ModelKind::Vision) m.enc.attention_window = attention_window(cfg);
   if (m.model_type == "roformer") {
     // modeling_roformer.py: no absolute position table; RoFormerSinusoidalPositionalEmbedding (max_position_embeddings
     // x head_dim, frozen) made once per forward; q and k rotated (apply_rotary_position_embeddings: q * cos +
@@ -339,18 +330,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.rotary_dims = m.head_dim, m.enc.position_table = false;
     m.enc.sinusoidal_rotary_table = m.enc.own_eager_attention = true;
   }
-  // block_size with num_global_tokens (Pegasus-X's encoder, modeling_pegasus_x.py PegasusXGlobalLocalAttention):
-  // block-local attention with global tokens (BigBird's block_size goes with attention_type instead)
-  if (m.kind == ModelKind::EncoderDecoder && cfg.contains("num_global_tokens")) {
-    m.enc.local_block = size_or(cfg, "block_size", 512), m.enc.global_tokens = size_or(cfg, "num_global_tokens", 32);
-    m.enc.stagger_blocks = fields::flag(cfg, "stagger_local_blocks", true);
-    m.enc.positions_buffer = true;  // PegasusXSinusoidalPositionalEmbedding: computed per call, no table
-  }
-  // attention_type "block_sparse" (BigBird, modeling_big_bird.py BigBirdBlockSparseAttention; its class defaults)
-  if (const auto at = cfg.find("attention_type"); m.kind == ModelKind::Encoder && at != cfg.end() && at->is_string() &&
-                                                  at->get<std::string>() == "block_sparse") {
-    m.enc.sparse_block = size_or(cfg, "block_size", 64), m.enc.random_blocks = size_or(cfg, "num_random_blocks", 3);
-  }
+  read_attention_kind(m, cfg);  // Longformer, Pegasus-X, BigBird, LongT5 (encoder_attention.cpp)
   // position_embedding_type "rotary" (ESM, BERT-style code with RoPE): q and k rotated, no absolute position table
   if (const auto pe = cfg.find("position_embedding_type"); m.kind == ModelKind::Encoder && pe != cfg.end() && pe->is_string() &&
                                                            pe->get<std::string>() == "rotary") {
@@ -426,8 +406,15 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
   if (auto ok = read_widths(m, cfg, source); !ok) return make_error(ok.error());
   set_encoder_traits(m, cfg);
   if (!known) {
+    // Most text encoders and encoder-decoders transformers has run eager attention: their classes set no
+    // _supports_sdpa (the records' attn_implementation: megatron-bert, rembert, convbert, funnel, fnet, mvp,
+    // nllb-moe, prophetnet, fsmt, longt5, bigbird_pegasus ran eager; data2vec-text sdpa), so a stand-in
+    // estimates eager unless --attention says otherwise (attention_of). Vision stand-ins keep SDPA.
+    m.enc.eager_by_default = m.kind != ModelKind::Vision;
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source + ": estimated as a generic " +
-                         stand_in_name(m.kind, m.family) + ": expect +-30 %");
+                         stand_in_name(m.kind, m.family) + (m.enc.eager_by_default ? " with eager attention (--attention sdpa "
+                                                                                   "if its class supports SDPA)" : "") +
+                         ": expect +-30 %");
   }
   return true;
 }

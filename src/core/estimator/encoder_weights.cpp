@@ -116,9 +116,10 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     if (m.enc.relative_norm) vector(w, "encoder.LayerNorm", 2 * h);
   }
   if (m.task == Task::Mlm) {  // transform (dense, act, LayerNorm), the decoder tied to the embeddings, its bias
-    linear(w, "transform.dense", h, e, 1, true);
-    vector(w, "transform.LayerNorm", norm_width(m, e));
-    w.push_back({"lm_head", e, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+    const u64 head = mlm_width(m);  // RemBERT: output_embedding_size
+    linear(w, "transform.dense", h, head, 1, true);
+    vector(w, "transform.LayerNorm", norm_width(m, head));
+    w.push_back({"lm_head", head, m.vocab_size, 1, true, m.tie_word_embeddings, false});
     w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
     return;
   }
@@ -171,6 +172,7 @@ void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
 void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const u64 h = m.hidden_size, norm = m.norm == NormKind::LayerNorm ? 2 * h : h;
   w.push_back({"embed_tokens", m.vocab_size, h, 1, false, false, false});
+  if (m.enc.source_vocab > 0) w.push_back({"encoder.embed_tokens", m.enc.source_vocab, h, 1, false, false, false});  // FSMT
   if (m.family == Family::Whisper) {
     w.push_back({"conv1", mul(m.enc.mel_bins, 3), h, 1, true, false, false});
     w.push_back({"conv2", mul(h, 3), h, 1, true, false, false});
@@ -187,6 +189,10 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     if (m.enc.global_tokens > 0) w.push_back({"encoder.embed_global", m.enc.global_tokens, h, 1, false, false, false});  // Pegasus-X
   } else {
     w.push_back({"relative_attention_bias", m.enc.relative_buckets, 2 * m.num_heads, 1, false, false, false});
+    if (m.enc.global_block_size > 0) {  // LongT5TransientGlobalAttention: the first layer's global bias, a norm each
+      w.push_back({"encoder.global_relative_attention_bias", m.enc.relative_buckets, m.num_heads, 1, false, false, false});
+      vector(w, "global_input_layer_norm", mul(m.enc.encoder_layers, h));
+    }
   }
   layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads, {LayerSet::Encoder});
   global_projections(m, w, m.enc.encoder_layers, {LayerSet::Encoder});
@@ -196,6 +202,11 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
 }
 
 }  // namespace
+
+std::uint64_t mlm_width(const ModelConfig& m) {
+  if (m.enc.mlm_width > 0) return m.enc.mlm_width;
+  return m.enc.embedding_size > 0 ? m.enc.embedding_size : m.hidden_size;
+}
 
 void add_encoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   if (m.kind == ModelKind::Vision) return vision(m, w);

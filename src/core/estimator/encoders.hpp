@@ -25,6 +25,12 @@ ModelConfig generic_encoder_of(const ModelConfig& decoder);
 Result<std::shared_ptr<const ModelConfig>> read_vision_tower(const nlohmann::json& cfg, const std::string& source);
 // A model with no vision tower asked for --task image-cls: a ViT stand-in of its widths (stand_in).
 ModelConfig generic_vision_of(const ModelConfig& decoder);
+// The encoder's attention when it is not dense (encoder_attention.cpp): Longformer's sliding chunks, Pegasus-X's
+// global-local blocks, BigBird's block-sparse attention, LongT5's local and transient-global blocks.
+void read_attention_kind(ModelConfig& m, const nlohmann::json& cfg);
+// The MLM head's width: RemBERT's output_embedding_size, else the embeddings' (ELECTRA's embedding_size), else
+// hidden_size.
+std::uint64_t mlm_width(const ModelConfig& m);
 // Every weight tensor of an encoder, encoder-decoder or vision model with the head of m.task.
 // Encoder-decoders' and Swin's layers differ from one another: their tensors are not per layer.
 void add_encoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w);

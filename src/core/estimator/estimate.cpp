@@ -139,8 +139,13 @@ bool meta_init_unties(const ModelConfig& m, const Options& o) {
 
 // The options as the model runs them: the task (the model's own unless --task says otherwise), and
 // for a model with an encoder the encoder's tokens as the sequence (patches, mel frames' positions).
+Attention attention_of(const ModelConfig& m, const Options& o) {
+  return !o.attention_given && m.enc.eager_by_default ? Attention::Eager : o.attention;
+}
+
 Options effective_options(const ModelConfig& m, const Options& given) {
   Options o = given;
+  o.attention = attention_of(m, given);
   if (m.kind != ModelKind::Decoder && o.task == Task::CausalLm) o.task = default_task(m);
   if (m.kind != ModelKind::Decoder) o.seq = encoder_tokens(m, o.seq, o.image_size);
   if (m.kind == ModelKind::EncoderDecoder && o.target_seq == 0) o.target_seq = o.mode == Mode::Infer && o.new_tokens > 0 ? 1 : 128;

@@ -33,6 +33,7 @@ struct Options {
   Precision precision = Precision::Bf16;
   Optimizer optimizer = Optimizer::AdamW;
   Attention attention = Attention::Sdpa;
+  bool attention_given = false;   // --attention was given: it wins over a stand-in's eager default (attention_of)
   std::uint64_t batch = 1;  // per GPU (micro-batch)
   std::uint64_t seq = 1024;
   bool grad_checkpointing = false;
@@ -48,6 +49,10 @@ struct Options {
   Quant quant = Quant::None;      // --quant: quantise a 16-bit checkpoint's Linears on load
   bool expandable_segments = false;  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 };
+
+// The attention the step runs: --attention when given, else eager for a stand-in of an unknown encoder or
+// encoder-decoder (ModelConfig::EncoderTraits::eager_by_default), else o.attention (SDPA).
+Attention attention_of(const ModelConfig& m, const Options& o);
 
 struct Term {
   std::string key;   // JSON name, e.g. "activations_bytes"

@@ -403,14 +403,15 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     out = sliding_chunks_attention(f, d);
   } else if (m.enc.local_block > 0 && !kind.cross && m.kind == ModelKind::EncoderDecoder) {
     out = global_local_attention(f, d, kind.shifted, {t.q, t.k, t.v}, held);
-  } else if (m.enc.sparse_block > 0 && m.kind == ModelKind::Encoder &&
+  } else if (m.enc.sparse_block > 0 && !kind.cross && (m.kind == ModelKind::Encoder || f.memory == 0) &&  // BigBird-Pegasus' encoder
              f.q_len > saturating_mul(5 + 2 * m.enc.random_blocks, m.enc.sparse_block)) {  // else original_full
     out = block_sparse_attention(f, d, q, k, v, held);
   } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, 0, k, v);
-  } else if (m.enc.batched_position_bias || m.enc.own_eager_attention) {  // MPNet's, RoFormer's own eager attention
+  } else if (m.enc.batched_position_bias || m.enc.own_eager_attention ||  // MPNet's, RoFormer's own eager attention;
+             (m.enc.eager_by_default && path == AttentionPath::Eager)) {  // a stand-in's (its class has no SDPA: hand-written)
     out = gpt2_eager(f, d, q, k, v);
   } else if (m.alibi) {
     out = bloom_attention(f, d, k, v, f.use_cache, held, f.after_residual);

@@ -178,7 +178,7 @@ HeadShape head_shape(const Run& r) {
   const LossShape loss = loss_shape(r);
   h.rows = loss.elements / std::max<u64>(head_outputs(m), 1);
   if (m.embed_proj_dim > 0) h.width = m.embed_proj_dim;
-  if (m.task == Task::Mlm && m.enc.embedding_size > 0) h.width = m.enc.embedding_size;  // ELECTRA's generator head
+  if (m.task == Task::Mlm) h.width = mlm_width(m);  // ELECTRA's generator head, RemBERT's output_embedding_size
   return h;
 }
 
@@ -188,7 +188,7 @@ u64 task_head(Forward& f, u64 x, u64& logits_input) {
   logits_input = x;
   switch (m.task) {
     case Task::Mlm: {  // transform: dense, gelu (saves its input), LayerNorm; then the decoder on every token
-      const u64 e = m.enc.embedding_size > 0 ? m.enc.embedding_size : h;  // ELECTRA: back to the embeddings' width
+      const u64 e = mlm_width(m);  // ELECTRA: back to the embeddings' width; RemBERT: output_embedding_size
       const u64 dense = linear(f, x, h, e, false, "transform.dense"), act = f.s.alloc(f.bytes(e, f.act));
       f.keep(dense);
       const u64 n = norm(f, act, e, f.act);

@@ -171,6 +171,9 @@ u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 u64 global_local_attention(Forward& f, const LayerDims& d, bool staggered, const std::array<u64, 3>& qkv, u64& held);
 // BigBird's block-sparse attention on the projections q, k, v (forward_sparse.cpp): the merged heads; `held`
 // its dense attention_probs.
+// LongT5's encoder (forward_longt5.cpp): local or transient-global attention over blocks of block_len tokens;
+// `n` the attention's input, q / k / v its projections; returns the heads merged.
+u64 longt5_local_attention(Forward& f, const LayerDims& d, u64 n, u64 q, u64 k, u64 v);
 u64 block_sparse_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64& held);
 // Longformer's (and LED's encoder's) sliding-chunk self-attention on the layer's projections (attention() frees
 // them at its end; forward_longformer.cpp): the merged heads, contiguous for the output Linear.

@@ -104,7 +104,10 @@ u64 t5_attention(Forward& f, u64 x, bool cross, CacheIds& cache) {
   }
   f.q_len = q_len;
   u64 out = 0;
-  if (!cross) {
+  const bool local = !cross && f.memory == 0 && f.r.m.enc.local_block_len > 0;  // LongT5's encoder (forward_longt5.cpp)
+  if (local) {
+    out = longt5_local_attention(f, d, n, q, k, v);
+  } else if (!cross) {
     if (f.position_bias == 0) f.position_bias = position_bias(f, d, kv_tokens);  // the stack's first layer
     const bool where = f.q_len > 1 && f.memory != 0;  // the decoder: causal positions by torch.where (per call)
     const u64 mask = where ? f.s.alloc(mul(mul(f.q_len, kv_tokens), mul(d.heads, f.r.w.weight))) : 0;
@@ -118,7 +121,7 @@ u64 t5_attention(Forward& f, u64 x, bool cross, CacheIds& cache) {
     f.keep(raw);
     out = raw;
   }
-  const u64 merged = cross ? out : f.s.alloc(f.bytes(d.q, f.act));  // transpose(1, 2).contiguous()
+  const u64 merged = cross || local ? out : f.s.alloc(f.bytes(d.q, f.act));  // transpose(1, 2).contiguous()
   if (merged != out) f.drop(out);
   const u64 o = linear(f, merged, d.q, d.h, false, prefix + "o");
   f.drop(merged), f.drop(q);

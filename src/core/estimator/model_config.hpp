@@ -83,9 +83,15 @@ struct EncoderParts {
                                        // query Linears per layer (v1 pos_proj, pos_q_proj)
   std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
                                        // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
+  std::uint64_t source_vocab = 0;      // FSMT: the encoder's own embeddings (src_vocab_size; vocab_size is the target's)
+  std::uint64_t mlm_width = 0;         // RemBERT: the MLM head's width (output_embedding_size: dense, LayerNorm, decoder);
+                                       // 0: the embeddings' width
   bool norm_bias = true;               // LayerNorms with a bias (ModernBERT's norm_bias: false)
   bool attention_locals_held = false;  // DINOv2 (Dinov2Layer.forward): the norm's and the attention's outputs are locals,
                                        // alive to the layer's return
+  bool eager_by_default = false;       // a stand-in of an unknown encoder / encoder-decoder: transformers' eager
+                                       // attention unless --attention says otherwise (most such classes have no
+                                       // SDPA path: Megatron-BERT, RemBERT, ConvBERT, Funnel, MVP, NLLB-MoE, ...)
   bool own_eager_attention = false;    // RoFormer (RoFormerSelfAttention): always its own eager attention, softmax in the
                                        // scores' dtype, attention dropout's mask and output saved
   bool sinusoidal_rotary_table = false;  // RoFormer: RoFormerSinusoidalPositionalEmbedding, max_positions x head_dim (frozen)
@@ -98,6 +104,8 @@ struct EncoderParts {
   std::uint64_t local_block = 0;       // Pegasus-X's encoder: block-local attention over block_size tokens, each block
   std::uint64_t global_tokens = 0;     // also attending to num_global_tokens global tokens (which attend to all);
   bool stagger_blocks = false;         // every second layer's blocks shifted by half a block (stagger_local_blocks)
+  std::uint64_t local_block_len = 0;    // LongT5's encoder: blocks of local_radius + 1 tokens, each attending to its own
+  std::uint64_t global_block_size = 0; // and both neighbours; transient-global: + one aggregate per global_block_size tokens
   std::uint64_t sparse_block = 0;      // BigBird: attention_type block_sparse over blocks of block_size tokens, with
   std::uint64_t random_blocks = 0;     // num_random_blocks random blocks per query block (above (5 + 2 r) blocks)
   bool project_in_encoder = false;     // ALBERT: embedding_hidden_mapping_in is the encoder's first op (the model

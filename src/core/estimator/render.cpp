@@ -165,7 +165,7 @@ std::string render_json(const ModelConfig& model, const Options& o, const Estima
   j["batch"] = o.batch;
   j["seq"] = o.seq;
   if (model.kind == ModelKind::Cnn) j["image_size"] = o.image_size > 0 ? o.image_size : model.cnn.image_size;
-  j["attention"] = std::string(to_string(o.attention));
+  j["attention"] = std::string(to_string(attention_of(model, o)));
   if (o.mode != Mode::Infer) j["optimizer"] = std::string(to_string(o.optimizer));
   j["grad_checkpointing"] = o.grad_checkpointing;
   j["gpus"] = o.gpus;

@@ -2,6 +2,7 @@
 // constructor creates them, with what building it on the GPU leaves behind.
 #include <algorithm>
 
+#include "core/estimator/encoders.hpp"
 #include "core/estimator/forward_ops.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -28,7 +29,7 @@ void release_tied_head(Tape& s, const Run& r, u64 elem_width) {
     s.free(encoder), s.free(decoder);
   }
   if (!r.m.tie_word_embeddings) return;
-  const u64 width = r.m.enc.embedding_size > 0 ? r.m.enc.embedding_size : r.m.hidden_size;  // ELECTRA's MLM head
+  const u64 width = r.m.kind == ModelKind::Decoder ? r.m.hidden_size : mlm_width(r.m);  // ELECTRA's MLM head
   s.free(s.alloc(mul(mul(width, r.m.vocab_size), elem_width), Use::Weight));
 }
 
