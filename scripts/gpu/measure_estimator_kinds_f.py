@@ -117,19 +117,8 @@ NEW_MODELS = {
 }
 HELD_OUT_MODELS = set(NEW_MODELS)
 k.MODELS.update(NEW_MODELS)
-IMAGE_KINDS = e.IMAGE_KINDS | {"segformer", "pvt", "swiftformer", "mobilevitv2", "textnet", "hgnet_v2", "convnext"}
-_need_bytes = e._need_bytes
-
-
-def need_bytes(c):
-    """Round 6's packing bound (per image for convolutional and hierarchical image models)."""
-    if c.get("kind") == "maxbatch-trial" or k.MODELS[c["model"]][0] not in IMAGE_KINDS:
-        return _need_bytes(c)
-    per_image = (0.1 if c["mode"] == "infer" else 0.4) * (c["image_size"] / 224) ** 2
-    return int((2 + c["batch"] * per_image) * 2**30)
-
-
-k.need_bytes = need_bytes
+# round 6's packing bound (e.need_bytes, per image for convolutional and hierarchical image models) for these too
+e.IMAGE_KINDS.update({"segformer", "pvt", "swiftformer", "mobilevitv2", "textnet", "hgnet_v2", "convnext"})
 
 
 def held_out(model):
