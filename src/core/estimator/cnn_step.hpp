@@ -1,5 +1,6 @@
-// A convolutional classifier's step as PyTorch runs it, tensor by tensor (forward_cnn.cpp): the internal
-// interface between the op-by-op simulation and the estimate (estimate_cnn.cpp).
+// A convolutional classifier's step as PyTorch runs it, tensor by tensor (forward_cnn.cpp,
+// forward_cnn_backward.cpp): the internal interface between the op-by-op simulation and the estimate
+// (estimate_cnn.cpp).
 #pragma once
 #include <cstdint>
 

@@ -1,5 +1,6 @@
 // Models with an encoder (BERT-style encoders, encoder-decoders, vision transformers): reading their
-// config.json (encoder_config.cpp) and their weight tensors with the task's head (encoder_weights.cpp).
+// config.json (encoder_config.cpp, each family's traits in encoder_traits.cpp) and their weight tensors
+// with the task's head (encoder_weights.cpp).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

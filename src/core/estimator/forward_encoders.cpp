@@ -1,6 +1,6 @@
 // A forward op by op (see forward_ops.hpp) for the models with an encoder: their embeddings (text,
 // patches, Whisper's conv stem), a decoder layer's cross-attention, and the heads of the tasks
-// (--task). Their layers are the decoder's ops with the family's traits (encoder_config.cpp): BERT's
+// (--task). Their layers are the decoder's ops with the family's traits (encoder_traits.cpp): BERT's
 // post-norm, ViT's pre-norm, no RoPE, no cache in the encoder, no causal mask.
 #include <algorithm>
 
