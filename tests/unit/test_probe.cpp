@@ -246,3 +246,30 @@ TEST(ProbeReport, TheTableWithTheAllocatedColumnFitsEightyColumns) {
   }
   EXPECT_EQ(lines, 7U) << table;  // the header, its rule, five trials
 }
+
+// A job whose shapes vary (H200 2026-12-02, qwen-dyn: random lengths): the answer's 50-step
+// confirmation peaked above its 12-step trial and settled later; the report says the largest
+// value is the edge of the batches seen and points at the recommended one. A confirmation that
+// repeats its trial's peak says nothing.
+TEST(ProbeReport, AConfirmationThatRoseAfterItsTrialSettledIsSaid) {
+  ProbeReport r;
+  r.parameter = "batch", r.reason = StopReason::Bracketed, r.capacity_bytes = 16 * GiB, r.confirm_steps = 50, r.confirmed = 7;
+  r.largest_ok = 7, r.smallest_oom = 8;
+  auto trial = [](std::uint64_t v, std::uint64_t peak, int steps, int settled, bool confirmation) {
+    Trial t;
+    t.value = v, t.peak_bytes = peak, t.steps = steps, t.settled_at = settled, t.measured = true, t.confirmation = confirmation;
+    return t;
+  };
+  r.trials = {trial(1, 9 * GiB, 9, 3, false), trial(7, 15 * GiB, 12, 6, false), trial(7, 15 * GiB + 800 * MiB, 50, 27, true)};
+  Trial oom;
+  oom.value = 8, oom.outcome = Outcome::Oom, oom.steps = 5;
+  r.trials.push_back(oom);
+  const auto note = late_rise_note(r);
+  EXPECT_NE(note.find("rose after its trial settled"), std::string::npos) << note;
+  EXPECT_NE(note.find("settled at step 27"), std::string::npos) << note;
+  EXPECT_NE(render_text(r).find("note: the memory of batch 7 rose"), std::string::npos);
+  EXPECT_TRUE(to_json(r)["late_rise"].is_string());
+  r.trials[2].peak_bytes = 15 * GiB + 100 * MiB;  // within 1 % of the card: the same peak
+  EXPECT_EQ(late_rise_note(r), "");
+  EXPECT_TRUE(to_json(r)["late_rise"].is_null());
+}

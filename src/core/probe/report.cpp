@@ -85,6 +85,26 @@ ProbeReport conclude(const Search& search, std::string parameter, std::optional<
   return r;
 }
 
+std::string late_rise_note(const ProbeReport& r) {
+  if (!r.confirmed) return "";
+  const Trial* first = nullptr;
+  const Trial* confirmation = nullptr;
+  for (const Trial* t : trials_of(r.trials, *r.confirmed)) {
+    if (t->outcome != Outcome::Ok || !t->peak_bytes) continue;
+    if (t->confirmation) confirmation = t;
+    else if (!first) first = t;
+  }
+  if (!first || !confirmation) return "";
+  const std::uint64_t tolerance = r.capacity_bytes ? *r.capacity_bytes / 100 : 64ULL << 20;
+  const bool later = confirmation->settled_at.value_or(confirmation->steps) > first->settled_at.value_or(first->steps);
+  if (*confirmation->peak_bytes <= *first->peak_bytes + tolerance || !later) return "";
+  return "the memory of " + r.parameter + " " + num(*r.confirmed) + " rose after its trial settled (" + format_bytes(*first->peak_bytes) +
+         " in " + std::to_string(first->steps) + " steps, " + format_bytes(*confirmation->peak_bytes) + " in " +
+         std::to_string(confirmation->steps) + (confirmation->settled_at ? ", settled at step " + std::to_string(*confirmation->settled_at) : "") +
+         "): the job's shapes vary from step to step, so a larger batch later can raise the peak again - use the recommended " +
+         r.parameter;
+}
+
 std::string verdict_code(const ProbeReport& r) {
   const bool unconfirmed = r.confirm_steps > 0 && !r.confirmed;
   switch (r.reason) {
@@ -196,6 +216,7 @@ std::string render_text(const ProbeReport& r, const Style& style) {
   } else {
     out += "  " + r.recommendation.basis + "\n";
   }
+  if (const std::string note = late_rise_note(r); !note.empty()) out += "  " + style.paint("note: " + note, Tone::Warn) + "\n";
   return out;
 }
 
@@ -213,6 +234,8 @@ nlohmann::json to_json(const ProbeReport& r) {
   j["recommended"] = opt(r.recommendation.value);
   j["margin_fraction"] = r.recommendation.margin_fraction;
   j["recommendation_basis"] = r.recommendation.basis;
+  const std::string note = late_rise_note(r);
+  j["late_rise"] = note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note);
   j["confirm_steps"] = r.confirm_steps;
   j["confirmed"] = opt(r.confirmed);
   j["outside_allocator_bytes"] = opt(r.outside_allocator_bytes);

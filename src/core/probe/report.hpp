@@ -34,6 +34,14 @@ struct ProbeReport {
   std::optional<std::uint64_t> outside_allocator_bytes;
 };
 
+// Where the answer's confirmation peaked above its own earlier trial (by more than 1 % of the card,
+// or 64 MiB without one) and settled later: the job's shapes vary from step to step (random sequence
+// lengths, padding to the longest sample), so its peak is set by the largest batch seen so far and
+// the largest value is the edge of what ran, not a guarantee (H200 2026-12-02: a Qwen2 job on random
+// lengths, 15.05 GiB in its 12-step trial, 15.82 in the 50-step confirmation, settled at step 27).
+// The sentence for the report, empty otherwise.
+std::string late_rise_note(const ProbeReport& report);
+
 // Builds the report from a finished (or budget-stopped) search.
 ProbeReport conclude(const Search& search, std::string parameter, std::optional<std::uint64_t> capacity_bytes,
                      double margin_fraction, bool budget_exhausted);
