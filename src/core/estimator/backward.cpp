@@ -10,7 +10,8 @@
 // Modelled at layer granularity: a checkpointed layer is first run again op by op (its autocast
 // copies made at each Linear and saved); then the saved tensors backwards, each one's gradient
 // made (its shape), used by the next op back and freed with the saved tensor; the weights'
-// gradients in backward order. The norms', SDPA's and RoPE's temporaries are left out.
+// gradients in backward order. The norms', SDPA's and RoPE's temporaries are left out; a broadcast product's two
+// full-size input gradients are made where a layer names them (Forward::backward_transient: Mamba2's SSD).
 #include "core/estimator/forward_ops.hpp"
 
 namespace vramdoc::estimator::detail {
