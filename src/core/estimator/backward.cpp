@@ -10,7 +10,8 @@
 // Modelled at layer granularity: a checkpointed layer is first run again op by op (its autocast
 // copies made at each Linear and saved); then the saved tensors backwards, each one's gradient
 // made (its shape), used by the next op back and freed with the saved tensor; the weights'
-// gradients in backward order. The norms', SDPA's and RoPE's temporaries are left out.
+// gradients in backward order. The norms', SDPA's and RoPE's temporaries are left out; a broadcast product's two
+// full-size input gradients are made where a layer names them (Forward::backward_transient: Mamba2's SSD).
 #include "core/estimator/forward_ops.hpp"
 
 namespace vramdoc::estimator::detail {
@@ -25,7 +26,8 @@ u64 weight_gradient(Tape& s, u64 bytes, bool via_cast) {
   return grad;
 }
 
-void saved_backward(Tape& s, const LayerGrads& g, std::vector<u64>& saved, std::vector<u64>& made) {
+void saved_backward(Tape& s, const LayerGrads& g, std::vector<u64>& saved, std::vector<u64>& made,
+                    const std::unordered_map<u64, u64>& transients) {
   std::size_t w = 0;
   u64 previous = 0;
   auto next_weight = [&] {  // the layer's weights backwards: the last op's first
@@ -33,6 +35,10 @@ void saved_backward(Tape& s, const LayerGrads& g, std::vector<u64>& saved, std::
     made.push_back(weight_gradient(s, g.weights[at], at < g.via_cast.size() && g.via_cast[at]));
   };
   for (std::size_t i = saved.size(); i-- > 0;) {
+    if (const auto t = transients.find(saved[i]); t != transients.end()) {  // Forward::backward_transient: MulBackward0's
+      const u64 first = s.alloc(t->second), second = s.alloc(t->second);   // two full-size input gradients, each then
+      s.free(first), s.free(second);                                         // reduced by the engine's sum_to
+    }
     const u64 grad = s.alloc(s.bytes_of(saved[i]));
     s.free(previous);
     previous = grad;
@@ -53,7 +59,7 @@ u64 layer_backward(Forward& f, const LayerGrads& g, LayerKind kind, u64 checkpoi
     f.s.free(recorded_layer(f, g.unlinked_casts, kind, checkpoint, saved, none));
   }
   const u64 next_dx = f.s.alloc(g.residual);
-  saved_backward(f.s, g, saved, made);
+  saved_backward(f.s, g, saved, made, f.backward_transients);
   f.s.free(dx);
   f.s.free(checkpoint);
   return next_dx;

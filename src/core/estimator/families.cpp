@@ -19,7 +19,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 51> kFamilies = {{
+constexpr std::array<FamilyName, 52> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -35,6 +35,7 @@ constexpr std::array<FamilyName, 51> kFamilies = {{
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
+    {"mamba2", Family::Mamba},
     {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"glm", Family::Glm},
     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
@@ -303,7 +304,8 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::Whisper:
     case Family::DebertaV2: return 15;  // coarse: encoder-decoders' and Swin's layers in one shape, DeBERTa's relative attention
     case Family::GptOss: return 15;     // allocated within 0.1 %; process -14 % in inference (reserved: its 2 GiB score blocks)
-    case Family::Mamba: return 5;       // Mamba measured within 2.2 %; FalconMamba modelled from the code only
+    case Family::Mamba: return 5;       // Mamba measured within 2.2 %; FalconMamba modelled from the code only; Mamba2
+                                        // within 1 % on two cases of one size and chunk count (docs/estimator.md, "Mamba2")
     case Family::Glm4:
     case Family::Nemotron:
     case Family::GptBigcode:
@@ -331,7 +333,8 @@ void attach_header_tensors(ModelConfig& m) {
 
 Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& source) {
   if (m.family == Family::Mamba) {  // no attention, no MLP: MambaMixer's selective scan (ssm_config.cpp, forward_ssm.cpp)
-    m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);  // MambaConfig: tied by default
+    // MambaConfig: tied by default; Mamba2Config: tie_word_embeddings = False (configuration_mamba2.py)
+    m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", m.model_type != "mamba2");
     m.generate_with_cache = fields::flag(cfg, "use_cache", true);
     m.rotary_dims = 0;
     return read_ssm_config(m, cfg, source);

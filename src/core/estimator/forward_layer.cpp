@@ -237,7 +237,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   if (m.family == Family::T5) return t5_block(f, kind, x, cache);
   if (m.family == Family::Swin) return swin_layer(f, kind, x);
-  if (m.family == Family::Mamba) return mamba_block(f, x, cache);
+  if (m.family == Family::Mamba) return m.ssm.heads != 0 ? mamba2_block(f, x, cache) : mamba_block(f, x, cache);
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   if (m.family == Family::Falcon) return falcon_sequential_layer(f, kind, x, cache);

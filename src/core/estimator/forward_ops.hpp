@@ -6,7 +6,9 @@
 // attention), forward_layer.cpp (a decoder layer, embeddings, masks, rotary tables), and the two
 // sequences: infer_sequence.cpp and step_sequence.cpp.
 #pragma once
+#include <algorithm>
 #include <array>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -47,6 +49,10 @@ struct Forward {
   u64 returned_weights = 0;              // inference, BLOOM and GPT-J: the last block's returned attention weights,
                                          // which the model's loop (`outputs = block(...)`) holds until the next returns
   std::vector<u64> after_residual;       // BLOOM: its attention's locals, freed after the residual sum its forward makes
+  // Training: a saved tensor's id -> the bytes of each of two tensors its op's backward makes at once beyond the
+  // gradients (Mamba2's broadcast products: MulBackward0 returns both full-size input gradients before the engine's
+  // sum_to reduces them to the inputs' shapes)
+  std::unordered_map<u64, u64> backward_transients;
   u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
                                          // the end of the layers' backward (the caller frees it)
 
@@ -63,6 +69,10 @@ struct Forward {
   // Autograd saves `id` (training only; once).
   void keep(u64 id) {
     if (train && id != 0 && kept_.insert(id).second) saved.push_back(id), saved_anywhere_.insert(id);
+  }
+  // Training: the op that saved the last saved tensor makes two tensors of `bytes` at once in its backward (backward.cpp).
+  void backward_transient(u64 bytes) {
+    if (train && !saved.empty()) backward_transients[saved.back()] = std::max(backward_transients[saved.back()], bytes);
   }
   // Whether any layer of this forward saved `id` for the backward.
   bool saved_by_a_layer(u64 id) const { return saved_anywhere_.count(id) != 0; }
@@ -199,6 +209,9 @@ u64 swin_layer(Forward& f, LayerKind kind, u64 x);
 // MambaBlock (forward_ssm.cpp): its RMSNorm, MambaMixer.slow_forward (no mamba-ssm / causal-conv1d kernels), the
 // residual sum (fp32 with residual_in_fp32); its output. With a cache, its conv and ssm states go to `cache`.
 u64 mamba_block(Forward& f, u64 x, CacheIds& cache);
+// Mamba2Block (forward_ssm2.cpp): Mamba2Mixer.torch_forward (the chunked SSD in prefill and training, the single-step
+// recurrence in a decoding step), as mamba_block.
+u64 mamba2_block(Forward& f, u64 x, CacheIds& cache);
 // Python gelu_new on `x` of `inter` elements per token (forward_mlp.cpp): its output.
 u64 new_gelu(Forward& f, u64 x, u64 inter);
 // The outputs of the model's head: the vocabulary (decoders, MLM, encoder-decoders) or the labels.

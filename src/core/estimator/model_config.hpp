@@ -128,6 +128,11 @@ struct SsmParts {
   bool proj_bias = false;         // use_bias: in_proj and out_proj biases
   bool residual_fp32 = true;      // residual_in_fp32: MambaBlock's residual (and so the layers' outputs) in fp32
   bool bc_norm = false;           // FalconMamba: rms_forward on B, C and the time step (no weight)
+  // Mamba2 (Mamba2Mixer, modeling_mamba2.py): multi-head SSD over chunks; heads 0 for Mamba / FalconMamba
+  std::uint64_t heads = 0;        // num_heads (heads x head_dim = inner)
+  std::uint64_t head_dim = 0;     // head_dim
+  std::uint64_t groups = 1;       // n_groups: B and C per group (conv_dim = inner + 2 x groups x state)
+  std::uint64_t chunk = 256;      // chunk_size: the SSD's chunks (the sequence padded to a multiple)
 };
 
 // A weight tensor read from a safetensors header (model directories).

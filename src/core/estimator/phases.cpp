@@ -108,7 +108,10 @@ std::vector<Phase> sequence_training_phases(const Run& r, bool checkpointing) {
 
 std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   const ModelConfig& m = r.m;
-  if (m.kind != ModelKind::Decoder && r.o.gpus == 1 && r.o.tensor_parallel == 1 && r.o.zero_stage == 0) {
+  // Mamba2 too: its peak is a layer's transient (the SSD's broadcast products and their backward, forward_ssm2.cpp),
+  // which the terms below (saved tensors, logits) do not hold
+  const bool by_sequence = m.kind != ModelKind::Decoder || m.ssm.heads != 0;
+  if (by_sequence && r.o.gpus == 1 && r.o.tensor_parallel == 1 && r.o.zero_stage == 0) {
     return sequence_training_phases(r, checkpointing);
   }
   const Options& o = r.o;

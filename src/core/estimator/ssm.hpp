@@ -1,6 +1,7 @@
-// State-space decoders (Mamba, FalconMamba): their config fields and weights, read by mechanism from
+// State-space decoders (Mamba, FalconMamba, Mamba2): their config fields and weights, read by mechanism from
 // MambaConfig's fields (state_size, expand, conv_kernel, time_step_rank, use_conv_bias, use_bias, residual_in_fp32).
-// The layer op by op: forward_ssm.cpp.
+// Mamba2 adds num_heads, head_dim, n_groups, chunk_size (Mamba2Config). The layer op by op: forward_ssm.cpp,
+// forward_ssm2.cpp (Mamba2).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

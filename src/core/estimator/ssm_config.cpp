@@ -10,6 +10,36 @@ namespace vramdoc::estimator {
 namespace {
 using u64 = std::uint64_t;
 u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+// Mamba2Config (configuration_mamba2.py): num_heads 128, head_dim 64, n_groups 8, chunk_size 256 by default;
+// Mamba2Mixer.__init__ (modeling_mamba2.py:374) sizes intermediate_size = int(expand x hidden_size) (the config has no
+// intermediate_size field) and validate_architecture wants hidden_size x expand == num_heads x head_dim.
+Result<bool> read_mamba2_fields(ModelConfig& m, const nlohmann::json& cfg, const std::string& source, double expand) {
+  SsmParts& s = m.ssm;
+  auto heads = fields::size(cfg, {"num_heads"}, source);
+  auto head_dim = fields::size(cfg, {"head_dim"}, source);
+  auto groups = fields::size(cfg, {"n_groups"}, source);
+  auto chunk = fields::size(cfg, {"chunk_size"}, source);
+  for (const auto* v : {&heads, &head_dim, &groups, &chunk}) {
+    if (!*v) return make_error(v->error());
+  }
+  s.inner = static_cast<u64>(expand * static_cast<double>(m.hidden_size));
+  s.heads = heads->value_or(128), s.head_dim = head_dim->value_or(64);
+  s.groups = groups->value_or(8), s.chunk = chunk->value_or(256);
+  if (s.heads == 0 || s.head_dim == 0 || s.groups == 0 || s.chunk == 0) {
+    return make_error("fields 'num_heads', 'head_dim', 'n_groups' and 'chunk_size' in " + source + " must be positive");
+  }
+  if (mul(s.heads, s.head_dim) != s.inner) {
+    return make_error("config " + source + ": hidden_size x expand (" + std::to_string(s.inner) +
+                      ") must equal num_heads x head_dim (" + std::to_string(mul(s.heads, s.head_dim)) + ")");
+  }
+  if (s.heads % s.groups != 0) {
+    return make_error("config " + source + ": num_heads must be a multiple of n_groups (repeat_interleave of B and C)");
+  }
+  m.intermediate_size = s.inner;
+  return true;
+}
+
 }  // namespace
 
 Result<bool> read_ssm_config(ModelConfig& m, const nlohmann::json& cfg, const std::string& source) {
@@ -39,12 +69,39 @@ Result<bool> read_ssm_config(ModelConfig& m, const nlohmann::json& cfg, const st
   s.residual_fp32 = fields::flag(cfg, "residual_in_fp32", true);
   s.bc_norm = m.model_type == "falcon_mamba";  // FalconMambaMixer: rms_forward(B), rms_forward(C), rms_forward(time_step)
   m.intermediate_size = s.inner;
+  if (m.model_type == "mamba2") return read_mamba2_fields(m, cfg, source, expand);
   return true;
 }
+
+namespace {
+
+// Mamba2Mixer.__init__ (modeling_mamba2.py:392-422): conv1d (conv_dim, 1, conv_kernel) over conv_dim = inner + 2 x
+// n_groups x state_size, in_proj (hidden -> inner + conv_dim + num_heads: gate, xBC, dt), dt_bias, A_log, D (num_heads
+// each), norm (MambaRMSNormGated over inner), out_proj; Mamba2Block.norm, Mamba2Model.norm_f; Mamba2ForCausalLM.lm_head
+void add_mamba2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const SsmParts& s = m.ssm;
+  const u64 h = m.hidden_size, L = m.num_layers, d = s.inner;
+  const u64 conv_dim = d + mul(2 * s.groups, s.state);
+  w.push_back({"embeddings", m.vocab_size, h, 1, false, false, false});
+  w.push_back({"in_proj", h, d + conv_dim + s.heads, L, true, false, true});
+  if (s.proj_bias) w.push_back({"in_proj.bias", 1, d + conv_dim + s.heads, L, false, false, false});
+  w.push_back({"conv1d", 1, mul(conv_dim, s.conv_kernel), L, false, false, false});
+  if (s.conv_bias) w.push_back({"conv1d.bias", 1, conv_dim, L, false, false, false});
+  w.push_back({"dt_bias, A_log, D", 1, 3 * s.heads, L, false, false, false});
+  w.push_back({"mixer.norm", 1, d, L, false, false, false});
+  w.push_back({"out_proj", d, h, L, true, false, true});
+  if (s.proj_bias) w.push_back({"out_proj.bias", 1, h, L, false, false, false});
+  w.push_back({"norm", 1, h, L, false, false, false});
+  w.push_back({"norm_f", 1, h, 1, false, false, false});
+  w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+}
+
+}  // namespace
 
 void add_ssm_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const SsmParts& s = m.ssm;
   const u64 h = m.hidden_size, L = m.num_layers, d = s.inner;
+  if (s.heads != 0) return add_mamba2_weights(m, w);
   auto linear = [&](const std::string& name, u64 in, u64 out, bool bias) {
     w.push_back({name, in, out, L, true, false, true});
     if (bias) w.push_back({name + ".bias", 1, out, L, false, false, false});
