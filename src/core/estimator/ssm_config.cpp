@@ -75,48 +75,52 @@ Result<bool> read_ssm_config(ModelConfig& m, const nlohmann::json& cfg, const st
 
 namespace {
 
+// A per-layer Linear (and its bias) of the mixer, as both mixers' __init__ build them.
+void add_linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u64 out, u64 layers, bool bias) {
+  w.push_back({name, in, out, layers, true, false, true});
+  if (bias) w.push_back({name + ".bias", 1, out, layers, false, false, false});
+}
+
 // Mamba2Mixer.__init__ (modeling_mamba2.py:392-422): conv1d (conv_dim, 1, conv_kernel) over conv_dim = inner + 2 x
 // n_groups x state_size, in_proj (hidden -> inner + conv_dim + num_heads: gate, xBC, dt), dt_bias, A_log, D (num_heads
-// each), norm (MambaRMSNormGated over inner), out_proj; Mamba2Block.norm, Mamba2Model.norm_f; Mamba2ForCausalLM.lm_head
-void add_mamba2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
+// each), norm (MambaRMSNormGated over inner), out_proj
+void add_mamba2_mixer(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const SsmParts& s = m.ssm;
   const u64 h = m.hidden_size, L = m.num_layers, d = s.inner;
   const u64 conv_dim = d + mul(2 * s.groups, s.state);
-  w.push_back({"embeddings", m.vocab_size, h, 1, false, false, false});
-  w.push_back({"in_proj", h, d + conv_dim + s.heads, L, true, false, true});
-  if (s.proj_bias) w.push_back({"in_proj.bias", 1, d + conv_dim + s.heads, L, false, false, false});
+  add_linear(w, "in_proj", h, d + conv_dim + s.heads, L, s.proj_bias);
   w.push_back({"conv1d", 1, mul(conv_dim, s.conv_kernel), L, false, false, false});
   if (s.conv_bias) w.push_back({"conv1d.bias", 1, conv_dim, L, false, false, false});
   w.push_back({"dt_bias, A_log, D", 1, 3 * s.heads, L, false, false, false});
   w.push_back({"mixer.norm", 1, d, L, false, false, false});
-  w.push_back({"out_proj", d, h, L, true, false, true});
-  if (s.proj_bias) w.push_back({"out_proj.bias", 1, h, L, false, false, false});
-  w.push_back({"norm", 1, h, L, false, false, false});
-  w.push_back({"norm_f", 1, h, 1, false, false, false});
-  w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
+  add_linear(w, "out_proj", d, h, L, s.proj_bias);
+}
+
+// MambaMixer.__init__ (modeling_mamba.py): conv1d (inner, 1, conv_kernel) with its bias, in_proj (hidden -> 2 x inner),
+// x_proj (inner -> time_step_rank + 2 x state), dt_proj (time_step_rank -> inner, with bias), A_log (inner, state), D
+// (inner), out_proj
+void add_mamba_mixer(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const SsmParts& s = m.ssm;
+  const u64 h = m.hidden_size, L = m.num_layers, d = s.inner;
+  w.push_back({"conv1d", 1, mul(d, s.conv_kernel), L, false, false, false});
+  if (s.conv_bias) w.push_back({"conv1d.bias", 1, d, L, false, false, false});
+  add_linear(w, "in_proj", h, 2 * d, L, s.proj_bias);
+  add_linear(w, "x_proj", d, s.dt_rank + 2 * s.state, L, false);
+  add_linear(w, "dt_proj", s.dt_rank, d, L, true);
+  w.push_back({"A_log, D", 1, mul(d, s.state + 1), L, false, false, false});
+  add_linear(w, "out_proj", d, h, L, s.proj_bias);
 }
 
 }  // namespace
 
+// The embeddings, each layer's mixer (Mamba2's when the config has heads) and norm (MambaBlock / Mamba2Block.norm),
+// the final norm_f and the head, tied or not.
 void add_ssm_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
-  const SsmParts& s = m.ssm;
-  const u64 h = m.hidden_size, L = m.num_layers, d = s.inner;
-  if (s.heads != 0) return add_mamba2_weights(m, w);
-  auto linear = [&](const std::string& name, u64 in, u64 out, bool bias) {
-    w.push_back({name, in, out, L, true, false, true});
-    if (bias) w.push_back({name + ".bias", 1, out, L, false, false, false});
-  };
+  const u64 h = m.hidden_size, L = m.num_layers;
   w.push_back({"embeddings", m.vocab_size, h, 1, false, false, false});
-  // MambaMixer.__init__: conv1d (inner, 1, conv_kernel) with its bias, in_proj (hidden -> 2 x inner), x_proj (inner ->
-  // time_step_rank + 2 x state), dt_proj (time_step_rank -> inner, with bias), A_log (inner, state), D (inner), out_proj
-  w.push_back({"conv1d", 1, mul(d, s.conv_kernel), L, false, false, false});
-  if (s.conv_bias) w.push_back({"conv1d.bias", 1, d, L, false, false, false});
-  linear("in_proj", h, 2 * d, s.proj_bias);
-  linear("x_proj", d, s.dt_rank + 2 * s.state, false);
-  linear("dt_proj", s.dt_rank, d, true);
-  w.push_back({"A_log, D", 1, mul(d, s.state + 1), L, false, false, false});
-  linear("out_proj", d, h, s.proj_bias);
-  w.push_back({"norm", 1, h, L, false, false, false});  // MambaBlock.norm: MambaRMSNorm
+  if (m.ssm.heads != 0) add_mamba2_mixer(m, w);
+  else add_mamba_mixer(m, w);
+  w.push_back({"norm", 1, h, L, false, false, false});
   w.push_back({"norm_f", 1, h, 1, false, false, false});
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }
