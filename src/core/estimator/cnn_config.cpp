@@ -236,8 +236,8 @@ bool is_cnn_config(std::string_view model_type, const json& cfg) {
     if (t.model_type == model_type) return true;
   }
   // an unknown hierarchical model with stages and no transformer heads (a CNN of another name)
-  if (cfg.contains("pool_size") && cfg.contains("hidden_sizes")) return true;
-  if (cfg.contains("focal_levels") && cfg.contains("depths")) return true;  // focal modulation (FocalNet-style)  // a pooling token mixer (PoolFormer-style)
+  if (cfg.contains("pool_size") && cfg.contains("hidden_sizes")) return true;  // a pooling token mixer (PoolFormer-style)
+  if (cfg.contains("focal_levels") && cfg.contains("depths")) return true;     // focal modulation (FocalNet-style)
   const auto heads = cfg.find("num_attention_heads");
   const bool stages = cfg.contains("depths") && cfg.contains("hidden_sizes") && (heads == cfg.end() || heads->is_null()) &&
                       !cfg.contains("num_heads") && !cfg.contains("hidden_size");
