@@ -1,6 +1,6 @@
 #!/bin/bash
 # The measurements of issue 28 on the GPU machine: bash measure_estimator_kinds.sh OUT [SCRIPT]
-# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third; _d to _f, rounds 4 to 7)
+# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third; _d to _g, rounds 4 to 8)
 cd "$(dirname "$0")"
 OUT=$1
 SCRIPT=${2:-measure_estimator_kinds.py}
@@ -35,7 +35,10 @@ fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4",
         # round 7
         "falcon_mamba", "mamba2", "jamba", "glm4_moe", "seed_oss", "apertus", "lfm2", "hunyuan_v1_dense", "squeezebert",
         "nystromformer", "xmod", "layoutlm", "ibert", "markuplm", "xlm", "segformer", "pvt", "swiftformer", "mobilevitv2",
-        "vit_msn", "ijepa", "textnet", "hgnet_v2"]
+        "vit_msn", "ijepa", "textnet", "hgnet_v2",
+        # round 8
+        "gpt2", "phi", "qwen3_moe", "deepseek_v3", "olmo2", "bamba", "recurrent_gemma", "dbrx", "jetmoe", "canine",
+        "luke", "lilt", "roc_bert", "xlm_roberta_xl", "flaubert", "xlnet", "xlm_prophetnet"]
 with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
     for f in fams:
         d = os.path.join(t, "models", f)
