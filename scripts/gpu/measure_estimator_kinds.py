@@ -27,7 +27,7 @@ Held out (decided before measuring, never looked at while modelling; evaluated o
 the families glm4, nemotron, roberta, bart, swin, and the '-l' size (near a size people run) of
 every other family. HELD_OUT below; each record carries `held_out`.
 
-Usage: python3 measure_estimator_kinds.py OUTDIR [filter-substring] [--dry-run]
+Usage: python3 measure_estimator_kinds.py OUTDIR [filter-substring[|another]] [--dry-run]
   --dry-run: list the cases and scenarios with their scheduling need, run nothing.
 Writes OUTDIR/kinds-measure.jsonl (env line, one line per case; max-batch trials have
 kind=maxbatch-trial and scenario), OUTDIR/models/<model>.<task>.json, OUTDIR/traces/, OUTDIR/logs/.
@@ -331,7 +331,14 @@ def build(c):
     auto = getattr(transformers, AUTO_CLASS[task])
     extra = {"attn_implementation": c["attention"]} if c.get("attention") else {}
     with torch.device("cuda"):
-        model = auto.from_config(cfg, dtype=dtype, **extra)
+        try:
+            model = auto.from_config(cfg, dtype=dtype, **extra)
+        except TypeError as e:  # LeViT's config has architectures=None, which from_config iterates (5.17)
+            if "not iterable" not in str(e):
+                raise
+            model = auto._model_mapping[type(cfg)]._from_config(cfg, dtype=dtype, **extra)
+    if any(p.device.type != "cuda" for p in model.parameters()):
+        model.to("cuda")  # XLNet makes its relative-attention Parameters with torch.FloatTensor (on the CPU)
     return cfg, model, dtype
 
 
@@ -616,8 +623,9 @@ def main(all_cases=None, all_scenarios=None):
         print(__doc__)
         return 2
     out_dir, filt = args[0], (args[1] if len(args) > 1 else "")
-    cases = [c for c in all_cases if filt in c["model"]]
-    scenarios = [Scenario(i, s) for i, s in enumerate(all_scenarios) if filt in s[0]]
+    filts = filt.split("|")  # a|b: the cases of either
+    cases = [c for c in all_cases if any(f in c["model"] for f in filts)]
+    scenarios = [Scenario(i, s) for i, s in enumerate(all_scenarios) if any(f in s[0] for f in filts)]
     if dry:
         for i, c in enumerate(cases):
             print(f"{tag_of(i, c):60} need {need_bytes(c) / 2**30:6.1f} GiB{'  held out' if c['held_out'] else ''}")

@@ -6,7 +6,7 @@ OUT=$1
 SCRIPT=${2:-measure_estimator_kinds.py}
 W=/tmp/kinds
 PYTHONUNBUFFERED=1 KINDS_BUDGET_S=${KINDS_BUDGET_S:-110} KINDS_HARD_STOP_S=${KINDS_HARD_STOP_S:-155} \
-  timeout ${KINDS_TIMEOUT_S:-200} python3 "$SCRIPT" "$W" > "$OUT/run.log" 2>&1
+  timeout ${KINDS_TIMEOUT_S:-200} python3 "$SCRIPT" "$W" ${KINDS_FILTER:-} > "$OUT/run.log" 2>&1
 echo "exit $?" >> "$OUT/run.log"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 tar czf "$OUT/traces.tar.gz" -C "$W" traces
