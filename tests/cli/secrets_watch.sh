@@ -32,10 +32,15 @@ no_secrets "watch --log CSV" "$dir/w.csv"
 no_secrets "watch --log JSONL" "$dir/w.jsonl"
 
 # The exporter: the executable by default; the redacted command line only with --export-command.
+# Each server its own stderr file: with one file, the second call's wait could read the first server's
+# line (the background job truncates the file only once it starts) and scrape its closed port (CI, 2026-12-03).
+serves=0
 serve() {
-  "$VRAMDOC" watch --serve 127.0.0.1:0 --interval 100ms "$@" 2>"$dir/serve.err" & server=$!
-  for _ in $(seq 50); do grep -q "serving http" "$dir/serve.err" && break; sleep 0.1; done
-  port=$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$dir/serve.err")
+  serves=$((serves + 1))
+  local log=$dir/serve.$serves.err
+  "$VRAMDOC" watch --serve 127.0.0.1:0 --interval 100ms "$@" 2>"$log" & server=$!
+  for _ in $(seq 50); do grep -q "serving http" "$log" && break; sleep 0.1; done
+  port=$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$log")
   curl -sS -f --max-time 5 "http://127.0.0.1:$port/metrics" >"$dir/metrics" || fail "scrape $*"
   kill -TERM $server; wait $server
 }

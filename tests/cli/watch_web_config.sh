@@ -30,6 +30,7 @@ hash='$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW'
 # serve CONFIG: starts the exporter with it on a free port of 127.0.0.1; sets $url.
 serve() {
   kill $server 2>/dev/null; wait $server 2>/dev/null
+  : >"$dir/serve.err"  # emptied here: the new server truncates it only once it starts, and the wait below would read the last one's port
   "$VRAMDOC" watch --serve 127.0.0.1:0 --interval 100ms --web-config "$1" 2>"$dir/serve.err" & server=$!
   for _ in $(seq 50); do grep -q "serving https\?://" "$dir/serve.err" && break; sleep 0.1; done
   port=$(sed -n 's|.*serving https\?://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$dir/serve.err")
