@@ -171,6 +171,26 @@ TEST(ProbeH200Round5, VitsFlatStartWithAllocatorPeaksIsFoundExactlyWithinEightTr
   EXPECT_TRUE(exact_in_eight(s, job.limit)) << sequence(s);
 }
 
+// Issue 30, H200 2026-12-02 (round 6, docs/probe.md "Round 6 on the H200"): the ViT-B/16 on 6 GiB once
+// more, driver / allocator peaks (bytes) as that run measured them: 1 2 9 39 55 57 59x, then 57 confirmed:
+// "at least 57, 58 untried"; 58 ran 50 steps (the check beside it), so the limit is 58. 57's trial ran its
+// 10 steps only, which left the 8th trial to its confirmation. A trial one short step above a value that
+// peaked over the margin (55: 98 % of the card) now runs the confirmation's length: it may be the answer.
+TEST(ProbeH200Round6, VitsLastStepsRunLongSoItsLimitIsFoundExactlyWithinEightTrials) {
+  MeasuredJob job;
+  job.card = 6 * GiB;
+  job.context = 619 * MiB;
+  const double measured[][3] = {{1, 2883584000.0, 1807933440.0}, {2, 2824863744.0, 1806247936.0},
+                                {9, 2948595712.0, 1949322752.0}, {39, 5293211648.0, 4056038912.0},
+                                {55, 6327107584.0, 5172842496.0}, {57, 6400507904.0, 5302480896.0},
+                                {59, 6421479424.0, 5437360128.0}};
+  for (const auto& m : measured) job.peaks[m[0]] = m[1], job.allocated[m[0]] = m[2];
+  job.limit = 58;
+  const auto s = drive([&job](std::uint64_t v) { return job.run(v); }, probe_defaults(job.card));
+  std::printf("[probe search] H200 ViT-B/16 round 6 on 6 GiB (limit 58): %zu trials (%s)\n", s.trials().size(), sequence(s).c_str());
+  EXPECT_TRUE(exact_in_eight(s, job.limit)) << sequence(s);
+}
+
 // Issue 30, H200 2026-12-02 (round 3): a torchvision ResNet on 6 GiB. 1.32 and 1.39 GiB at 1 and 4
 // (0.021 GiB an item; from 4 to 105: 0.045), so the first jump went to 196 (OOM); 105 ran at
 // 5.95 GiB (saturated: the allocator freeing its cache) and the search went 152x 129x 117x and

@@ -187,9 +187,23 @@ bool Search::runs_long() const {
   // The last two trials the cap allows: one that runs may be the answer the cap stops at.
   if (limits_.max_trials > 0 && static_cast<int>(trials_.size()) + 2 >= limits_.max_trials) return true;
   if (smallest_oom_ && *smallest_oom_ - *largest_ok_ <= kLongBracket) return true;
+  // No OOM yet, but the largest value that ran peaked above the margin and the next trial steps at
+  // most kLongBracket past it: the model puts the limit there, so the trial may be the answer
+  // (issue 30, round 7: the H200's ViT-B/16 on 6 GiB went 1 2 9 39 55 57 59x; 57, 1.3 % under the
+  // card after 55, ran 10 steps, so the 8th trial confirmed it and 58, which ran 50 steps, was left
+  // untried: "at least 57").
+  if (!smallest_oom_ && limits_.capacity_bytes && near_margin(*largest_ok_))
+    if (const auto v = next(); v && *v > *largest_ok_ && *v - *largest_ok_ <= kLongBracket) return true;
   // The allocator's peaks place the limit in an interval (allocated_limit) that one split leaves
   // within kLongBracket: the trial may be the answer as in a narrow bracket (probe II).
   return smallest_oom_ && limits_.capacity_bytes && allocated_guides();
+}
+
+bool Search::near_margin(std::uint64_t value) const {
+  const double margin_bytes = (1 - limits_.margin_fraction) * static_cast<double>(*limits_.capacity_bytes);
+  for (const auto& t : trials_)
+    if (t.value == value && t.outcome == Outcome::Ok && t.peak_bytes && static_cast<double>(*t.peak_bytes) >= margin_bytes) return true;
+  return false;
 }
 
 bool Search::allocated_guides() const {

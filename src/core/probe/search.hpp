@@ -112,6 +112,8 @@ class Search {
   // A value that ran saturated the card and the allocator's peaks put the limit in an interval of
   // at most twice kLongBracket values (search.cpp): the trials there run long.
   bool allocated_guides() const;
+  // A trial of `value` ran and peaked above the recommendation's margin (1 - margin_fraction of the card).
+  bool near_margin(std::uint64_t value) const;
   // A trial of `value` ran without error for at least confirm_steps steps.
   bool ran_long(std::uint64_t value) const;
 
