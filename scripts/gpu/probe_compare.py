@@ -36,7 +36,8 @@ GIB = 1 << 30
 # The emulated card per job (GiB): small enough that 12 cases share the H200 (12 x 10.6 GiB) and
 # the whole run fits one device call; large enough that each limit is several values.
 CARDS = {"bert": 10, "bert-dyn": 10, "cnn": 6, "llama": 10, "llama-seq": 10, "vit": 6, "gpt2m": 10,
-         "t5": 16, "effnet": 6, "qwen-dyn": 16}  # round 6's held-out jobs: --jobs t5,effnet,qwen-dyn
+         "t5": 16, "effnet": 6, "qwen-dyn": 16,  # round 6's held-out jobs: --jobs t5,effnet,qwen-dyn
+         "swin": 6, "mistral-gc": 12}  # round 7's (2026-12-03): --jobs swin,mistral-gc
 # probe starts from the estimator's curve where it has the model's config, else from its trials' fit.
 ESTIMATOR = {
     "bert": ["--config", os.path.join(CONFIGS, "bert-large.json"), "--seq", "384"],
@@ -44,6 +45,7 @@ ESTIMATOR = {
     "llama-seq": ["--config", os.path.join(CONFIGS, "llama-0.3b.json"), "--batch", "2"],
     "t5": ["--config", os.path.join(CONFIGS, "t5-base.json"), "--seq", "512", "--task", "seq2seq", "--target-seq", "128"],
     "qwen-dyn": ["--config", os.path.join(CONFIGS, "qwen2-0.5b.json"), "--seq", "512"],  # the longest batch's
+    "mistral-gc": ["--config", os.path.join(CONFIGS, "mistral-gc.json"), "--seq", "2048", "--grad-checkpointing"],
 }
 FINDERS = ("accelerate", "lightning-binsearch", "lightning-power")
 T0 = time.time()

@@ -23,6 +23,11 @@ JOB: bert      BERT-large-shaped encoder (transformers' BertForSequenceClassific
                1024, 16 heads, 4 key/value heads, vocabulary 151936) on batches of random lengths
                (uniform in 128..seq per step, seeded; seq 512): dynamic shapes in a decoder (held out
                in round 6)
+     swin      torchvision Swin-T at 224 x 224 (shifted-window attention over four stages, 28 M parameters),
+               AdamW, bf16 autocast (held out in round 7, 2026-12-03)
+     mistral-gc a Mistral-shaped decoder (transformers' MistralForCausalLM from a config: 8 layers, hidden
+               1536, 12 heads, 4 key/value heads, vocabulary 32000, sliding window 1024) with gradient
+               checkpointing, sequence 2048, AdamW, bf16 autocast (held out in round 7)
 The card is limited with torch.cuda.set_per_process_memory_fraction(limit / total): --limit-gib, or
 --limit-bytes (the allocator's bytes exactly), or none with --limit-gib 0 (vramdoc probe
 --gpu-memory caps the job itself). --device cpu: a dry run without a GPU (no limit). AdamW makes its
@@ -37,9 +42,9 @@ import sys
 import torch
 
 GIB = 1 << 30
-JOBS = ("bert", "bert-dyn", "cnn", "llama", "vit", "gpt2m", "t5", "effnet", "qwen-dyn")
+JOBS = ("bert", "bert-dyn", "cnn", "llama", "vit", "gpt2m", "t5", "effnet", "qwen-dyn", "swin", "mistral-gc")
 # The sequence each job runs unless --seq says otherwise.
-DEFAULT_SEQ = {"llama": 1024, "gpt2m": 512, "t5": 512, "qwen-dyn": 512}
+DEFAULT_SEQ = {"llama": 1024, "gpt2m": 512, "t5": 512, "qwen-dyn": 512, "mistral-gc": 2048}
 
 
 def limit_card(limit_gib=0.0, limit_bytes=0, device="cuda"):
@@ -116,6 +121,26 @@ def build(job, seq):
             g = torch.Generator().manual_seed(step)
             ids = torch.randint(0, config.vocab_size, (b, length), generator=g)
             return {"input_ids": ids, "labels": ids}
+    elif job == "mistral-gc":
+        from transformers import MistralConfig, MistralForCausalLM
+
+        config = MistralConfig(hidden_size=1536, intermediate_size=4096, num_hidden_layers=8, num_attention_heads=12,
+                               num_key_value_heads=4, vocab_size=32000, max_position_embeddings=4096, sliding_window=1024)
+        model = MistralForCausalLM(config)
+        model.gradient_checkpointing_enable()
+
+        def batch(b, step):
+            g = torch.Generator().manual_seed(step)
+            ids = torch.randint(0, config.vocab_size, (b, seq), generator=g)
+            return {"input_ids": ids, "labels": ids}
+    elif job == "swin":
+        import torchvision
+
+        model = torchvision.models.swin_t(num_classes=1000)
+
+        def batch(b, step):
+            g = torch.Generator().manual_seed(step)
+            return {"x": torch.randn(b, 3, 224, 224, generator=g), "labels": torch.randint(0, 1000, (b,), generator=g)}
     elif job == "effnet":
         import torchvision
 
@@ -146,7 +171,7 @@ def build(job, seq):
 
 
 def loss_of(job, model, inputs):
-    if job in ("cnn", "vit", "effnet"):
+    if job in ("cnn", "vit", "effnet", "swin"):
         return torch.nn.functional.cross_entropy(model(inputs["x"]), inputs["labels"])
     return model(**inputs).loss
 
