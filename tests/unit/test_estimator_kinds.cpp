@@ -148,7 +148,8 @@ TEST(EstimatorKinds, EveryCaseWithinTheBarOrAListedMiss) {
   // case: {allocated bound, process bound}
   const std::map<std::string, std::pair<double, double>> misses = {
       {"pytorch-h200-kinds/074-glm4-m-causal-lm-train-bf16", {0.04, 0.16}},
-      {"pytorch-h200-kinds/123-distilbert-s-mlm-lora-bf16", {0.04, 0.16}},
+      {"pytorch-h200-kinds/100-bert-s-mlm-lora-bf16", {0.04, 0.10}},  // over since the cuBLAS workspace is made at the first
+                                                                    // Linear (BERT's embeddings keep their locals: not modelled)
       {"pytorch-h200-kinds/134-deberta-s-seq-cls-infer-bf16", {0.04, 0.10}},
       {"pytorch-h200-kinds/136-deberta-l-seq-cls-train-amp_bf16", {0.14, 0.13}},
       {"pytorch-h200-kinds/165-whisper-s-speech-seq2seq-train-amp_bf16", {0.17, 0.16}},
@@ -162,8 +163,6 @@ TEST(EstimatorKinds, EveryCaseWithinTheBarOrAListedMiss) {
       {"pytorch-h200-kinds-b/022-deberta-s-seq-cls-infer-bf16", {0.04, 0.10}},
       {"pytorch-h200-kinds-b/025-swin-s-image-cls-train-amp_bf16", {0.04, 0.10}},
       {"pytorch-h200-kinds-b/038-xlmr-b-seq-cls-train-amp_bf16", {0.04, 0.12}},
-      {"pytorch-h200-kinds-b/047-mt5-s-seq2seq-infer-bf16", {0.04, 0.12}},
-      {"pytorch-h200-kinds-b/048-mt5-s-seq2seq-infer-bf16", {0.04, 0.15}},
       {"pytorch-h200-kinds-b/059-whisper-b-speech-seq2seq-train-amp_bf16", {0.04, 0.14}},
       {"pytorch-h200-kinds-b/075-stablelm-2-causal-lm-train-bf16", {0.05, 0.06}},
       {"pytorch-h200-kinds-b/077-stablelm-2-causal-lm-infer-bf16", {0.05, 0.09}},

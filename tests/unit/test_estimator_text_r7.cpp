@@ -58,7 +58,7 @@ TEST(EstimatorTextRound7, StandInsRunEagerAttentionByDefault) {
 // +144 % allocated. The transient-global layers' global bias and norms make the parameters transformers'.
 TEST(EstimatorTextRound7, LongT5AttendsInLocalBlocks) {
   vramdoc::test::expect_cases_within(kSet,
-                                     {{"064-longt5-tg-seq2seq-train-bf16", {0.06, 0.09}},
+                                     {{"064-longt5-tg-seq2seq-train-bf16", {0.06, 0.11}},
                                       {"065-longt5-tg-seq2seq-infer-bf16", {0.09, 0.10}},
                                       {"066-longt5-local-seq2seq-train-bf16", {0.06, 0.05}}},
                                      true);

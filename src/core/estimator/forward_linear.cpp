@@ -42,6 +42,7 @@ u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide
   const u64 cast = f.amp && input_wide ? f.s.alloc(f.bytes(in_elements, 2)) : 0;
   const u64 dequant = f.quantized ? f.s.alloc(mul(mul(in_elements, out_elements), f.act), Use::Dequant) : 0;
   u64 out = f.s.alloc(f.bytes(out_elements, f.act));
+  if (f.pending_workspace != 0) f.s.alloc(f.pending_workspace, Use::Workspace), f.pending_workspace = 0;
   f.drop(dequant);
   if (f.r.m.family == Family::Falcon && f.r.m.mlp_bias) {  // FalconLinear: `input @ weight.T`, then `+ bias` (a
     const u64 biased = f.s.alloc(f.bytes(out_elements, f.amp ? 4 : f.act));  // tensor of its own; fp32 under autocast)

@@ -53,6 +53,7 @@ struct Forward {
   // gradients (Mamba2's broadcast products: MulBackward0 returns both full-size input gradients before the engine's
   // sum_to reduces them to the inputs' shapes)
   std::unordered_map<u64, u64> backward_transients;
+  u64 pending_workspace = 0;             // encoders: the cuBLAS workspace the first Linear's matmul makes (after its output)
   u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
                                          // the end of the layers' backward (the caller frees it)
 

@@ -25,6 +25,7 @@ u64 head(Forward& f, u64 x, Prelude& p) {
   f.s.free(f.returned_weights), f.returned_weights = 0;  // the model's forward returns
   f.s.free(p.held), f.s.free(f.position_bias), f.s.free(f.cross_bias), f.s.free(f.stack_input);
   f.stack_input = 0;  // (an encoder-decoder's output keeps the encoder's output and the caches: freed below)
+  if (f.pending_workspace != 0) f.s.alloc(f.pending_workspace, Use::Workspace), f.pending_workspace = 0;  // no Linear ran
   u64 in = head_input(f, normed);
   const bool generate = f.r.o.new_tokens > 0;
   u64 rows = generate || f.r.o.logits_last_only ? f.batch : f.tokens();
@@ -64,7 +65,8 @@ u64 full_forward(Sequence& s, Forward& f, const std::vector<LayerKind>& kinds, c
   const bool decoder = r.m.kind == ModelKind::Decoder;
   if (first) s.stage(Stage::Layers);
   const u64 workspace = first ? kInferenceWorkspace : 0;
-  Prelude p = decoder ? prelude(f, kinds, workspace) : encoder_prelude(f, workspace, false);
+  if (!decoder) f.pending_workspace = workspace;  // an encoder's: at its first Linear (forward_linear.cpp)
+  Prelude p = decoder ? prelude(f, kinds, workspace) : encoder_prelude(f, 0, false);
   u64 x = p.hidden;
   f.use_cache = decoder && with_cache;
   for (std::size_t l = 0; l < kinds.size(); ++l) {

@@ -96,7 +96,9 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
   Recorded rec;
   f.train = true;
   const bool decoder = f.r.m.kind == ModelKind::Decoder;
-  Prelude pre = decoder ? prelude(f, p.kinds, first ? kCublasWorkspace : 0) : encoder_prelude(f, first ? kCublasWorkspace : 0, false);
+  // (an encoder's at its first Linear, after that Linear's output: the bert-s, xlmr-b, t5-s and dinov2-s traces)
+  if (!decoder && first) f.pending_workspace = kCublasWorkspace;
+  Prelude pre = decoder ? prelude(f, p.kinds, first ? kCublasWorkspace : 0) : encoder_prelude(f, 0, false);
   rec.embeddings = f.take_saved();
   std::vector<u64> cache;
   u64 x = pre.hidden;
@@ -119,6 +121,7 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     rec.layers.push_back(std::move(saved));
     x = out;
   }
+  if (f.pending_workspace != 0) f.s.alloc(f.pending_workspace, Use::Workspace), f.pending_workspace = 0;  // no Linear ran
   rec.head = record_head(f, x, p.weights.lm_head_cast);
   f.s.free(pre.held), f.s.free(cache), f.s.free(f.position_bias), f.s.free(f.cross_bias);
   // the cross-attention's cached keys and values are the ones SDPA saved: freed by their layer's backward

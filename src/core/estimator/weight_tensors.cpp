@@ -21,16 +21,24 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 // embeddings' size, freed before the first step (the mt5-s and mbart-m traces of 2026-12-01-b: four
 // vocabulary-sized blocks live while building). Whisper's encoder has none. Large blocks get
 // segments of their own, so where they sit among the weights changes no reserved byte.
+// When they are freed depends on which post_init() ties them. BART-style classes build the base model
+// (BartModel, MBartModel, ...), whose own __init__ ends in post_init(): the stacks' copies are freed
+// before the head's class makes lm_head, which reuses one of their blocks. T5's relatives
+// (T5ForConditionalGeneration, MT5-, UMT5-, LongT5-, SwitchTransformersForConditionalGeneration) build
+// `shared`, both stacks and lm_head in one __init__ with one post_init() at its end: all four are
+// live together (the mt5-s seq2seq trace of 2026-12-03: four vocabulary-sized segments, three freed).
 void release_tied_head(Tape& s, const Run& r, u64 elem_width) {
   if (effective_quant(r.m, r.o).method != QuantMethod::None) return;
+  const bool one_init = r.m.family == Family::T5;
+  u64 encoder = 0, decoder = 0;
   if (r.m.kind == ModelKind::EncoderDecoder && r.m.family != Family::Whisper) {
     const u64 copy = mul(mul(r.m.hidden_size, r.m.vocab_size), elem_width);
-    const u64 encoder = s.alloc(copy, Use::Weight), decoder = s.alloc(copy, Use::Weight);
-    s.free(encoder), s.free(decoder);
+    encoder = s.alloc(copy, Use::Weight), decoder = s.alloc(copy, Use::Weight);
+    if (!one_init) s.free(encoder), s.free(decoder);
   }
-  if (!r.m.tie_word_embeddings) return;
   const u64 width = r.m.kind == ModelKind::Decoder ? r.m.hidden_size : mlm_width(r.m);  // ELECTRA's MLM head
-  s.free(s.alloc(mul(mul(width, r.m.vocab_size), elem_width), Use::Weight));
+  const u64 head = r.m.tie_word_embeddings ? s.alloc(mul(mul(width, r.m.vocab_size), elem_width), Use::Weight) : 0;
+  s.free(encoder), s.free(decoder), s.free(head);
 }
 
 // How many of the model's layers hold a tensor of `set`.
