@@ -273,6 +273,12 @@ Result<CnnGraph> build_cnn_graph(const CnnParts& parts, std::uint64_t image_size
     case CnnArch::PoolFormer: poolformer(b, parts, x); break;
     case CnnArch::MobileViT: mobilevit(b, parts, x); break;
     case CnnArch::FocalNet: focalnet(b, parts, x); break;
+    case CnnArch::HGNetV2: hgnet_v2(b, parts, x); break;
+    case CnnArch::TextNet: textnet(b, parts, x); break;
+    case CnnArch::SpatialReductionViT: spatial_reduction_vit(b, parts, x); break;
+    case CnnArch::MobileViTV2: mobilevit_v2(b, parts, x); break;
+    case CnnArch::SwiftFormer: swiftformer(b, parts, x); break;
+    case CnnArch::Cvt: cvt(b, parts, x); break;
   }
   if (!b.error.empty()) return make_error(b.error + " (image size " + std::to_string(image_size) + ")");
   return std::move(b.g);

@@ -45,6 +45,7 @@ struct CnnOp {
   CnnOpKind kind = CnnOpKind::Add;
   int in0 = -1, in1 = -1, out = -1;        // tensor indices (-1: none)
   int in2 = -1;                            // Attention: the values
+  std::vector<int> rest;                   // Cat: the inputs after in0 and in1
   std::vector<int> keeps;                  // tensors Python still references until this op returns (modules' inputs)
   std::vector<std::uint64_t> params;       // its parameter tensors' elements (weight, bias), in model.parameters() order
   std::uint64_t buffers = 0;               // BatchNorm: running mean and variance (elements; plus an int64 counter)
@@ -53,6 +54,8 @@ struct CnnOp {
   bool permuted_input = false;             // LayerNorm on a permuted view (ConvNeXt)
   bool in_place = false;                   // Dropout(inplace=True)
   bool standardized = false;               // Conv: BiT's WeightStandardizedConv2d (F.batch_norm over the weight first)
+  bool fused = false;                      // Attention: SDPA's fused kernel rather than the eager matmuls
+  std::uint64_t heads = 1, queries = 0;    // Attention: heads and query rows per sample (the fused kernel's logsumexp)
   std::uint64_t channels = 0;              // BatchNorm / LayerNorm: the statistics' count per sample; Attention: scores
 };
 
