@@ -1,5 +1,7 @@
 // The builder of cnn_graph.hpp's op lists, shared by the files that build one family each (cnn_graph.cpp:
-// ResNet, RegNet, ConvNeXt, EfficientNet, MobileNetV2; cnn_graph_more.cpp: BiT, MobileNetV1, PoolFormer).
+// ResNet, RegNet, ConvNeXt, EfficientNet, MobileNetV2; cnn_graph_more.cpp: BiT, MobileNetV1, PoolFormer, MobileViT;
+// cnn_graph_focal.cpp: FocalNet; cnn_graph_hgnet.cpp: HGNet-V2, TextNet; cnn_graph_sra.cpp: PVT, PVT v2, SegFormer;
+// cnn_graph_mobilevit2.cpp; cnn_graph_swiftformer.cpp; cnn_graph_cvt.cpp).
 // Shapes follow PyTorch's floor((in + padding - dilation x (k - 1) - 1) / stride) + 1.
 #pragma once
 #include <algorithm>

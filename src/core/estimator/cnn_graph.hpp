@@ -27,8 +27,9 @@ enum class CnnOpKind : std::uint8_t {
   BiasParam,   // x + a parameter of C elements (GRN's bias): nothing saved
   MaxPool,     // MaxPool2d: saves its input and int64 indices of its output
   AvgPool,     // adaptive / global average pooling, mean over H x W: nothing saved
-  Cat,         // torch.cat((a, b), dim=1): a new tensor, nothing saved; its backward hands out views of the gradient
-  Attention,   // eager q @ k^T / sqrt(d), softmax (saved), @ v, permute().contiguous(): saves q, k, v (MobileViT)
+  Cat,         // torch.cat((a, b, [rest]), dim=1): a new tensor, nothing saved; its backward hands out views of the gradient
+  Attention,   // eager q @ k^T / sqrt(d), softmax (saved), @ v, permute().contiguous(): saves q, k, v (MobileViT, PVT,
+               // CvT); fused (SDPA's flash kernel, SegFormer): saves q, k, v, the output and an fp32 logsumexp
   Pool,        // AvgPool2d(k, stride 1, k // 2) keeping the size (PoolFormer's token mixer): saves its input
   Pad,         // F.pad / ZeroPad2d: a copy (even with nothing to pad), nothing saved
   Dropout,     // training with p > 0: a bool mask saved, a new output (in place: none)
