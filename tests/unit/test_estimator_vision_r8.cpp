@@ -1,8 +1,9 @@
 // Issue 28, round 8 (vision models from their configs): round 7's held-out vision misses
 // (tests/data/estimator/pytorch-h200-kinds-f.*, one H200, a fresh process per case; dev now) and round 6's PVT v2 /
-// CvT (pytorch-h200-kinds-e) against the mechanisms read from transformers 5.17's modelling files: HGNet-V2's
+// CvT / Hiera (pytorch-h200-kinds-e) against the mechanisms read from transformers 5.17's modelling files: HGNet-V2's
 // aggregation blocks, TextNet's re-parameterisable branches, spatial-reduction attention (PVT, PVT v2, SegFormer),
-// MobileViT V2's separable attention, SwiftFormer's additive attention, CvT's convolutional projections.
+// MobileViT V2's separable attention, SwiftFormer's additive attention, CvT's convolutional projections, Hiera's
+// mask unit attention.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -64,12 +65,20 @@ TEST(EstimatorVisionRound8, CvtProjectsQueriesKeysAndValuesByConvolution) {
   vramdoc::test::expect_cases_within(kRound6, {{"091-cvt-13-image-cls-train-bf16", {0.04, 0.07}}}, true);
 }
 
+// modeling_hiera.py: -12 % through the Swin-style stand-in (2.0M parameters too many); unroll's copies, the mask
+// unit attention per window with query pooling (max over the query stride: int64 indices), matmul's key / value
+// copies, the width changes' proj + max, the embeddings held until the encoder returns.
+TEST(EstimatorVisionRound8, HieraRunsMaskUnitAttention) {
+  vramdoc::test::expect_cases_within(kRound6, {{"092-hiera-t-image-cls-train-bf16", {0.01, 0.03}}}, true);
+}
+
 // The mechanisms are read from the config's fields, not its model_type: an unknown type with HGNet-V2's, TextNet's,
-// PVT v2's, MobileViT V2's, SwiftFormer's or CvT's fields is built the same way (the same parameters), with the
+// PVT v2's, MobileViT V2's, SwiftFormer's, CvT's or Hiera's fields is built the same way (the same parameters), with the
 // stand-in's margin and a warning.
 TEST(EstimatorVisionRound8, UnknownTypesWithTheFieldsGetTheMechanism) {
   const std::pair<std::string, std::string> cases[] = {{kSet, "hgnetv2"},     {kSet, "textnet-b"},      {kRound6, "pvtv2-b1"},
-                                                        {kSet, "mobilevitv2"}, {kSet, "swiftformer-xs"}, {kRound6, "cvt-13"}};
+                                                        {kSet, "mobilevitv2"}, {kSet, "swiftformer-xs"}, {kRound6, "cvt-13"},
+                                                        {kRound6, "hiera-t"}};
   for (const auto& [set, name] : cases) {
     const auto file = vramdoc::test::kinds_model_file(set, name, "image-cls");
     auto cfg = file["config"];

@@ -1,7 +1,7 @@
 // The builder of cnn_graph.hpp's op lists, shared by the files that build one family each (cnn_graph.cpp:
 // ResNet, RegNet, ConvNeXt, EfficientNet, MobileNetV2; cnn_graph_more.cpp: BiT, MobileNetV1, PoolFormer, MobileViT;
 // cnn_graph_focal.cpp: FocalNet; cnn_graph_hgnet.cpp: HGNet-V2, TextNet; cnn_graph_sra.cpp: PVT, PVT v2, SegFormer;
-// cnn_graph_mobilevit2.cpp; cnn_graph_swiftformer.cpp; cnn_graph_cvt.cpp).
+// cnn_graph_mobilevit2.cpp; cnn_graph_swiftformer.cpp; cnn_graph_cvt.cpp, cnn_graph_hiera.cpp).
 // Shapes follow PyTorch's floor((in + padding - dilation x (k - 1) - 1) / stride) + 1.
 #pragma once
 #include <algorithm>
@@ -151,6 +151,12 @@ class Builder {
     push(node(CnnOpKind::VectorNorm, x.t, -1, y.t));
     return y;
   }
+  Fm max_reduce(const Fm& x, u64 factor) {  // x.view(..., factor, -1, C).max(dim): 1 / factor of the positions
+    Fm y{-1, x.c, std::max<u64>(x.h / std::max<u64>(factor, 1), 1), x.w};
+    y.t = tensor(y.c, y.h, y.w);
+    push(node(CnnOpKind::MaxReduce, x.t, -1, y.t));
+    return y;
+  }
   Fm norm_over_channels(const Fm& x) {  // x.norm(p=2, dim=channels, keepdim=True): one value per position
     Fm y{-1, 1, x.h, x.w};
     y.t = tensor(1, x.h, x.w);
@@ -249,12 +255,14 @@ void mobilenet_v1(Builder& b, const CnnParts& p, Fm x);
 void poolformer(Builder& b, const CnnParts& p, Fm x);
 void mobilevit(Builder& b, const CnnParts& p, Fm x);
 void focalnet(Builder& b, const CnnParts& p, Fm x);
-// cnn_graph_hgnet.cpp, cnn_graph_sra.cpp, cnn_graph_mobilevit2.cpp, cnn_graph_swiftformer.cpp, cnn_graph_cvt.cpp.
+// cnn_graph_hgnet.cpp, cnn_graph_sra.cpp, cnn_graph_mobilevit2.cpp, cnn_graph_swiftformer.cpp, cnn_graph_cvt.cpp,
+// cnn_graph_hiera.cpp.
 void hgnet_v2(Builder& b, const CnnParts& p, Fm x);
 void textnet(Builder& b, const CnnParts& p, Fm x);
 void spatial_reduction_vit(Builder& b, const CnnParts& p, Fm x);
 void mobilevit_v2(Builder& b, const CnnParts& p, Fm x);
 void swiftformer(Builder& b, const CnnParts& p, Fm x);
 void cvt(Builder& b, const CnnParts& p, Fm x);
+void hiera(Builder& b, const CnnParts& p, Fm x);
 
 }  // namespace vramdoc::estimator::cnn_build

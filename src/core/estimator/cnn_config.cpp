@@ -23,7 +23,7 @@ struct CnnType {
   std::string_view model_type;
   CnnArch arch;
 };
-constexpr std::array<CnnType, 19> kCnnTypes = {{{"resnet", CnnArch::ResNet},
+constexpr std::array<CnnType, 20> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"regnet", CnnArch::RegNet},
                                                 {"convnext", CnnArch::ConvNext},
                                                 {"convnextv2", CnnArch::ConvNextV2},
@@ -41,7 +41,8 @@ constexpr std::array<CnnType, 19> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"segformer", CnnArch::SpatialReductionViT},
                                                 {"mobilevitv2", CnnArch::MobileViTV2},
                                                 {"swiftformer", CnnArch::SwiftFormer},
-                                                {"cvt", CnnArch::Cvt}}};
+                                                {"cvt", CnnArch::Cvt},
+                                                {"hiera", CnnArch::Hiera}}};
 
 void read_stages(CnnParts& p, const json& cfg, const std::string& source, std::vector<u64> depths, std::vector<u64> widths,
                  std::string& error) {
@@ -181,7 +182,7 @@ bool is_cnn_config(std::string_view model_type, const json& cfg) {
   for (const auto& t : kCnnTypes) {
     if (t.model_type == model_type) return true;
   }
-  if (arch_by_fields(cfg)) return true;  // a mechanism cnn_config_more.cpp reads (HGNet-V2, TextNet, PVT, MobileViT V2, SwiftFormer, CvT)
+  if (arch_by_fields(cfg)) return true;  // a mechanism cnn_config_more.cpp reads (HGNet-V2, TextNet, PVT, MobileViT V2, SwiftFormer, CvT, Hiera)
   // an unknown hierarchical model with stages and no transformer heads (a CNN of another name)
   if (cfg.contains("pool_size") && cfg.contains("hidden_sizes")) return true;  // a pooling token mixer (PoolFormer-style)
   if (cfg.contains("focal_levels") && cfg.contains("depths")) return true;     // focal modulation (FocalNet-style)
@@ -274,6 +275,7 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
     case CnnArch::MobileViTV2: read_mobilevit_v2(p, cfg, source, error); break;
     case CnnArch::SwiftFormer: read_swiftformer(p, cfg, source, error); break;
     case CnnArch::Cvt: read_cvt(p, cfg, source, error); break;
+    case CnnArch::Hiera: read_hiera(p, cfg, source, error); break;
   }
   if (!error.empty()) return make_error(error);
   u64 depth = 0;
@@ -293,6 +295,7 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
                                                             : p.arch == CnnArch::MobileViTV2 ? "MobileViT V2-style separable attention"
                                                             : p.arch == CnnArch::SwiftFormer ? "SwiftFormer-style additive attention"
                                                             : p.arch == CnnArch::Cvt ? "CvT-style convolutional-projection attention"
+                                                            : p.arch == CnnArch::Hiera ? "Hiera-style mask unit attention"
                                                             : p.arch == CnnArch::FocalNet     ? "FocalNet-style focal modulation stages"
                                                             : p.arch == CnnArch::MobileViT    ? "MobileViT-style convolutions around transformers"
                                                             : p.arch == CnnArch::PoolFormer ? "PoolFormer-style pooling stages"

@@ -47,6 +47,7 @@ std::optional<CnnArch> arch_by_fields(const json& cfg) {
   if (cfg.contains("base_attn_unit_dims") && cfg.contains("n_attn_blocks")) return CnnArch::MobileViTV2;
   if (cfg.contains("embed_dims") && cfg.contains("downsamples") && cfg.contains("down_patch_size")) return CnnArch::SwiftFormer;
   if (cfg.contains("kernel_qkv") && cfg.contains("stride_kv") && cfg.contains("embed_dim")) return CnnArch::Cvt;
+  if (cfg.contains("masked_unit_attention") && cfg.contains("query_stride") && cfg.contains("depths")) return CnnArch::Hiera;
   const bool stages = cfg.contains("hidden_sizes") && cfg.contains("depths");
   if (stages && (cfg.contains("sr_ratios") || cfg.contains("sequence_reduction_ratios"))) return CnnArch::SpatialReductionViT;
   return std::nullopt;
@@ -226,6 +227,41 @@ void read_cvt(CnnParts& p, const json& cfg, const std::string& source, std::stri
   }
   for (std::size_t s = 0; s < n; ++s) {
     if (p.widths[s] % p.sr_heads[s] != 0) error = "field 'num_heads' in " + source + " does not divide embed_dim";
+  }
+}
+
+// configuration_hiera.py's defaults (Hiera-T); the 2-D sizes (patch_size, patch_stride, patch_padding) by their first
+// entry, masked_unit_size and query_stride by their area.
+void read_hiera(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
+  const auto first = [&](const char* name, u64 fallback, u64 min) {
+    const auto it = cfg.find(name);
+    const json v = it != cfg.end() && it->is_array() && !it->empty() ? it->front() : it != cfg.end() ? *it : json(fallback);
+    u64 out = fallback;
+    take(size(json{{name, v}}, name, source, fallback, 1ULL << 10), out, error);
+    if (error.empty() && out < min) error = "field '" + std::string(name) + "' in " + source + " must be at least " + std::to_string(min);
+    return out;
+  };
+  const auto area = [&](const char* name, std::vector<u64> fallback) {
+    std::vector<u64> sides;
+    take(sizes(cfg, name, source, std::move(fallback), 1ULL << 10), sides, error);
+    u64 product = 1;
+    for (u64 v : sides) product = saturating_mul(product, v);
+    return product;
+  };
+  take(size(cfg, "embed_dim", source, 96), p.stem, error);
+  take(sizes(cfg, "depths", source, {2, 3, 16, 3}, kMaxLayers + 1), p.depths, error);
+  take(sizes(cfg, "num_heads", source, {1, 2, 4, 8}, 1ULL << 12), p.sr_heads, error);
+  take(flags(cfg, "masked_unit_attention", source, {1, 1, 0, 0}), p.hiera_mask_unit_attention, error);
+  take(number(cfg, "mlp_ratio", source, 4.0), p.mlp_ratio, error);
+  take(number(cfg, "embed_dim_multiplier", source, 2.0), p.hiera_dim_multiplier, error);
+  take(size(cfg, "num_query_pool", source, 3, 64), p.hiera_query_pool, error);
+  p.patch_sizes = {first("patch_size", 7, 1)}, p.patch_strides = {first("patch_stride", 4, 1)}, p.paddings = {first("patch_padding", 3, 0)};
+  p.hiera_mask_unit_area = area("masked_unit_size", {8, 8});
+  p.hiera_query_stride_area = area("query_stride", {2, 2});
+  p.act = string_or(cfg, "hidden_act", "gelu");
+  if (!error.empty()) return;
+  if (p.depths.empty() || !lengths_match(p.depths.size(), {p.sr_heads.size(), p.hiera_mask_unit_attention.size()})) {
+    error = "fields 'depths', 'num_heads' and 'masked_unit_attention' in " + source + " must have one entry per stage each";
   }
 }
 

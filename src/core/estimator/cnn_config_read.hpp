@@ -86,7 +86,8 @@ inline void take(Result<T> r, T& out, std::string& error) {
 // cnn_config_more.cpp: the families read there (round 8), by the fields that name their mechanism: HGNet-V2's
 // stage_mid_channels, TextNet's conv_layer_kernel_sizes, spatial-reduction attention's sr_ratios /
 // sequence_reduction_ratios, MobileViT V2's base_attn_unit_dims, SwiftFormer's embed_dims with downsamples and
-// down_patch_size, CvT's kernel_qkv and stride_kv; nothing for any other config.
+// down_patch_size, CvT's kernel_qkv and stride_kv, Hiera's masked_unit_attention and query_stride; nothing for any
+// other config.
 std::optional<CnnArch> arch_by_fields(const json& cfg);
 void read_hgnet_v2(CnnParts& p, const json& cfg, const std::string& source, std::string& error);
 void read_textnet(CnnParts& p, const json& cfg, const std::string& source, std::string& error);
@@ -94,5 +95,6 @@ void read_spatial_reduction_vit(CnnParts& p, const json& cfg, const std::string&
 void read_mobilevit_v2(CnnParts& p, const json& cfg, const std::string& source, std::string& error);
 void read_swiftformer(CnnParts& p, const json& cfg, const std::string& source, std::string& error);
 void read_cvt(CnnParts& p, const json& cfg, const std::string& source, std::string& error);
+void read_hiera(CnnParts& p, const json& cfg, const std::string& source, std::string& error);
 
 }  // namespace vramdoc::estimator::cnn_read

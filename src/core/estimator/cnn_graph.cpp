@@ -285,6 +285,7 @@ Result<CnnGraph> build_cnn_graph(const CnnParts& parts, std::uint64_t image_size
     case CnnArch::MobileViTV2: mobilevit_v2(b, parts, x); break;
     case CnnArch::SwiftFormer: swiftformer(b, parts, x); break;
     case CnnArch::Cvt: cvt(b, parts, x); break;
+    case CnnArch::Hiera: hiera(b, parts, x); break;
   }
   if (!b.error.empty()) return make_error(b.error + " (image size " + std::to_string(image_size) + ")");
   return std::move(b.g);

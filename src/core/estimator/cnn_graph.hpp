@@ -34,6 +34,7 @@ enum class CnnOpKind : std::uint8_t {
   Pad,         // F.pad / ZeroPad2d: a copy (even with nothing to pad), nothing saved
   Dropout,     // training with p > 0: a bool mask saved, a new output (in place: none)
   VectorNorm,  // GRN's torch.linalg.vector_norm over H x W (fp32 under autocast): saves input and output
+  MaxReduce,   // tensor.max(dim=k).values over a strided view (Hiera's query pooling): saves the int64 indices
 };
 
 enum class CnnAct : std::uint8_t { Relu, SavesInput };

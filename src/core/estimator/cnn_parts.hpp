@@ -11,7 +11,7 @@ namespace vramdoc::estimator {
 
 enum class CnnArch {
   ResNet, RegNet, ConvNext, ConvNextV2, EfficientNet, MobileNetV2, Bit, MobileNetV1, PoolFormer, MobileViT, FocalNet,
-  HGNetV2, TextNet, SpatialReductionViT, MobileViTV2, SwiftFormer, Cvt
+  HGNetV2, TextNet, SpatialReductionViT, MobileViTV2, SwiftFormer, Cvt, Hiera
 };
 
 struct CnnParts {
@@ -87,6 +87,12 @@ struct CnnParts {
   // patch_strides / paddings
   std::vector<std::uint64_t> cvt_padding_q, cvt_padding_kv, cvt_stride_q, cvt_stride_kv, cvt_cls_token, cvt_qkv_bias;
   std::vector<double> cvt_drop_path;
+  // Hiera (configuration_hiera.py): masked_unit_attention per stage (0 / 1), masked_unit_size and query_stride (their
+  // areas), num_query_pool, embed_dim_multiplier; embed_dim in `stem`, num_heads in `sr_heads`, the patch conv in
+  // patch_sizes / patch_strides / paddings
+  std::vector<std::uint64_t> hiera_mask_unit_attention;
+  std::uint64_t hiera_mask_unit_area = 64, hiera_query_stride_area = 4, hiera_query_pool = 3;
+  double hiera_dim_multiplier = 2.0;
   // A speech encoder's convolutional feature extractor over the raw samples (wav2vec2, HuBERT, WavLM: conv_dim,
   // conv_kernel, conv_stride, conv_bias, feat_extract_norm); `audio` marks a model that has one.
   bool audio = false;

@@ -241,6 +241,10 @@ void CnnStep::forward(std::size_t i, bool training) {
       make(op.out, dtype_[x]);
       if (training) save(i, x, true);
       break;
+    case CnnOpKind::MaxReduce:  // max(dim): values and int64 indices; its backward scatters by the indices
+      make(op.out, dtype_[x]);
+      if (training) extras_[i].push_back(s_.alloc(bytes(op.out, 8)));
+      break;
     case CnnOpKind::VectorNorm:  // autocast runs norms in fp32
       make(op.out, r_.amp ? 4 : dtype_[x]);
       if (training) save(i, x, true), save(i, op.out, true);

@@ -179,6 +179,9 @@ void CnnStep::backward(std::size_t i) {
         s_.free(grad_raw);
       }
       break;
+    case CnnOpKind::MaxReduce:  // value_selecting_reduction_backward: zeros of the input's size, scattered into
+      fresh(x, bytes(x));
+      break;
     case CnnOpKind::VectorNorm:
       fresh(x, bytes(x, dtype_[op.out]));
       break;
