@@ -1,10 +1,13 @@
 // The builder of cnn_graph.hpp's op lists, shared by the files that build one family each (cnn_graph.cpp:
-// ResNet, RegNet, ConvNeXt, EfficientNet, MobileNetV2; cnn_graph_more.cpp: BiT, MobileNetV1, PoolFormer).
+// ResNet, RegNet, ConvNeXt, EfficientNet, MobileNetV2; cnn_graph_more.cpp: BiT, MobileNetV1, PoolFormer, MobileViT;
+// cnn_graph_focal.cpp: FocalNet; cnn_graph_hgnet.cpp: HGNet-V2, TextNet; cnn_graph_sra.cpp: PVT, PVT v2, SegFormer;
+// cnn_graph_mobilevit2.cpp; cnn_graph_swiftformer.cpp; cnn_graph_cvt.cpp, cnn_graph_hiera.cpp).
 // Shapes follow PyTorch's floor((in + padding - dilation x (k - 1) - 1) / stride) + 1.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/estimator/cnn_graph.hpp"
 #include "core/units.hpp"
@@ -36,15 +39,22 @@ class Builder {
 
   // Conv2d(c_out, k, stride, padding p on each side, groups, bias, dilation).
   Fm conv(const Fm& x, u64 c_out, u64 k, u64 stride, u64 p, u64 groups = 1, bool bias = false, u64 dilation = 1) {
-    const u64 span = dilation * (k - 1) + 1;
-    const auto side = [&](u64 in) { return in + 2 * p >= span ? (in + 2 * p - span) / stride + 1 : 0; };
-    Fm y{-1, c_out, side(x.h), side(x.w)};
+    return conv_rect(x, c_out, k, k, stride, p, p, groups, bias, dilation);
+  }
+  // Conv2d with a kh x kw kernel and padding (ph, pw) (TextNet's 1x3 / 3x1 branches, PVT's patch embeddings).
+  Fm conv_rect(const Fm& x, u64 c_out, u64 kh, u64 kw, u64 stride, u64 ph, u64 pw, u64 groups = 1, bool bias = false,
+               u64 dilation = 1) {
+    const auto side = [&](u64 in, u64 k, u64 p) {
+      const u64 span = dilation * (k - 1) + 1;
+      return in + 2 * p >= span ? (in + 2 * p - span) / stride + 1 : 0;
+    };
+    Fm y{-1, c_out, side(x.h, kh, ph), side(x.w, kw, pw)};
     if (groups == 0 || x.c % groups != 0 || c_out % groups != 0) fail("a convolution's groups do not divide its channels");
     y.t = tensor(y.c, y.h, y.w);
     CnnOp op = node(CnnOpKind::Conv, x.t, -1, y.t);
-    op.params = {saturating_mul(saturating_mul(c_out, x.c / std::max<u64>(groups, 1)), k * k)};
+    op.params = {saturating_mul(saturating_mul(c_out, x.c / std::max<u64>(groups, 1)), kh * kw)};
     if (bias) op.params.push_back(c_out);
-    op.conv = {x.c, c_out, x.h * x.w, y.h * y.w, k * k, stride, groups};
+    op.conv = {x.c, c_out, x.h * x.w, y.h * y.w, kh * kw, stride, groups};
     push(std::move(op));
     return y;
   }
@@ -94,19 +104,34 @@ class Builder {
     push(node(CnnOpKind::Cat, a.t, b.t, y.t));
     return y;
   }
+  // torch.cat(list, dim=1) of two or more feature maps of one size (HGNetV2BasicLayer's aggregation).
+  Fm cat_all(const std::vector<Fm>& parts) {
+    if (parts.size() < 2) return parts.empty() ? Fm{} : parts.front();
+    Fm y{-1, 0, parts[0].h, parts[0].w};
+    for (const Fm& f : parts) y.c = saturating_add(y.c, f.c);
+    y.t = tensor(y.c, y.h, y.w);
+    CnnOp op = node(CnnOpKind::Cat, parts[0].t, parts[1].t, y.t);
+    for (std::size_t i = 2; i < parts.size(); ++i) op.rest.push_back(parts[i].t);
+    push(std::move(op));
+    return y;
+  }
   // Eager attention over tokens laid out as (channels = width, h = tokens, w = independent sequences per sample).
-  Fm attention(const Fm& q, const Fm& k, const Fm& v, u64 heads) {
+  // Keys and values may be fewer tokens than the queries (PVT's spatial reduction); `fused`: SDPA's kernel (no scores
+  // kept, a logsumexp per query and head).
+  Fm attention(const Fm& q, const Fm& k, const Fm& v, u64 heads, bool fused = false) {
     Fm y = like(q);
     CnnOp op = node(CnnOpKind::Attention, q.t, k.t, y.t);
-    op.in2 = v.t, op.channels = saturating_mul(saturating_mul(heads, q.w), saturating_mul(q.h, q.h));
+    op.in2 = v.t, op.channels = saturating_mul(saturating_mul(heads, q.w), saturating_mul(q.h, k.h));
+    op.fused = fused, op.heads = heads, op.queries = saturating_mul(q.h, q.w);
     push(std::move(op));
     return y;
   }
   Fm add_in_place(const Fm& a, const Fm& b) { return binary(CnnOpKind::AddInPlace, a, b); }
   Fm add(const Fm& a, const Fm& b) { return binary(CnnOpKind::Add, a, b); }
   Fm mul(const Fm& a, const Fm& b) { return binary(CnnOpKind::Mul, a, b); }
-  Fm scale(const Fm& x) { return with_param(CnnOpKind::ScaleParam, x); }
-  Fm bias(const Fm& x) { return with_param(CnnOpKind::BiasParam, x); }
+  // x * / + a parameter of `elements` (0: one per channel; HGNetV2's learnable affine block: one scalar each).
+  Fm scale(const Fm& x, u64 elements = 0) { return with_param(CnnOpKind::ScaleParam, x, elements); }
+  Fm bias(const Fm& x, u64 elements = 0) { return with_param(CnnOpKind::BiasParam, x, elements); }
   Fm maxpool(const Fm& x, u64 k, u64 stride, u64 p) {
     const auto side = [&](u64 in) { return in + 2 * p >= k ? (in + 2 * p - k) / stride + 1 : 0; };
     Fm y{-1, x.c, side(x.h), side(x.w)};
@@ -114,15 +139,27 @@ class Builder {
     push(node(CnnOpKind::MaxPool, x.t, -1, y.t));
     return y;
   }
-  Fm avgpool(const Fm& x) {  // to one value per channel
-    Fm y{-1, x.c, 1, 1};
-    y.t = tensor(y.c, 1, 1);
+  Fm avgpool(const Fm& x, u64 h = 1, u64 w = 1) {  // adaptive average pooling to h x w (default one value per channel)
+    Fm y{-1, x.c, h, w};
+    y.t = tensor(y.c, h, w);
     push(node(CnnOpKind::AvgPool, x.t, -1, y.t));
     return y;
   }
   Fm vector_norm(const Fm& x) {
     Fm y{-1, x.c, 1, 1};
     y.t = tensor(y.c, 1, 1);
+    push(node(CnnOpKind::VectorNorm, x.t, -1, y.t));
+    return y;
+  }
+  Fm max_reduce(const Fm& x, u64 factor) {  // x.view(..., factor, -1, C).max(dim): 1 / factor of the positions
+    Fm y{-1, x.c, std::max<u64>(x.h / std::max<u64>(factor, 1), 1), x.w};
+    y.t = tensor(y.c, y.h, y.w);
+    push(node(CnnOpKind::MaxReduce, x.t, -1, y.t));
+    return y;
+  }
+  Fm norm_over_channels(const Fm& x) {  // x.norm(p=2, dim=channels, keepdim=True): one value per position
+    Fm y{-1, 1, x.h, x.w};
+    y.t = tensor(1, x.h, x.w);
     push(node(CnnOpKind::VectorNorm, x.t, -1, y.t));
     return y;
   }
@@ -183,10 +220,10 @@ class Builder {
     push(node(kind, a.t, b.t, y.t));
     return y;
   }
-  Fm with_param(CnnOpKind kind, const Fm& x) {
+  Fm with_param(CnnOpKind kind, const Fm& x, u64 elements) {
     Fm y = like(x);
     CnnOp op = node(kind, x.t, -1, y.t);
-    op.params = {x.c};
+    op.params = {elements > 0 ? elements : x.c};
     push(std::move(op));
     return y;
   }
@@ -218,5 +255,14 @@ void mobilenet_v1(Builder& b, const CnnParts& p, Fm x);
 void poolformer(Builder& b, const CnnParts& p, Fm x);
 void mobilevit(Builder& b, const CnnParts& p, Fm x);
 void focalnet(Builder& b, const CnnParts& p, Fm x);
+// cnn_graph_hgnet.cpp, cnn_graph_sra.cpp, cnn_graph_mobilevit2.cpp, cnn_graph_swiftformer.cpp, cnn_graph_cvt.cpp,
+// cnn_graph_hiera.cpp.
+void hgnet_v2(Builder& b, const CnnParts& p, Fm x);
+void textnet(Builder& b, const CnnParts& p, Fm x);
+void spatial_reduction_vit(Builder& b, const CnnParts& p, Fm x);
+void mobilevit_v2(Builder& b, const CnnParts& p, Fm x);
+void swiftformer(Builder& b, const CnnParts& p, Fm x);
+void cvt(Builder& b, const CnnParts& p, Fm x);
+void hiera(Builder& b, const CnnParts& p, Fm x);
 
 }  // namespace vramdoc::estimator::cnn_build

@@ -8,6 +8,7 @@
 
 #include "core/estimator/cnn.hpp"
 #include "core/estimator/cnn_graph.hpp"
+#include "core/estimator/cnn_config_read.hpp"
 #include "core/estimator/config_fields.hpp"
 
 namespace vramdoc::estimator {
@@ -16,15 +17,13 @@ namespace {
 
 using nlohmann::json;
 using u64 = std::uint64_t;
-
-constexpr u64 kMaxChannels = 1ULL << 20;
-constexpr u64 kMaxImageSide = 1ULL << 16;
+using namespace cnn_read;
 
 struct CnnType {
   std::string_view model_type;
   CnnArch arch;
 };
-constexpr std::array<CnnType, 11> kCnnTypes = {{{"resnet", CnnArch::ResNet},
+constexpr std::array<CnnType, 20> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"regnet", CnnArch::RegNet},
                                                 {"convnext", CnnArch::ConvNext},
                                                 {"convnextv2", CnnArch::ConvNextV2},
@@ -34,68 +33,16 @@ constexpr std::array<CnnType, 11> kCnnTypes = {{{"resnet", CnnArch::ResNet},
                                                 {"mobilenet_v1", CnnArch::MobileNetV1},
                                                 {"poolformer", CnnArch::PoolFormer},
                                                 {"mobilevit", CnnArch::MobileViT},
-                                                {"focalnet", CnnArch::FocalNet}}};
-
-// A list of positive integers below `max` (a stage's depths or widths), or `fallback` when absent.
-Result<std::vector<u64>> sizes(const json& cfg, const char* name, const std::string& source, std::vector<u64> fallback,
-                               u64 max = kMaxChannels, u64 min = 1) {
-  const auto it = cfg.find(name);
-  if (it == cfg.end() || it->is_null()) return fallback;
-  const std::string where = "field '" + std::string(name) + "' in " + source;
-  if (!it->is_array()) return make_error(where + " is not a list of sizes");
-  std::vector<u64> out;
-  for (const json& v : *it) {
-    const double d = v.is_number() ? v.get<double>() : -1.0;
-    if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(min)) {
-      return make_error(where + " holds " + v.dump() + (min > 0 ? ": expected positive integers" : ": expected integers of 0 or more"));
-    }
-    if (d >= static_cast<double>(max)) return make_error(where + " holds " + v.dump() + ": absurdly large (at most " + std::to_string(max - 1) + ")");
-    out.push_back(static_cast<u64>(d));
-  }
-  return out;
-}
-
-Result<u64> size(const json& cfg, const char* name, const std::string& source, u64 fallback, u64 max = kMaxChannels) {
-  auto v = fields::size(cfg, {name}, source);
-  if (!v) return make_error(v.error());
-  if (*v && **v >= max) return make_error("field '" + std::string(name) + "' in " + source + " is absurdly large: " + std::to_string(**v));
-  return v->value_or(fallback);
-}
-
-// A positive finite number at most `max` (EfficientNet's coefficients), or `fallback` when absent.
-Result<double> number(const json& cfg, const char* name, const std::string& source, double fallback, double max = 64.0) {
-  const auto it = cfg.find(name);
-  if (it == cfg.end() || it->is_null()) return fallback;
-  const double v = it->is_number() ? it->get<double>() : -1.0;
-  if (!std::isfinite(v) || v <= 0 || v > max) {
-    return make_error("field '" + std::string(name) + "' in " + source + " must be a positive number up to " + std::to_string(max) +
-                      ", got " + it->dump());
-  }
-  return v;
-}
-
-std::string string_or(const json& cfg, const char* name, std::string fallback) {
-  const auto it = cfg.find(name);
-  return it != cfg.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-u64 labels_of(const json& cfg) {
-  if (auto it = cfg.find("id2label"); it != cfg.end() && it->is_object() && !it->empty()) return it->size();
-  if (auto it = cfg.find("num_labels"); it != cfg.end() && it->is_number_unsigned()) {
-    return std::min<u64>(it->get<u64>(), 1ULL << 24);
-  }
-  return 2;  // PretrainedConfig's default
-}
-
-// Reads one field into `out`, or leaves the first error in `error`.
-template <typename T>
-void take(Result<T> r, T& out, std::string& error) {
-  if (!r) {
-    if (error.empty()) error = r.error();
-  } else {
-    out = *r;
-  }
-}
+                                                {"focalnet", CnnArch::FocalNet},
+                                                {"hgnet_v2", CnnArch::HGNetV2},
+                                                {"textnet", CnnArch::TextNet},
+                                                {"pvt", CnnArch::SpatialReductionViT},
+                                                {"pvt_v2", CnnArch::SpatialReductionViT},
+                                                {"segformer", CnnArch::SpatialReductionViT},
+                                                {"mobilevitv2", CnnArch::MobileViTV2},
+                                                {"swiftformer", CnnArch::SwiftFormer},
+                                                {"cvt", CnnArch::Cvt},
+                                                {"hiera", CnnArch::Hiera}}};
 
 void read_stages(CnnParts& p, const json& cfg, const std::string& source, std::vector<u64> depths, std::vector<u64> widths,
                  std::string& error) {
@@ -235,6 +182,7 @@ bool is_cnn_config(std::string_view model_type, const json& cfg) {
   for (const auto& t : kCnnTypes) {
     if (t.model_type == model_type) return true;
   }
+  if (arch_by_fields(cfg)) return true;  // a mechanism cnn_config_more.cpp reads (HGNet-V2, TextNet, PVT, MobileViT V2, SwiftFormer, CvT, Hiera)
   // an unknown hierarchical model with stages and no transformer heads (a CNN of another name)
   if (cfg.contains("pool_size") && cfg.contains("hidden_sizes")) return true;  // a pooling token mixer (PoolFormer-style)
   if (cfg.contains("focal_levels") && cfg.contains("depths")) return true;     // focal modulation (FocalNet-style)
@@ -253,7 +201,8 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   if (!known) {  // the stand-in, by what the config holds: a pooling mixer, GroupNorm with weight standardisation, else
     // ConvNeXt-style stages of width hidden_sizes with a 4x MLP per layer
     const std::string layer_type = string_or(cfg, "layer_type", "");
-    p.arch = cfg.contains("focal_levels")                                       ? CnnArch::FocalNet
+    p.arch = arch_by_fields(cfg)                                                ? *arch_by_fields(cfg)
+             : cfg.contains("focal_levels")                                       ? CnnArch::FocalNet
              : cfg.contains("neck_hidden_sizes") && cfg.contains("hidden_sizes") ? CnnArch::MobileViT
              : cfg.contains("pool_size")                                     ? CnnArch::PoolFormer
              : cfg.contains("global_padding") || (cfg.contains("num_groups") && (layer_type == "bottleneck" || layer_type == "preactivation"))
@@ -262,8 +211,12 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   }
   std::string error;
   take(size(cfg, "num_channels", source, 3, 1ULL << 12), p.channels, error);
-  const u64 default_side = p.arch == CnnArch::EfficientNet ? 600 : 224;
-  take(size(cfg, "image_size", source, default_side, kMaxImageSide), p.image_size, error);
+  const u64 default_side = p.arch == CnnArch::EfficientNet ? 600 : p.arch == CnnArch::TextNet ? 640 : p.arch == CnnArch::MobileViTV2 ? 256 : 224;
+  if (auto it = cfg.find("image_size"); it != cfg.end() && it->is_array() && !it->empty()) {  // [height, width] (TextNet, PVT v2)
+    take(size(json{{"image_size", it->front()}}, "image_size", source, default_side, kMaxImageSide), p.image_size, error);
+  } else {
+    take(size(cfg, "image_size", source, default_side, kMaxImageSide), p.image_size, error);
+  }
   p.labels = labels_of(cfg);
   switch (p.arch) {
     case CnnArch::ResNet:
@@ -316,6 +269,13 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
     case CnnArch::PoolFormer: read_poolformer(p, cfg, source, error); break;
     case CnnArch::MobileViT: read_mobilevit(p, cfg, source, error); break;
     case CnnArch::FocalNet: read_focalnet(p, cfg, source, error); break;
+    case CnnArch::HGNetV2: read_hgnet_v2(p, cfg, source, error); break;
+    case CnnArch::TextNet: read_textnet(p, cfg, source, error); break;
+    case CnnArch::SpatialReductionViT: read_spatial_reduction_vit(p, cfg, source, error); break;
+    case CnnArch::MobileViTV2: read_mobilevit_v2(p, cfg, source, error); break;
+    case CnnArch::SwiftFormer: read_swiftformer(p, cfg, source, error); break;
+    case CnnArch::Cvt: read_cvt(p, cfg, source, error); break;
+    case CnnArch::Hiera: read_hiera(p, cfg, source, error); break;
   }
   if (!error.empty()) return make_error(error);
   u64 depth = 0;
@@ -329,7 +289,14 @@ Result<bool> read_cnn_config(ModelConfig& m, const json& cfg, const std::string&
   m.num_layers = graph->layers;
   if (!known) {
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source +
-                         ": estimated as a generic CNN (" + std::string(p.arch == CnnArch::FocalNet     ? "FocalNet-style focal modulation stages"
+                         ": estimated as a generic CNN (" + std::string(p.arch == CnnArch::HGNetV2 ? "HGNet-V2-style aggregation stages"
+                                                            : p.arch == CnnArch::TextNet ? "TextNet-style re-parameterisable conv stages"
+                                                            : p.arch == CnnArch::SpatialReductionViT ? "PVT-style spatial-reduction attention stages"
+                                                            : p.arch == CnnArch::MobileViTV2 ? "MobileViT V2-style separable attention"
+                                                            : p.arch == CnnArch::SwiftFormer ? "SwiftFormer-style additive attention"
+                                                            : p.arch == CnnArch::Cvt ? "CvT-style convolutional-projection attention"
+                                                            : p.arch == CnnArch::Hiera ? "Hiera-style mask unit attention"
+                                                            : p.arch == CnnArch::FocalNet     ? "FocalNet-style focal modulation stages"
                                                             : p.arch == CnnArch::MobileViT    ? "MobileViT-style convolutions around transformers"
                                                             : p.arch == CnnArch::PoolFormer ? "PoolFormer-style pooling stages"
                                                             : p.arch == CnnArch::Bit ? "BiT-style weight-standardised ResNet stages"

@@ -92,11 +92,13 @@ void convnext(Builder& b, const CnnParts& p, Fm x) {
   const bool v2 = p.arch == CnnArch::ConvNextV2;
   const CnnAct a = act_of(p.act);
   x = b.layernorm(b.conv(x, p.widths.front(), p.patch, p.patch, 0, 1, true), true);
+  const Fm embeddings = x;  // ConvNextModel.forward's embedding_output: referenced until the encoder returns
   u64 total = 0;
   for (u64 d : p.depths) total = saturating_add(total, d);
   u64 prev = p.widths.front();
   for (std::size_t s = 0; s < p.depths.size(); ++s) {
     const u64 out = p.widths[s];
+    const Fm stage_input = x;  // ConvNextEncoder's hidden_states: the stage's argument until it returns
     // after the embeddings the feature maps are channels-last in memory (the sums of permuted views; cuDNN keeps
     // its input's layout): the permutes to (N, H, W, C) are contiguous, LayerNorm copies nothing
     if (prev != out || s > 0) x = b.conv(b.layernorm(x, false), out, 2, 2, 0, 1, true);
@@ -115,8 +117,10 @@ void convnext(Builder& b, const CnnParts& p, Fm x) {
       x = b.add(x, h);
       ++b.g.layers;
     }
+    b.hold_until_now(stage_input.t);
     prev = out;
   }
+  b.hold_until_now(embeddings.t);
   classifier(b, b.layernorm(b.avgpool(x), false), p.labels);
 }
 
@@ -137,6 +141,7 @@ u64 round_filters(const CnnParts& p, u64 channels) {
 void efficientnet(Builder& b, const CnnParts& p, Fm x) {
   const CnnAct a = act_of(p.act);
   x = b.act(b.bn(b.conv(b.pad(x, 1, 1), round_filters(p, 32), 3, 2, 0)), a);
+  const Fm stem = x;  // EfficientNetModel.forward's embedding_output: referenced until the encoder returns
   u64 blocks = 0, total = 0;
   for (u64 r : p.repeats) total += static_cast<u64>(std::ceil(p.depth_coefficient * static_cast<double>(r)));
   for (std::size_t i = 0; i < p.in_channels.size(); ++i) {
@@ -173,6 +178,7 @@ void efficientnet(Builder& b, const CnnParts& p, Fm x) {
     }
   }
   x = b.act(b.bn(b.conv(x, round_filters(p, 1280), 1, 1, 0)), a);
+  b.hold_until_now(stem.t);
   if (x.c != p.hidden_dim) b.fail("EfficientNet's hidden_dim (" + std::to_string(p.hidden_dim) + ") is not the top convolution's width (" +
                                   std::to_string(x.c) + "): transformers cannot build this config");
   classifier(b, b.dropout(b.avgpool(x), p.dropout, false), p.labels);
@@ -273,6 +279,13 @@ Result<CnnGraph> build_cnn_graph(const CnnParts& parts, std::uint64_t image_size
     case CnnArch::PoolFormer: poolformer(b, parts, x); break;
     case CnnArch::MobileViT: mobilevit(b, parts, x); break;
     case CnnArch::FocalNet: focalnet(b, parts, x); break;
+    case CnnArch::HGNetV2: hgnet_v2(b, parts, x); break;
+    case CnnArch::TextNet: textnet(b, parts, x); break;
+    case CnnArch::SpatialReductionViT: spatial_reduction_vit(b, parts, x); break;
+    case CnnArch::MobileViTV2: mobilevit_v2(b, parts, x); break;
+    case CnnArch::SwiftFormer: swiftformer(b, parts, x); break;
+    case CnnArch::Cvt: cvt(b, parts, x); break;
+    case CnnArch::Hiera: hiera(b, parts, x); break;
   }
   if (!b.error.empty()) return make_error(b.error + " (image size " + std::to_string(image_size) + ")");
   return std::move(b.g);

@@ -27,12 +27,14 @@ enum class CnnOpKind : std::uint8_t {
   BiasParam,   // x + a parameter of C elements (GRN's bias): nothing saved
   MaxPool,     // MaxPool2d: saves its input and int64 indices of its output
   AvgPool,     // adaptive / global average pooling, mean over H x W: nothing saved
-  Cat,         // torch.cat((a, b), dim=1): a new tensor, nothing saved; its backward hands out views of the gradient
-  Attention,   // eager q @ k^T / sqrt(d), softmax (saved), @ v, permute().contiguous(): saves q, k, v (MobileViT)
+  Cat,         // torch.cat((a, b, [rest]), dim=1): a new tensor, nothing saved; its backward hands out views of the gradient
+  Attention,   // eager q @ k^T / sqrt(d), softmax (saved), @ v, permute().contiguous(): saves q, k, v (MobileViT, PVT,
+               // CvT); fused (SDPA's flash kernel, SegFormer): saves q, k, v, the output and an fp32 logsumexp
   Pool,        // AvgPool2d(k, stride 1, k // 2) keeping the size (PoolFormer's token mixer): saves its input
   Pad,         // F.pad / ZeroPad2d: a copy (even with nothing to pad), nothing saved
   Dropout,     // training with p > 0: a bool mask saved, a new output (in place: none)
   VectorNorm,  // GRN's torch.linalg.vector_norm over H x W (fp32 under autocast): saves input and output
+  MaxReduce,   // tensor.max(dim=k).values over a strided view (Hiera's query pooling): saves the int64 indices
 };
 
 enum class CnnAct : std::uint8_t { Relu, SavesInput };
@@ -45,6 +47,7 @@ struct CnnOp {
   CnnOpKind kind = CnnOpKind::Add;
   int in0 = -1, in1 = -1, out = -1;        // tensor indices (-1: none)
   int in2 = -1;                            // Attention: the values
+  std::vector<int> rest;                   // Cat: the inputs after in0 and in1
   std::vector<int> keeps;                  // tensors Python still references until this op returns (modules' inputs)
   std::vector<std::uint64_t> params;       // its parameter tensors' elements (weight, bias), in model.parameters() order
   std::uint64_t buffers = 0;               // BatchNorm: running mean and variance (elements; plus an int64 counter)
@@ -53,6 +56,8 @@ struct CnnOp {
   bool permuted_input = false;             // LayerNorm on a permuted view (ConvNeXt)
   bool in_place = false;                   // Dropout(inplace=True)
   bool standardized = false;               // Conv: BiT's WeightStandardizedConv2d (F.batch_norm over the weight first)
+  bool fused = false;                      // Attention: SDPA's fused kernel rather than the eager matmuls
+  std::uint64_t heads = 1, queries = 0;    // Attention: heads and query rows per sample (the fused kernel's logsumexp)
   std::uint64_t channels = 0;              // BatchNorm / LayerNorm: the statistics' count per sample; Attention: scores
 };
 

@@ -64,7 +64,9 @@ Result<Estimate> estimate_cnn(const ModelConfig& m, const Options& given) {
   const u64 image = o.image_size > 0 ? o.image_size : m.cnn.image_size;
   if (image > (1ULL << 16)) return make_error("--image-size " + std::to_string(image) + " is absurdly large (at most 65536 pixels per side)");
   const bool trains = o.mode == Mode::Train;
-  auto graph = build_cnn_graph(m.cnn, image, trains);
+  CnnParts parts = m.cnn;
+  parts.sr_fused = parts.attention_interface && o.attention != Attention::Eager;  // SegformerAttention under SDPA / flash
+  auto graph = build_cnn_graph(parts, image, trains);
   if (!graph) return make_error(graph.error());
   detail::CnnRun run;
   run.batch = o.batch, run.trains = trains, run.optimizer = o.optimizer;

@@ -16,6 +16,7 @@ CnnStep::CnnStep(Sequence& s, const CnnGraph& g, const CnnRun& r) : s_(s), g_(g)
   for (const CnnOp& op : g.ops) {
     needs_grad_[op.out] = !op.params.empty() || (op.in0 >= 0 && needs_grad_[op.in0]) || (op.in1 >= 0 && needs_grad_[op.in1]) ||
                           (op.in2 >= 0 && needs_grad_[op.in2]);
+    for (int t : op.rest) needs_grad_[op.out] = needs_grad_[op.out] || needs_grad_[t];
   }
 }
 
@@ -60,6 +61,7 @@ void CnnStep::begin_step() {
     if (op.in0 >= 0) ++uses_[op.in0];
     if (op.in1 >= 0) ++uses_[op.in1];
     if (op.in2 >= 0) ++uses_[op.in2];
+    for (int t : op.rest) ++uses_[t];
     for (int t : op.keeps) ++uses_[t];
   }
   ++uses_[g_.logits];  // the loss (training) or the caller (inference) reads the logits
@@ -208,24 +210,40 @@ void CnnStep::forward(std::size_t i, bool training) {
       break;
     case CnnOpKind::AvgPool:
     case CnnOpKind::Pad: make(op.out, dtype_[x]); break;
-    case CnnOpKind::Cat: make(op.out, wider(dtype_[x], dtype_[y])); break;
-    case CnnOpKind::Attention: {  // modeling_mobilevit.py MobileViTSelfAttention (eager)
-      const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
-      const u64 raw = s_.alloc(scores), scaled = s_.alloc(scores);  // matmul(q, k^T), / sqrt(head size)
-      s_.free(raw);
-      const u64 probs = s_.alloc(scores);  // softmax: its output saved (attention dropout 0: the same tensor)
-      s_.free(scaled);
-      const u64 context = s_.alloc(bytes(x));  // matmul(probs, v), then permute(0, 2, 1, 3).contiguous()
-      make(op.out, dtype_[x]);
-      s_.free(context);
-      if (training) save(i, x, true), save(i, y, true), save(i, op.in2, true), extras_[i].push_back(probs);
-      else s_.free(probs);
-      consume(op.in2);
+    case CnnOpKind::Cat:
+      make(op.out, wider(dtype_[x], dtype_[y]));
+      for (int t : op.rest) consume(t);
       break;
-    }
+    case CnnOpKind::Attention:
+      if (op.fused) {  // SDPA's flash kernel: the output and a logsumexp per query and head (fp32), no scores
+        make(op.out, dtype_[x]);
+        const u64 lse = s_.alloc(saturating_mul(saturating_mul(saturating_mul(op.heads, op.queries), r_.batch), 4));
+        if (training) save(i, x, true), save(i, y, true), save(i, op.in2, true), save(i, op.out, true), extras_[i].push_back(lse);
+        else s_.free(lse);
+        consume(op.in2);
+        break;
+      }
+      {  // modeling_mobilevit.py MobileViTSelfAttention (eager)
+        const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
+        const u64 raw = s_.alloc(scores), scaled = s_.alloc(scores);  // matmul(q, k^T), / sqrt(head size)
+        s_.free(raw);
+        const u64 probs = s_.alloc(scores);  // softmax: its output saved (attention dropout 0: the same tensor)
+        s_.free(scaled);
+        const u64 context = s_.alloc(bytes(x));  // matmul(probs, v), then permute(0, 2, 1, 3).contiguous()
+        make(op.out, dtype_[x]);
+        s_.free(context);
+        if (training) save(i, x, true), save(i, y, true), save(i, op.in2, true), extras_[i].push_back(probs);
+        else s_.free(probs);
+        consume(op.in2);
+      }
+      break;
     case CnnOpKind::Pool:  // avg_pool2d's backward reads its input (derivatives.yaml)
       make(op.out, dtype_[x]);
       if (training) save(i, x, true);
+      break;
+    case CnnOpKind::MaxReduce:  // max(dim): values and int64 indices; its backward scatters by the indices
+      make(op.out, dtype_[x]);
+      if (training) extras_[i].push_back(s_.alloc(bytes(op.out, 8)));
       break;
     case CnnOpKind::VectorNorm:  // autocast runs norms in fp32
       make(op.out, r_.amp ? 4 : dtype_[x]);

@@ -155,19 +155,33 @@ void CnnStep::backward(std::size_t i) {
     case CnnOpKind::AvgPool:
     case CnnOpKind::Pool:
     case CnnOpKind::Pad: fresh(x, bytes(x)); break;
-    case CnnOpKind::Cat: deliver(x, gout), deliver(y, gout); break;  // narrow views of the gradient
-    case CnnOpKind::Attention: {  // matmul(probs, v)'s backward, softmax's, the scale's, matmul(q, k^T)'s
-      const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
-      const u64 grad_probs = s_.alloc(scores);
-      fresh(op.in2, bytes(op.in2));
-      const u64 grad_scores = s_.alloc(scores);
-      s_.free(grad_probs);
-      const u64 grad_raw = s_.alloc(scores);
-      s_.free(grad_scores);
-      fresh(x, bytes(x)), fresh(y, bytes(y));
-      s_.free(grad_raw);
+    case CnnOpKind::Cat:  // narrow views of the gradient
+      deliver(x, gout), deliver(y, gout);
+      for (int t : op.rest) deliver(t, gout);
       break;
-    }
+    case CnnOpKind::Attention:
+      if (op.fused) {  // flash attention's backward: dq, dk, dv, an fp32 dq accumulator and softmax_d (fp32 per query and head)
+        const u64 accumulator = s_.alloc(bytes(x, 4));
+        const u64 softmax_d = s_.alloc(saturating_mul(saturating_mul(saturating_mul(op.heads, op.queries), r_.batch), 4));
+        fresh(op.in2, bytes(op.in2)), fresh(y, bytes(y)), fresh(x, bytes(x));
+        s_.free(accumulator), s_.free(softmax_d);
+        break;
+      }
+      {  // matmul(probs, v)'s backward, softmax's, the scale's, matmul(q, k^T)'s
+        const u64 scores = saturating_mul(saturating_mul(op.channels, r_.batch), dtype_[x]);
+        const u64 grad_probs = s_.alloc(scores);
+        fresh(op.in2, bytes(op.in2));
+        const u64 grad_scores = s_.alloc(scores);
+        s_.free(grad_probs);
+        const u64 grad_raw = s_.alloc(scores);
+        s_.free(grad_scores);
+        fresh(x, bytes(x)), fresh(y, bytes(y));
+        s_.free(grad_raw);
+      }
+      break;
+    case CnnOpKind::MaxReduce:  // value_selecting_reduction_backward: zeros of the input's size, scattered into
+      fresh(x, bytes(x));
+      break;
     case CnnOpKind::VectorNorm:
       fresh(x, bytes(x, dtype_[op.out]));
       break;
