@@ -76,8 +76,9 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
                                        : at.set == LayerSet::Decoder ? m.enc.sparse_decoder_layers : 0);
   if (sparse > 0) {
     linear(w, "mlp.router.classifier", h, m.enc.experts, sparse, false, at);
-    linear(w, "mlp.experts.wi", h, inter, mul(sparse, m.enc.experts), false, at);
-    linear(w, "mlp.experts.wo", inter, h, mul(sparse, m.enc.experts), false, at);
+    // (NLLB-MoE's NllbMoeDenseActDense experts have biases, Switch's none: the family's MLP bias)
+    linear(w, "mlp.experts.wi", h, inter, mul(sparse, m.enc.experts), m.mlp_bias, at);
+    linear(w, "mlp.experts.wo", inter, h, mul(sparse, m.enc.experts), m.mlp_bias, at);
   }
   const u64 dense = count - sparse;
   if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, dense, false, at), linear(w, "wi_1", h, inter, dense, false, at);

@@ -137,6 +137,13 @@ u64 to_decoder(Forward& f, Prelude& p, u64 x) {
   for (u64 id : p.held) f.drop(id);
   p.held.clear();
   f.drop(f.position_bias), f.position_bias = 0;
+  if (!f.train && f.r.o.new_tokens > 0 && m.enc.beams > 1) {
+    // generate() with the config's num_beams: beam search's _expand_inputs_for_generation repeats the encoder's output
+    // per beam (index_select: a copy; the model output's tensor is replaced by it), and the decoder runs on batch x beams
+    const u64 expanded = f.s.alloc(saturating_mul(f.s.bytes_of(memory), m.enc.beams));
+    if (!f.kept(memory)) f.s.free(memory);
+    memory = expanded, f.batch = saturating_mul(f.batch, m.enc.beams);
+  }
   f.memory = memory, f.memory_tokens = f.q_len;
   f.q_len = f.kv_len = f.r.o.target_seq > 0 ? f.r.o.target_seq : 128;
   Prelude dec = encoder_prelude(f, 0, true);
