@@ -203,6 +203,12 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
   if (m.model_type == "switch_transformers") switch_traits(m, cfg);
   if (m.kind == ModelKind::EncoderDecoder) m.enc.beams = size_or(cfg, "num_beams", 1);  // generate()'s default
+  // ProphetNet (and XLM-ProphetNet): ngram predicting streams with relative position buckets (ProphetNetDecoder.forward
+  // concatenates them to the main stream: modeling_prophetnet.py:1176-1190)
+  // ProphetNetPositionalEmbeddings: max_position_embeddings rows, no offset; num_buckets: the decoder's relative buckets
+  if (m.kind == ModelKind::EncoderDecoder && cfg.contains("ngram") && cfg.contains("num_buckets")) {
+    m.enc.ngram = size_or(cfg, "ngram", 2), m.enc.relative_buckets = size_or(cfg, "num_buckets", 32), m.position_offset = 0;
+  }
   if (m.family == Family::Bart && cfg.contains("expert_capacity") && cfg.contains("encoder_sparse_step")) nllb_moe_traits(m, cfg);
   m.enc.cosine_attention = m.model_type == "swinv2";  // Swinv2SelfAttention (modeling_swinv2.py:389)
   m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward

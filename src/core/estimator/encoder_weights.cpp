@@ -198,6 +198,10 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads, {LayerSet::Encoder});
   global_projections(m, w, m.enc.encoder_layers, {LayerSet::Encoder});
   layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads, {LayerSet::Decoder});
+  if (m.enc.ngram > 0) {  // ProphetNet: ProphetNetNgramSelfAttention.relative_pos_embeddings, ProphetNetDecoder.ngram_embeddings
+    linear(w, "relative_pos_embeddings", h, mul(m.enc.relative_buckets, m.num_heads), m.num_layers, true, {LayerSet::Decoder});
+    w.push_back({"decoder.ngram_embeddings", m.enc.ngram, h, 1, false, false, false});
+  }
   if (!m.post_norm) vector(w, "final norms", 2 * norm);  // post-norm stacks (BART, Marian) have none; final_logits_bias is a buffer
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }

@@ -79,6 +79,9 @@ struct EncoderParts {
                                        // ceil(tokens / experts)); in inference moe_eval_capacity_token_fraction x tokens
   double eval_capacity_fraction = 1.0; // NLLB-MoE: moe_eval_capacity_token_fraction
   double expert_token_dropout = 0.0;   // NLLB-MoE: moe_token_dropout (each expert's output, in training)
+  std::uint64_t ngram = 0;             // ProphetNet: the decoder's predicting streams (ngram): the decoder runs on (1 + ngram)
+                                       // x target tokens (the main stream and each predicting one), lm_head and the loss on
+                                       // ngram x target
   std::uint64_t beams = 1;             // encoder-decoders: the config's num_beams (FSMT's 5), which generate() takes: beam
                                        // search expands the encoder's output and runs the decoder on batch x beams
   bool logits_bias = false;            // BART and its relatives: lm_logits + final_logits_bias (a buffer), a logits-sized sum

@@ -71,6 +71,8 @@ TrainPlan train_plan(const Run& r) {
     p.logits_fp32 = std::max(p.logits_fp32, p.biased);
   }
   if (r.m.scaled_logits && r.o.task == Task::CausalLm) p.scaled = p.logits_act;
+  // ProphetNet's _compute_loss: logits.transpose(0, 1).contiguous(), a logits-sized copy, is log_softmax's input
+  if (r.m.enc.ngram > 0) p.biased = p.logits_act;
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
