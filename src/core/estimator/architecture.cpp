@@ -3,7 +3,10 @@
 // forward_ops.hpp.
 #include "core/estimator/architecture.hpp"
 
+#include <algorithm>
+
 #include "core/estimator/encoders.hpp"
+#include "core/estimator/hybrid.hpp"
 #include "core/estimator/ssm.hpp"
 #include "core/units.hpp"
 
@@ -141,11 +144,14 @@ void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   // (MPT's LayerNorms have no bias: norm_1.bias = None)
   const u64 norm_width = (m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P) && m.family != Family::Mpt ? 2 : 1;
   add_embedding_weights(m, w);
+  const std::size_t attention_first = w.size();
   add_attention_weights(m, w);
+  if (!m.layer_mixer.empty()) add_mixer_weights(m, attention_first, w);  // a hybrid's mixers (hybrid_config.cpp)
   w.push_back({"layer norms", 1, mul(norms_per_layer(m) * norm_width, h), L, false, false, false});
   const u64 dense_layers = m.num_experts > 0 ? m.dense_layers : L;
   std::size_t first = w.size();
   add_mlp_weights(m, dense_layers, m.intermediate_size, "", w);
+  if (m.mlp == MlpKind::Xielu) w.push_back({"act_fn.alpha_p, alpha_n", 1, 2, dense_layers, false, false, false});
   for (std::size_t i = first; m.num_experts > 0 && i < w.size(); ++i) w[i].layers = LayerSet::Dense;
   first = w.size();
   if (m.num_experts > 0) add_moe_weights(m, L - dense_layers, w);
@@ -217,6 +223,18 @@ std::vector<WeightTensor> describe_weights(const ModelConfig& model) {
 }
 
 std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& m) {
+  if (!m.layer_mixer.empty()) {  // a hybrid: each (mixer, experts) pair its layers list (hybrid_config.cpp)
+    std::vector<std::pair<LayerKind, u64>> kinds;
+    for (std::size_t i = 0; i < m.layer_mixer.size(); ++i) {
+      LayerKind k{};
+      k.moe = i < m.layer_moe.size() ? m.layer_moe[i] : m.num_experts > 0 && i >= m.dense_layers;
+      k.mixer = m.layer_mixer[i];
+      auto same = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first.moe == k.moe && e.first.mixer == k.mixer; });
+      if (same != kinds.end()) ++same->second;
+      else kinds.push_back({k, 1});
+    }
+    return kinds;
+  }
   const u64 L = m.num_layers, moe = m.num_experts > 0 ? L - m.dense_layers : 0;
   const u64 sliding = m.sliding_window > 0 ? std::min(m.sliding_layers, L) : 0;
   // Sliding and MoE layers are spread independently; counts per kind are what the estimate needs.

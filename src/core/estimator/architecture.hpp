@@ -22,7 +22,8 @@ enum class AttentionPath {
 // Which layers hold a tensor: all, or in a MoE model only the dense ones (first_k_dense_replace,
 // mlp_only_layers) or only the MoE ones; an encoder-decoder's encoder or decoder layers; the layers
 // of one Swin stage (WeightTensor::stage).
-enum class LayerSet : std::uint8_t { All, Dense, Moe, Encoder, Decoder, Stage };
+// A hybrid decoder's (model_config.hpp Mixer): only the attention layers, the short-convolution or the Mamba layers.
+enum class LayerSet : std::uint8_t { All, Dense, Moe, Encoder, Decoder, Stage, Attention, ShortConv, Mamba };
 
 struct WeightTensor {
   std::string name;       // module name as PEFT matches it (e.g. "q_proj", "mlp.c_proj")
@@ -49,6 +50,8 @@ struct LayerKind {
   std::uint8_t stage = 0;   // Swin: the stage the layer belongs to,
   bool shifted = false;     // whether its windows are shifted (every second block),
   bool stage_end = false;   // whether it is its stage's last block (patch merging follows)
+  Mixer mixer = Mixer::Attention;  // a hybrid's token mixer in this layer
+  bool routed = false;             // an encoder-decoder's layer whose feed-forward is NLLB-MoE's experts (NllbMoeSparseMLP)
 };
 // The layer kinds of the model with how many layers of each (sums to num_layers).
 std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& model);

@@ -44,6 +44,7 @@ void read_attention_kind(ModelConfig& m, const json& cfg) {
   // encoder's own table (vocab_size is read from tgt_vocab_size, config_aliases.cpp)
   if (m.kind == ModelKind::EncoderDecoder && cfg.contains("src_vocab_size") && cfg.contains("tgt_vocab_size")) {
     m.enc.source_vocab = size_or(cfg, "src_vocab_size", 0);
+    m.embed_norm = false;  // FSMTEncoder / FSMTDecoder: no layernorm_embedding (modeling_fsmt.py:323-345, 513-540)
   }
   m.enc.attention_window = attention_window(cfg);
   // block_size with num_global_tokens (Pegasus-X's encoder, modeling_pegasus_x.py PegasusXGlobalLocalAttention):

@@ -76,6 +76,28 @@ void switch_traits(ModelConfig& m, const json& cfg) {
   m.enc.sparse_decoder_layers = sparse_layers(cfg, m.num_layers, "decoder_sparse_step", "num_sparse_decoder_layers");
 }
 
+// NLLB-MoE (configuration_nllb_moe.py, modeling_nllb_moe.py 5.17), read by its router's fields (expert_capacity,
+// encoder_sparse_step): M2M100's layout (pre-norm layers with a LayerNorm at each stack's end, NllbMoeSinusoidal-
+// PositionalEmbedding a buffer with offset 2, no layernorm_embedding, no final_logits_bias), and in a stack's layer i
+// NllbMoeSparseMLP when (i + 1) % *_sparse_step == 0 (NllbMoeEncoder / NllbMoeDecoder.__init__): num_experts
+// NllbMoeDenseActDense experts (fc1, fc2 with biases) and the router's classifier.
+void nllb_moe_traits(ModelConfig& m, const json& cfg) {
+  m.post_norm = false, m.embed_norm = false, m.enc.logits_bias = false;
+  m.enc.positions_buffer = true, m.position_offset = 2;
+  m.enc.experts = size_or(cfg, "num_experts", 128);
+  const auto sparse = [&](std::uint64_t layers, const char* field) {
+    const std::uint64_t step = size_or(cfg, field, 4);
+    return step == 0 ? 0 : layers / step;
+  };
+  m.enc.sparse_encoder_layers = sparse(m.enc.encoder_layers, "encoder_sparse_step");
+  m.enc.sparse_decoder_layers = sparse(m.num_layers, "decoder_sparse_step");
+  m.enc.expert_capacity = size_or(cfg, "expert_capacity", 0);
+  m.enc.expert_token_dropout = fields::fraction(cfg, "moe_token_dropout", 0.2);
+  if (auto it = cfg.find("moe_eval_capacity_token_fraction"); it != cfg.end() && it->is_number() && it->get<double>() <= 1) {
+    m.enc.eval_capacity_fraction = it->get<double>();
+  }
+}
+
 }  // namespace
 
 // Norms, MLP, biases, dropout and the heads' pieces of each family (its modeling_*.py).
@@ -180,6 +202,14 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (m.kind == ModelKind::Encoder) m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", true);
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
   if (m.model_type == "switch_transformers") switch_traits(m, cfg);
+  if (m.kind == ModelKind::EncoderDecoder) m.enc.beams = size_or(cfg, "num_beams", 1);  // generate()'s default
+  // ProphetNet (and XLM-ProphetNet): ngram predicting streams with relative position buckets (ProphetNetDecoder.forward
+  // concatenates them to the main stream: modeling_prophetnet.py:1176-1190)
+  // ProphetNetPositionalEmbeddings: max_position_embeddings rows, no offset; num_buckets: the decoder's relative buckets
+  if (m.kind == ModelKind::EncoderDecoder && cfg.contains("ngram") && cfg.contains("num_buckets")) {
+    m.enc.ngram = size_or(cfg, "ngram", 2), m.enc.relative_buckets = size_or(cfg, "num_buckets", 32), m.position_offset = 0;
+  }
+  if (m.family == Family::Bart && cfg.contains("expert_capacity") && cfg.contains("encoder_sparse_step")) nllb_moe_traits(m, cfg);
   m.enc.cosine_attention = m.model_type == "swinv2";  // Swinv2SelfAttention (modeling_swinv2.py:389)
   m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
   m.enc.attention_locals_held = m.model_type == "dinov2";  // modeling_dinov2.py Dinov2Layer.forward

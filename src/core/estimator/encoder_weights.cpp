@@ -76,8 +76,9 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
                                        : at.set == LayerSet::Decoder ? m.enc.sparse_decoder_layers : 0);
   if (sparse > 0) {
     linear(w, "mlp.router.classifier", h, m.enc.experts, sparse, false, at);
-    linear(w, "mlp.experts.wi", h, inter, mul(sparse, m.enc.experts), false, at);
-    linear(w, "mlp.experts.wo", inter, h, mul(sparse, m.enc.experts), false, at);
+    // (NLLB-MoE's NllbMoeDenseActDense experts have biases, Switch's none: the family's MLP bias)
+    linear(w, "mlp.experts.wi", h, inter, mul(sparse, m.enc.experts), m.mlp_bias, at);
+    linear(w, "mlp.experts.wo", inter, h, mul(sparse, m.enc.experts), m.mlp_bias, at);
   }
   const u64 dense = count - sparse;
   if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, dense, false, at), linear(w, "wi_1", h, inter, dense, false, at);
@@ -197,6 +198,10 @@ void encoder_decoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   layer(m, w, m.enc.encoder_layers, h, m.enc.encoder_ffn, false, m.num_heads, {LayerSet::Encoder});
   global_projections(m, w, m.enc.encoder_layers, {LayerSet::Encoder});
   layer(m, w, m.num_layers, h, m.intermediate_size, true, m.num_heads, {LayerSet::Decoder});
+  if (m.enc.ngram > 0) {  // ProphetNet: ProphetNetNgramSelfAttention.relative_pos_embeddings, ProphetNetDecoder.ngram_embeddings
+    linear(w, "relative_pos_embeddings", h, mul(m.enc.relative_buckets, m.num_heads), m.num_layers, true, {LayerSet::Decoder});
+    w.push_back({"decoder.ngram_embeddings", m.enc.ngram, h, 1, false, false, false});
+  }
   if (!m.post_norm) vector(w, "final norms", 2 * norm);  // post-norm stacks (BART, Marian) have none; final_logits_bias is a buffer
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }

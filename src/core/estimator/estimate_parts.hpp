@@ -70,14 +70,18 @@ struct LayerWeights {
   std::vector<u64> casts;           // the autocast copies of its Linears (under amp)
   std::vector<u64> unlinked_casts;  // those no Linear call makes (router, experts): training makes them at the layer's start
 };
+// A hybrid's layer of `kind` among WeightTensors::mixers (and TrainPlan's): its mixer, then dense or MoE.
+inline std::size_t mixer_slot(LayerKind kind) { return static_cast<std::size_t>(kind.mixer) * 2 + (kind.moe ? 1 : 0); }
 struct WeightTensors {
   LayerWeights dense, moe;  // a dense decoder layer's, a MoE layer's (the same unless a MoE model has dense layers)
   LayerWeights cross;       // an encoder-decoder's decoder layer (dense: its encoder layer)
   std::vector<LayerWeights> stages;  // Swin: a layer of each stage
+  std::vector<LayerWeights> mixers;  // a hybrid: a layer of each mixer (model_config.hpp Mixer) x {dense, MoE}
   std::vector<u64> head, embed;
   u64 lm_head_cast = 0;
   std::size_t lm_head_at = SIZE_MAX;  // lm_head's weight in `head` (SIZE_MAX: tied, or none)
   LayerWeights& layer(LayerKind kind) {
+    if (!mixers.empty()) return mixers[mixer_slot(kind)];
     return kind.cross ? cross : !stages.empty() ? stages[std::min<std::size_t>(kind.stage, stages.size() - 1)] : kind.moe ? moe : dense;
   }
   const LayerWeights& layer(LayerKind kind) const { return const_cast<WeightTensors*>(this)->layer(kind); }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/estimator/config_fields.hpp"
+#include "core/estimator/hybrid.hpp"
 #include "core/estimator/ssm.hpp"
 
 namespace vramdoc::estimator {
@@ -200,6 +201,10 @@ void set_traits(ModelConfig& m, const json& cfg) {
   if (m.family == Family::Generic) {
     const auto act = cfg.find("hidden_act");
     if (act != cfg.end() && act->is_string() && act->get<std::string>() == "relu2") m.mlp = MlpKind::Relu2;
+    // hidden_act xielu: ACT2CLS's XIELUActivation, used by ApertusMLP only (up_proj -> xIELU -> down_proj, the
+    // activation's alpha_p and alpha_n per layer), whose attention normalises q and k per head (ApertusAttention
+    // q_norm / k_norm, modeling_apertus.py:43-56, 233-251)
+    if (act != cfg.end() && act->is_string() && act->get<std::string>() == "xielu") m.mlp = MlpKind::Xielu, m.qk_norm = QkNorm::PerHead;
   }
 }
 
@@ -414,7 +419,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   m.attention_dropout = fields::fraction(cfg, gpt2 ? "attn_pdrop" : "attention_dropout", gpt2 || m.family == Family::Xglm ? 0.1 : 0.0);
   if (m.family != Family::Opt && m.family != Family::Biogpt && m.family != Family::Xglm) m.residual_dropout = fields::fraction(cfg, "resid_pdrop", gpt2 ? 0.1 : 0.0);
   m.rotary_dims = rotary_dims(m, cfg);
-  return true;
+  return read_hybrid_layers(m, cfg, source);  // LFM2's short convolutions, Jamba's Mamba layers (hybrid_config.cpp)
 }
 
 }  // namespace vramdoc::estimator

@@ -137,8 +137,15 @@ u64 to_decoder(Forward& f, Prelude& p, u64 x) {
   for (u64 id : p.held) f.drop(id);
   p.held.clear();
   f.drop(f.position_bias), f.position_bias = 0;
+  if (!f.train && f.r.o.new_tokens > 0 && m.enc.beams > 1) {
+    // generate() with the config's num_beams: beam search's _expand_inputs_for_generation repeats the encoder's output
+    // per beam (index_select: a copy; the model output's tensor is replaced by it), and the decoder runs on batch x beams
+    const u64 expanded = f.s.alloc(saturating_mul(f.s.bytes_of(memory), m.enc.beams));
+    if (!f.kept(memory)) f.s.free(memory);
+    memory = expanded, f.batch = saturating_mul(f.batch, m.enc.beams);
+  }
   f.memory = memory, f.memory_tokens = f.q_len;
-  f.q_len = f.kv_len = f.r.o.target_seq > 0 ? f.r.o.target_seq : 128;
+  f.q_len = f.kv_len = saturating_mul(f.r.o.target_seq > 0 ? f.r.o.target_seq : 128, 1 + m.enc.ngram);  // ProphetNet's streams
   Prelude dec = encoder_prelude(f, 0, true);
   p.held = dec.held;
   if (!f.train) f.stack_input = dec.hidden;  // held by the decoder until it returns
@@ -155,7 +162,8 @@ LossShape loss_shape(const Run& r) {
     case Task::SeqCls:
     case Task::ImageCls: return {mul(b, m.enc.labels), true};
     case Task::Seq2Seq:
-    case Task::SpeechSeq2Seq: return {mul(mul(b, target), m.vocab_size), false};
+    // ProphetNet: lm_head on the ngram predicting streams, _compute_loss's log_softmax(dtype=float32) over all of them
+    case Task::SpeechSeq2Seq: return {mul(mul(mul(b, target), std::max<u64>(m.enc.ngram, 1)), m.vocab_size), m.enc.ngram > 0};
   }
   return {tokens, true};
 }
@@ -168,7 +176,7 @@ HeadShape head_shape(const Run& r) {
   const ModelConfig& m = r.m;
   HeadShape h;
   h.width = m.hidden_size, h.tokens = mul(r.o.batch, r.o.seq);
-  if (m.kind == ModelKind::EncoderDecoder) h.tokens = mul(r.o.batch, r.o.target_seq > 0 ? r.o.target_seq : 128);
+  if (m.kind == ModelKind::EncoderDecoder) h.tokens = mul(mul(r.o.batch, r.o.target_seq > 0 ? r.o.target_seq : 128), 1 + m.enc.ngram);
   if (m.family == Family::Swin && !m.enc.stage_depths.empty()) {  // the last stage's tokens and width
     const std::size_t last = m.enc.stage_depths.size() - 1;
     u64 side = std::max<u64>((r.o.image_size ? r.o.image_size : m.enc.image_size) / std::max<u64>(m.enc.patch_size, 1), 1);
@@ -201,7 +209,8 @@ u64 task_head(Forward& f, u64 x, u64& logits_input) {
       if (m.enc.mean_pooled) return mul(f.batch, m.enc.labels);  // torch.mean(x, dim=1) saves no input
       [[fallthrough]];
     case Task::SeqCls: f.keep(x); return mul(f.batch, m.enc.labels);  // the pooler's view of the first token keeps x
-    default: return mul(f.tokens(), m.vocab_size);  // seq2seq: lm_head on the decoder's tokens
+    default:  // seq2seq: lm_head on the decoder's tokens (ProphetNet's: the predicting streams, not the main one)
+      return mul(m.enc.ngram > 0 ? f.tokens() / (1 + m.enc.ngram) * m.enc.ngram : f.tokens(), m.vocab_size);
   }
 }
 

@@ -30,6 +30,38 @@ u64 bloom_gelu(Forward& f, u64 x, u64 inter) {
   return out;
 }
 
+// XIELUActivation._xielu_python (activations.py:281-288, without the xielu CUDA wheel) on up_proj's output `x`:
+// torch.where(x > 0, alpha_p * x * x + beta * x, (expm1(min(x, eps)) - x) * alpha_n + beta * x), each step a tensor,
+// left to right. Autograd saves x (by alpha_p * x, the square and min), the bool condition (where), alpha_p * x, expm1's
+// result and expm1 - x (their products with a parameter); the products with alpha_p / alpha_n (1-element parameters,
+// so type promotion follows them) and the branches are in the weights' dtype. Returns the output.
+u64 xielu(Forward& f, u64 x, u64 inter) {
+  const u64 e = f.bytes(inter, f.act), ew = f.bytes(inter, std::max(f.act, f.r.w.weight));
+  f.keep(x);
+  const u64 cond = f.s.alloc(f.bytes(inter, 1));
+  f.keep(cond);
+  const u64 ax = f.s.alloc(ew);
+  f.keep(ax);
+  const u64 axx = f.s.alloc(ew);
+  f.drop(ax);
+  const u64 bx = f.s.alloc(e), positive = f.s.alloc(ew);
+  f.s.free(axx), f.s.free(bx);
+  const u64 low = f.s.alloc(e), em = f.s.alloc(e);
+  f.s.free(low);
+  f.keep(em);
+  const u64 diff = f.s.alloc(e);
+  f.drop(em);
+  f.keep(diff);
+  const u64 scaled = f.s.alloc(ew);
+  f.drop(diff);
+  const u64 bx2 = f.s.alloc(e), negative = f.s.alloc(ew);
+  f.s.free(scaled), f.s.free(bx2);
+  const u64 out = f.s.alloc(ew);
+  f.s.free(positive), f.s.free(negative);
+  f.drop(cond);
+  return out;
+}
+
 }  // namespace
 
 u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
@@ -50,6 +82,13 @@ u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
     f.drop(up), f.drop(r);
     const u64 down = linear(f, sq, inter, h, false, "down_proj");
     f.drop(sq);
+    return down;
+  }
+  if (m.mlp == MlpKind::Xielu) {  // ApertusMLP: down_proj(act_fn(up_proj(x)))
+    const u64 up = linear(f, x, h, inter, input_wide, "up_proj"), act = xielu(f, up, inter);
+    f.drop(up);
+    const u64 down = linear(f, act, inter, h, f.r.w.weight == 4, "down_proj");
+    f.drop(act);
     return down;
   }
   if (m.mlp == MlpKind::BloomGelu) {

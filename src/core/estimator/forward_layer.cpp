@@ -2,6 +2,7 @@
 // embeddings, attention masks, rotary tables and, at the first matmul, the cuBLAS workspace) and one
 // decoder layer as its family's forward() runs it.
 #include <algorithm>
+#include <tuple>
 
 #include "core/estimator/forward_ops.hpp"
 
@@ -183,6 +184,14 @@ std::vector<LayerKind> layer_order(const ModelConfig& m) {
     kinds.assign(m.enc.encoder_layers, LayerKind{});
     for (u64 i = 1; m.enc.stagger_blocks && i < kinds.size(); i += 2) kinds[i].shifted = true;  // Pegasus-X's staggered blocks
     kinds.insert(kinds.end(), m.num_layers, LayerKind{false, false, false, true});
+    if (m.family == Family::Bart) {  // NLLB-MoE: a stack's layer i has the experts when (i + 1) % step == 0
+      const u64 E = m.enc.encoder_layers;
+      for (auto [first, layers, sparse] : {std::tuple{u64{0}, E, m.enc.sparse_encoder_layers},
+                                           std::tuple{E, m.num_layers, m.enc.sparse_decoder_layers}}) {
+        const u64 step = sparse > 0 ? layers / sparse : 0;
+        for (u64 i = 0; step > 0 && i < layers; ++i) kinds[first + i].routed = (i + 1) % step == 0;
+      }
+    }
     return kinds;
   }
   if (m.family == Family::Swin) {  // each stage's blocks (swin_layer runs them at the stage's widths)
@@ -200,6 +209,8 @@ std::vector<LayerKind> layer_order(const ModelConfig& m) {
   for (u64 i = 0; i < m.num_layers; ++i) {
     const bool sliding = m.sliding_window > 0 && (listed ? m.layer_sliding[i] : m.sliding_layers >= m.num_layers);
     kinds.push_back({i >= dense, sliding, i < m.layer_nope.size() && m.layer_nope[i]});
+    if (i < m.layer_moe.size()) kinds.back().moe = m.layer_moe[i];        // Jamba's expert_layer_period
+    if (i < m.layer_mixer.size()) kinds.back().mixer = m.layer_mixer[i];  // a hybrid's (hybrid_config.cpp)
   }
   return kinds;
 }
@@ -245,7 +256,9 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   u64 held = 0;
   // DINOv2's layer holds its norm1 output and the (scaled) attention output in locals to its return
   const bool hold = m.enc.attention_locals_held && !f.train;
-  u64 a = residual_branch(f, x, [&](u64 in) { return attention(f, kind, in, f.amp, cache, held); }, hold);
+  u64 a = residual_branch(f, x, [&](u64 in) {
+    return kind.mixer == Mixer::Attention ? attention(f, kind, in, f.amp, cache, held) : mixer_block(f, kind, in, cache);
+  }, hold);
   const u64 x2 = residual_sum(f, f.bytes(h, wide));
   if (hold) f.layer_locals.push_back(a);
   else f.drop(a);

@@ -188,6 +188,7 @@ u64 new_gelu(Forward& f, u64 x, u64 inter) {
 u64 mlp(Forward& f, LayerKind kind, u64 input, bool input_wide) {
   const LayerDims d = layer_dims(f.r);
   if (kind.moe) return moe(f, input, d.h);
+  if (kind.routed) return nllb_sparse_mlp(f, input, d.h, d.inter);
   return dense_mlp(f, input, d.h, d.inter, input_wide);
 }
 
@@ -246,7 +247,9 @@ void decode_layer(Forward& f, LayerKind kind, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   if (m.family == Family::Mamba) return;  // MambaCache: fixed-size conv and ssm states, updated in place
   const LayerDims d = layer_dims(f.r);
-  if (m.mla.kv_lora_rank > 0) {
+  if (kind.mixer != Mixer::Attention) {
+    // a hybrid's convolution or Mamba layer: its conv (and recurrent) state is fixed-size, updated in place
+  } else if (m.mla.kv_lora_rank > 0) {
     const LatentAttention& l = m.mla;
     for (auto [slot, width] : {std::pair<std::size_t, u64>{0, l.kv_lora_rank}, {1, l.qk_rope_head_dim}}) {
       const u64 grown = f.s.alloc(saturating_mul(mul(f.batch, f.kv_len), mul(width, f.act)), Use::Cache);

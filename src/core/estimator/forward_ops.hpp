@@ -213,6 +213,12 @@ u64 mamba_block(Forward& f, u64 x, CacheIds& cache);
 // Mamba2Block (forward_ssm2.cpp): Mamba2Mixer.torch_forward (the chunked SSD in prefill and training, the single-step
 // recurrence in a decoding step), as mamba_block.
 u64 mamba2_block(Forward& f, u64 x, CacheIds& cache);
+// A hybrid's token mixer other than attention (forward_hybrid.cpp) on the layer's normed input `n`: LFM2's
+// Lfm2ShortConv, Jamba's JambaMambaMixer; the output projection's output. Its conv / recurrent states go to `cache`.
+u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache);
+// NLLB-MoE's sparse feed-forward (forward_nllb_moe.cpp): NllbMoeTop2Router and NllbMoeExperts on the layer's normed
+// input `x`; the experts' summed output.
+u64 nllb_sparse_mlp(Forward& f, u64 x, u64 h, u64 inter);
 // Python gelu_new on `x` of `inter` elements per token (forward_mlp.cpp): its output.
 u64 new_gelu(Forward& f, u64 x, u64 inter);
 // The outputs of the model's head: the vocabulary (decoders, MLM, encoder-decoders) or the labels.

@@ -32,9 +32,13 @@ inline bool gptj_style(Family f) { return f == Family::Gptj || f == Family::Code
 // fp32 (mean, variance, each step a tensor); LayerNorm1P: Nemotron's (1 + weight), run in the autocast dtype.
 enum class NormKind { Rms, RmsFp32Weight, LayerNorm, LayerNormFp32, LayerNorm1P, T5 };  // T5: T5LayerNorm
 // act(gate)*up; fc1 -> C++ gelu -> fc2; Python gelu_new; fc1 -> relu -> fc2 (OPT); up -> relu^2 -> down
-// (Nemotron); BLOOM's tanh gelu (an autograd Function that saves only its input in training).
-enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu };
+// (Nemotron); BLOOM's tanh gelu (an autograd Function that saves only its input in training); up -> xIELU -> down
+// (Apertus: XIELUActivation's Python path, activations.py).
+enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu, Xielu };
 enum class QkNorm { None, PerHead, Full };              // q/k RMSNorm over head_dim (Qwen3, Gemma 3) or whole (OLMo 2)
+// A hybrid decoder's token mixer per layer (hybrid_config.cpp): attention, LFM2's short convolution (Lfm2ShortConv),
+// Jamba's Mamba layer (JambaMambaMixer).
+enum class Mixer : std::uint8_t { Attention, ShortConv, Mamba };
 
 // Multi-head latent attention (DeepSeek V2/V3): the low-rank projections' widths.
 struct LatentAttention {
@@ -71,6 +75,15 @@ struct EncoderParts {
   std::uint64_t experts = 0;           // Switch Transformers: each sparse layer's feed-forward is this many experts
                                        // (SwitchTransformersSparseMLP: a top-1 router, experts of d_ff each); 0: dense
   std::uint64_t sparse_encoder_layers = 0, sparse_decoder_layers = 0;  // Switch: the layers with experts per stack
+  std::uint64_t expert_capacity = 0;   // NLLB-MoE (NllbMoeTop2Router): each expert's tokens in training (0: 2 x
+                                       // ceil(tokens / experts)); in inference moe_eval_capacity_token_fraction x tokens
+  double eval_capacity_fraction = 1.0; // NLLB-MoE: moe_eval_capacity_token_fraction
+  double expert_token_dropout = 0.0;   // NLLB-MoE: moe_token_dropout (each expert's output, in training)
+  std::uint64_t ngram = 0;             // ProphetNet: the decoder's predicting streams (ngram): the decoder runs on (1 + ngram)
+                                       // x target tokens (the main stream and each predicting one), lm_head and the loss on
+                                       // ngram x target
+  std::uint64_t beams = 1;             // encoder-decoders: the config's num_beams (FSMT's 5), which generate() takes: beam
+                                       // search expands the encoder's output and runs the decoder on batch x beams
   bool logits_bias = false;            // BART and its relatives: lm_logits + final_logits_bias (a buffer), a logits-sized sum
   std::uint64_t class_tokens = 1;      // ViT: the class token before the patches (DeiT: and its distillation token)
   bool mean_pooled = false;            // image-cls: the classifier reads the mean over the tokens (SigLIP), not the first
@@ -128,6 +141,7 @@ struct SsmParts {
   bool proj_bias = false;         // use_bias: in_proj and out_proj biases
   bool residual_fp32 = true;      // residual_in_fp32: MambaBlock's residual (and so the layers' outputs) in fp32
   bool bc_norm = false;           // FalconMamba: rms_forward on B, C and the time step (no weight)
+  bool dt_bc_norms = false;       // Jamba: JambaRMSNorm (with a weight) on the time step, B and C (dt_layernorm, ...)
   // Mamba2 (Mamba2Mixer, modeling_mamba2.py): multi-head SSD over chunks; heads 0 for Mamba / FalconMamba
   std::uint64_t heads = 0;        // num_heads (heads x head_dim = inner)
   std::uint64_t head_dim = 0;     // head_dim
@@ -224,6 +238,12 @@ struct ModelConfig {
                                         // the scores' dtype (its own eager attention: no SDPA)
   bool expert_biases = false;           // GPT-OSS: the router's and the experts' gate_up / down biases
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
+  std::vector<Mixer> layer_mixer;       // hybrids: per layer, its token mixer (LFM2's layer_types "conv", Jamba's
+                                        // attn_layer_period / offset); empty: attention in every layer
+  std::vector<bool> layer_moe;          // per layer, whether its feed-forward is the experts (Jamba's expert_layer_period /
+                                        // offset); empty: the layers after dense_layers
+  std::uint64_t short_conv_kernel = 0;  // LFM2: conv_L_cache, the short convolution's width
+  bool short_conv_bias = false;         // LFM2: conv_bias (the conv's, in_proj's and out_proj's)
   Quantization quant;                   // quantization_config of the checkpoint
   std::vector<HeaderTensor> header_tensors;  // FromHeaders: the checkpoint's tensors
   bool stand_in = false;                // an unknown model_type read as a generic encoder, encoder-decoder or

@@ -23,8 +23,10 @@ struct TrainPlan {
   WeightTensors weights, grads;
   LayerGrads dense, moe, cross;  // what a layer's backward makes (a dense layer, a MoE layer, a decoder layer with cross-attention)
   std::vector<LayerGrads> stages;  // Swin: a layer of each stage
+  std::vector<LayerGrads> mixers;  // a hybrid: a layer of each mixer x {dense, MoE} (WeightTensors::mixers)
   OuterGrads outer;                // and the head's and the embeddings'
   const LayerGrads& layer(LayerKind kind) const {
+    if (!mixers.empty()) return mixers[mixer_slot(kind)];
     return kind.cross ? cross : !stages.empty() ? stages[std::min<std::size_t>(kind.stage, stages.size() - 1)] : kind.moe ? moe : dense;
   }
   std::vector<LayerKind> kinds;
@@ -43,11 +45,14 @@ TrainPlan train_plan(const Run& r) {
   if (adapters(r.o)) {  // the adapters' A and B, fp32, as one layer's share
     const u64 layers = layer_order(r.m).size(), per_layer = r.s.adapter_params / std::max<u64>(layers, 1);
     p.grads.stages.resize(p.weights.stages.size());
+    p.grads.mixers.resize(p.weights.mixers.size());
     std::vector<LayerWeights*> kinds = {&p.grads.dense, &p.grads.moe, &p.grads.cross};
     for (LayerWeights& l : p.grads.stages) kinds.push_back(&l);
+    for (LayerWeights& l : p.grads.mixers) kinds.push_back(&l);
     for (LayerWeights* l : kinds) l->tensors = {mul(per_layer / 2, 4), mul(per_layer - per_layer / 2, 4)};
     std::vector<LayerWeights*> held = {&p.weights.dense, &p.weights.moe, &p.weights.cross};
     for (LayerWeights& l : p.weights.stages) held.push_back(&l);
+    for (LayerWeights& l : p.weights.mixers) held.push_back(&l);
     for (LayerWeights* l : held) l->tensors.insert(l->tensors.end(), p.grads.dense.tensors.begin(), p.grads.dense.tensors.end());
   } else {
     p.grads = weight_tensors(r, r.w.weight);
@@ -66,6 +71,8 @@ TrainPlan train_plan(const Run& r) {
     p.logits_fp32 = std::max(p.logits_fp32, p.biased);
   }
   if (r.m.scaled_logits && r.o.task == Task::CausalLm) p.scaled = p.logits_act;
+  // ProphetNet's _compute_loss: logits.transpose(0, 1).contiguous(), a logits-sized copy, is log_softmax's input
+  if (r.m.enc.ngram > 0) p.biased = p.logits_act;
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
@@ -77,6 +84,9 @@ TrainPlan train_plan(const Run& r) {
     const u64 quarter = u64{1} << (2 * std::min<std::size_t>(i, 31));
     p.stages.push_back({p.grads.stages[i].tensors, p.grads.stages[i].via_cast, p.weights.stages[i].unlinked_casts,
                         mul(mul(tokens / quarter, r.m.hidden_size << std::min<std::size_t>(i, 31)), r.w.wide)});
+  }
+  for (std::size_t i = 0; i < p.grads.mixers.size(); ++i) {
+    p.mixers.push_back({p.grads.mixers[i].tensors, p.grads.mixers[i].via_cast, p.weights.mixers[i].unlinked_casts, p.residual});
   }
   p.outer = outer_grads(p.grads, p.outer.tied, r.w.amp, mul(mul(head.rows, head.width), r.w.act),
                         mul(mul(head.tokens, head.width), r.w.wide));

@@ -4,6 +4,7 @@
 
 #include "core/estimator/encoders.hpp"
 #include "core/estimator/forward_ops.hpp"
+#include "core/estimator/hybrid.hpp"
 
 namespace vramdoc::estimator::detail {
 
@@ -50,6 +51,9 @@ u64 layers_in(const ModelConfig& m, LayerSet set, std::uint8_t stage) {
     case LayerSet::Encoder: return m.enc.encoder_layers;
     case LayerSet::Decoder: return m.num_layers;
     case LayerSet::Stage: return stage < m.enc.stage_depths.size() ? m.enc.stage_depths[stage] : 0;
+    case LayerSet::Attention: return mixer_layers(m, Mixer::Attention);
+    case LayerSet::ShortConv: return mixer_layers(m, Mixer::ShortConv);
+    case LayerSet::Mamba: return mixer_layers(m, Mixer::Mamba);
     case LayerSet::All: break;
   }
   return m.num_layers;
@@ -63,6 +67,22 @@ u64 holding_layers(const ModelConfig& m, const WeightTensor& t) {
 }
 
 bool head_tensor(const WeightTensor& t) { return t.name == "lm_head" || t.name == "norm" || t.name == "lm_head.bias"; }
+
+namespace {
+
+// Whether a layer of `kind` holds a tensor of `set` (a hybrid's: All, Dense / Moe, its mixer's).
+bool holds(LayerSet set, LayerKind kind) {
+  switch (set) {
+    case LayerSet::Dense: return !kind.moe;
+    case LayerSet::Moe: return kind.moe;
+    case LayerSet::Attention: return kind.mixer == Mixer::Attention;
+    case LayerSet::ShortConv: return kind.mixer == Mixer::ShortConv;
+    case LayerSet::Mamba: return kind.mixer == Mixer::Mamba;
+    default: return true;
+  }
+}
+
+}  // namespace
 
 // Adds a per-layer tensor (`per_layer` of them in each layer; stacked experts: one) to `l`.
 void add_to_layer(LayerWeights& l, const WeightTensor& w, u64 bytes, u64 per_layer, bool cast) {
@@ -83,7 +103,14 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width) {
     u64 bytes = quantized ? (w.stored_bytes > 0 ? w.stored_bytes : quantized_bytes(q, w.rows, w.cols)) : mul(each, elem_width);
     if (L > 0) {  // per layer: count / L tensors
       const bool cast = w.matmul && r.w.amp && !quantized;
-      if (w.layers == LayerSet::Stage) {
+      if (!r.m.layer_mixer.empty()) {  // a hybrid: each (mixer, experts) pair's layer
+        t.mixers.resize(6);
+        for (std::size_t slot = 0; slot < t.mixers.size(); ++slot) {
+          LayerKind kind{};
+          kind.mixer = static_cast<Mixer>(slot / 2), kind.moe = slot % 2 == 1;
+          if (holds(w.layers, kind)) add_to_layer(t.mixers[slot], w, bytes, w.count / L, cast);
+        }
+      } else if (w.layers == LayerSet::Stage) {
         if (t.stages.size() <= w.stage) t.stages.resize(w.stage + 1U);
         add_to_layer(t.stages[w.stage], w, bytes, w.count / L, cast);
       } else if (w.layers == LayerSet::Decoder) {

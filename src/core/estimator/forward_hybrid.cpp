@@ -1,0 +1,157 @@
+// A forward op by op (see forward_ops.hpp): the token mixers of hybrid decoders other than attention, as
+// transformers 5.17 runs them without the causal-conv1d / mamba-ssm kernels (the H200 of the measurements has
+// neither: use_kernel_func_from_hub_with_fallback takes the torch functions of the modelling files). The layer around
+// them (its norms, the residual sums, the MLP or the experts) is decoder_layer's (forward_layer.cpp).
+// - LFM2 (Lfm2ShortConv.forward, modeling_lfm2.py:350-389): in_proj to 3 x hidden (B, C, x), B * x, the depthwise
+//   causal conv1d over seq + conv_L_cache - 1 positions, C * conv_out, out_proj.
+// - Jamba (JambaMambaMixer.forward, modeling_jamba.py:496-611, and mamba_selective_scan :331-436): Mamba's
+//   selective scan with RMSNorms on the time step, B and C, the time step's sum with its bias in the 16-bit dtype,
+//   the D skip and the gate in fp32 (D.float()).
+#include "core/estimator/forward_ops.hpp"
+
+namespace vramdoc::estimator::detail {
+
+namespace {
+
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+// The cache's conv state (and Mamba's recurrent state), lazily zeros on the prefill's first update
+// (LinearAttentionLayer.lazy_initialization, cache_utils.py:1017-1049): (batch, channels, kernel) in the activations'
+// dtype, (batch, inner, state) in fp32.
+void cache_states(Forward& f, u64 channels, u64 kernel, u64 recurrent_bytes, CacheIds& cache) {
+  if (!f.use_cache || cache[0] != 0) return;
+  cache[0] = f.s.alloc(mul(mul(f.batch, channels), mul(kernel, f.act)), Use::Cache);
+  if (recurrent_bytes > 0) cache[1] = f.s.alloc(recurrent_bytes, Use::Cache);
+}
+
+// Lfm2ShortConv.forward. B, C and x are chunks of in_proj's transposed output: B * x and C * conv_out save them
+// (in_proj's output stays to the backward); B * x keeps in_proj's token-major layout, so conv1d (causal_conv1d_fn)
+// reads a contiguous copy (a temporary, as MambaMixer's) and saves the product; its output has seq + kernel - 1
+// positions, sliced to seq and saved by C * conv_out, whose result is in C's token-major layout (the
+// .transpose(-1, -2).contiguous() before out_proj is a view).
+u64 short_conv(Forward& f, u64 n, CacheIds& cache) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size, act = f.act, k = std::max<u64>(m.short_conv_kernel, 1);
+  const u64 bcx = linear(f, n, h, 3 * h, f.amp, "in_proj");
+  f.keep(bcx);
+  const u64 bx = f.s.alloc(f.bytes(h, act));
+  f.keep(bx);
+  cache_states(f, h, k, 0, cache);  // update_conv_state: the prefill's states returned as they are
+  const u64 contiguous = f.s.alloc(f.bytes(h, act));
+  const u64 conv = f.s.alloc(mul(mul(f.batch, f.q_len + k - 1), mul(h, act)));
+  f.s.free(contiguous);
+  f.drop(bx);
+  f.keep(conv);
+  const u64 y = f.s.alloc(f.bytes(h, act));
+  f.drop(conv), f.drop(bcx);
+  const u64 out = linear(f, y, h, h, false, "out_proj");
+  f.drop(y);
+  return out;
+}
+
+// JambaRMSNorm (modeling_jamba.py:60-74) on a `width`-wide column slice of x_proj's output: hidden.to(float32) (saved
+// by pow and the product), the normalised fp32 tensor, its cast back (saved by the weight's product), the output.
+u64 slice_norm(Forward& f, u64 width) {
+  const u64 up = f.s.alloc(f.bytes(width, 4));
+  f.keep(up);
+  const u64 y = f.s.alloc(f.bytes(width, 4)), cast = f.s.alloc(f.bytes(width, f.act));
+  f.drop(up), f.s.free(y);
+  if (f.weights_train()) f.keep(cast);
+  const u64 out = f.s.alloc(f.bytes(width, f.act));
+  f.drop(cast);
+  f.keep(out);
+  return out;
+}
+
+// JambaMambaMixer.forward, its full-sequence form (the prefill or a training forward; a decoding step is
+// decode_layer's: the states are updated in place). Sizes: inner = mamba_expand x hidden, N = mamba_d_state,
+// mamba_d_conv, mamba_dt_rank (hybrid_config.cpp).
+u64 jamba_mamba(Forward& f, u64 n, CacheIds& cache) {
+  const SsmParts& s = f.r.m.ssm;
+  const u64 h = f.r.m.hidden_size, d = s.inner, N = s.state, act = f.act;
+  std::vector<u64> locals;  // the function's and mamba_selective_scan's names, alive to their return
+  // 1. in_proj, transposed: hidden_states_B_C and gate are its chunks (conv1d saves the first, silu(z) the gate)
+  const u64 proj = linear(f, n, h, 2 * d, f.amp, "in_proj");
+  f.keep(proj);
+  locals.push_back(proj);
+  cache_states(f, d, s.conv_kernel, mul(mul(f.batch, d), mul(N, 4)), cache);
+  // 2. causal_conv1d_fn: F.conv1d on a contiguous copy (a temporary), seq + d_conv - 1 positions (saved by silu)
+  const u64 contiguous = f.s.alloc(f.bytes(d, act));
+  const u64 conv = f.s.alloc(mul(mul(f.batch, f.q_len + s.conv_kernel - 1), mul(d, act)));
+  f.s.free(contiguous);
+  f.keep(conv);
+  const u64 hs = f.s.alloc(f.bytes(d, act));  // silu: saved by hidden_states * D and by .float() for deltaB_u
+  f.drop(conv);
+  f.keep(hs);
+  locals.push_back(hs);
+  // 3. x_proj on the transposed hidden states: F.linear's reshape makes a contiguous copy (saved by mm)
+  const u64 xin = f.s.alloc(f.bytes(d, act));
+  const u64 params = linear(f, xin, d, s.dt_rank + 2 * N, false, "x_proj");
+  f.drop(xin);
+  locals.push_back(params);
+  // dt_layernorm, b_layernorm, c_layernorm on the split's views (their outputs are the scan's time step, B and C)
+  for (u64 width : {s.dt_rank, N, N}) locals.push_back(slice_norm(f, width));
+  // time_step = dt_proj.weight @ time_step.transpose(1, 2): (batch, inner, seq) (matmul saves the weight and the input)
+  const u64 ts = f.s.alloc(f.bytes(d, act));
+  // mamba_selective_scan: dt + delta_bias.to(dt.dtype) (16-bit; softplus saves it), softplus (saved by A x dt and dt x B)
+  const u64 biased = f.s.alloc(f.bytes(d, act));
+  f.drop(ts);
+  f.keep(biased);
+  const u64 dt = f.s.alloc(f.bytes(d, act));
+  f.drop(biased);
+  f.keep(dt);
+  locals.push_back(dt);
+  // discrete_A = exp(A x dt) (the product freed; exp saves its output), discrete_B = dt x B.float() (saved by the
+  // next product), deltaB_u = discrete_B x hidden_states.float() (its input saved): fp32 (batch, inner, seq, N) each
+  const u64 big = f.bytes(mul(d, N), 4);
+  const u64 product = f.s.alloc(big), dA = f.s.alloc(big);
+  f.s.free(product);
+  f.keep(dA);
+  const u64 bf = f.s.alloc(f.bytes(N, 4));
+  f.keep(bf), f.drop(bf);
+  const u64 dB = f.s.alloc(big);
+  f.keep(dB);
+  const u64 hf = f.s.alloc(f.bytes(d, 4));
+  f.keep(hf), f.drop(hf);
+  const u64 dBu = f.s.alloc(big);
+  locals.insert(locals.end(), {dA, dB, dBu});
+  // the recurrent iteration (use_associative_scan needs torch.compile; no mambapy): each step's fp32 state saved by
+  // the next step's product, its .to(dtype) copy by the matmul with C (as MambaMixer.slow_forward's)
+  if (f.train) {
+    const u64 states = f.s.alloc(big), states16 = f.s.alloc(f.bytes(mul(d, N), act));
+    f.keep(states), f.keep(states16);
+    f.drop(states), f.drop(states16);
+  } else {
+    const u64 step = mul(mul(f.batch, d), N);
+    const u64 state = f.s.alloc(mul(step, 4)), state16 = f.s.alloc(mul(step, act));
+    f.s.free(state16), f.s.free(state);
+  }
+  const u64 outputs = f.s.alloc(f.bytes(d, act));  // scan_outputs, then torch.stack
+  locals.push_back(outputs);
+  const u64 stacked = f.s.alloc(f.bytes(d, act));
+  // scan_output + hidden_states x D.float(): fp32; then x F.silu(z) (16-bit; the product fp32, both saved)
+  const u64 skip = f.s.alloc(f.bytes(d, 4)), sum = f.s.alloc(f.bytes(d, 4));
+  f.s.free(skip), f.s.free(stacked);
+  const u64 gate = f.s.alloc(f.bytes(d, act));
+  f.keep(sum), f.keep(gate);
+  const u64 gated = f.s.alloc(f.bytes(d, 4));
+  f.drop(sum), f.drop(gate);
+  for (u64 id : locals) f.drop(id);  // mamba_selective_scan returns (its names go; the mixer's too, but they are saved)
+  // 4. out_proj(scan_output.transpose(1, 2).to(dtype)): the cast keeps the transposed strides, F.linear's reshape
+  // copies it (saved by mm)
+  const u64 cast = f.s.alloc(f.bytes(d, act));
+  f.s.free(gated);
+  const u64 oin = f.s.alloc(f.bytes(d, act));
+  f.s.free(cast);
+  const u64 out = linear(f, oin, d, h, false, "out_proj");
+  f.drop(oin);
+  return out;
+}
+
+}  // namespace
+
+u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache) {
+  return kind.mixer == Mixer::ShortConv ? short_conv(f, n, cache) : jamba_mamba(f, n, cache);
+}
+
+}  // namespace vramdoc::estimator::detail

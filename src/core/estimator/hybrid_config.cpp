@@ -1,0 +1,167 @@
+// Hybrid decoders from their config fields (transformers 5.17): which layers mix tokens by attention and which by a
+// short convolution (Lfm2Config.layer_types, configuration_lfm2.py) or a Mamba mixer (JambaConfig.layers_block_type,
+// configuration_jamba.py:101-117), the mixers' sizes, and their weights as Lfm2ShortConv.__init__ and
+// JambaMambaMixer.__init__ build them.
+#include "core/estimator/hybrid.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/estimator/config_fields.hpp"
+#include "core/units.hpp"
+
+namespace vramdoc::estimator {
+
+namespace {
+
+using u64 = std::uint64_t;
+using nlohmann::json;
+u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
+
+// Lfm2MLP.__init__ (modeling_lfm2.py:119-133): with block_auto_adjust_ff_dim the MLP's width is int(2 x
+// intermediate_size / 3), times block_ffn_dim_multiplier, rounded up to a multiple of block_multiple_of.
+void adjust_ff_dim(ModelConfig& m, const json& cfg) {
+  if (!fields::flag(cfg, "block_auto_adjust_ff_dim", false)) return;
+  u64 inter = 2 * m.intermediate_size / 3;
+  if (auto it = cfg.find("block_ffn_dim_multiplier"); it != cfg.end() && it->is_number() && it->get<double>() > 0) {
+    inter = static_cast<u64>(it->get<double>() * static_cast<double>(inter));
+    u64 multiple = 256;
+    if (auto mo = cfg.find("block_multiple_of"); mo != cfg.end() && mo->is_number_unsigned() && mo->get<u64>() > 0) {
+      multiple = mo->get<u64>();
+    }
+    inter = multiple * ((inter + multiple - 1) / multiple);
+  }
+  m.intermediate_size = std::max<u64>(inter, 1);
+}
+
+// LFM2: layer_types lists "conv" or "full_attention" per layer; conv_L_cache is the short convolution's width.
+Result<bool> read_short_convs(ModelConfig& m, const json& cfg, const std::string& source) {
+  const auto types = cfg.find("layer_types");
+  if (types == cfg.end() || !types->is_array() || types->size() != m.num_layers || !cfg.contains("conv_L_cache")) {
+    return false;
+  }
+  auto kernel = fields::size(cfg, {"conv_L_cache"}, source);
+  if (!kernel) return make_error(kernel.error());
+  std::vector<Mixer> mixers;
+  for (const auto& t : *types) mixers.push_back(t.is_string() && t.get<std::string>() == "conv" ? Mixer::ShortConv : Mixer::Attention);
+  m.layer_mixer = std::move(mixers);
+  m.short_conv_kernel = kernel->value_or(3);  // Lfm2Config: conv_L_cache 3, conv_bias False
+  m.short_conv_bias = fields::flag(cfg, "conv_bias", false);
+  m.qk_norm = QkNorm::PerHead;  // Lfm2Attention: q_layernorm and k_layernorm over head_dim (modeling_lfm2.py:225-226)
+  adjust_ff_dim(m, cfg);
+  return true;
+}
+
+// A period and offset field pair (JambaConfig: offset < period).
+Result<std::pair<u64, u64>> period_of(const json& cfg, const char* period, const char* offset, u64 p0, u64 o0,
+                                      const std::string& source) {
+  auto p = fields::size(cfg, {period}, source);
+  auto o = fields::count(cfg, offset, source);
+  if (!p) return make_error(p.error());
+  if (!o) return make_error(o.error());
+  const u64 pv = p->value_or(p0), ov = o->value_or(o0);
+  if (ov >= pv) return make_error("field '" + std::string(offset) + "' in " + source + " must be below '" + period + "'");
+  return std::pair<u64, u64>{pv, ov};
+}
+
+// Jamba: attention in the layers i % attn_layer_period == attn_layer_offset, JambaMambaMixer in the others; the experts
+// in the layers i % expert_layer_period == expert_layer_offset (layers_num_experts), JambaMLP in the others.
+Result<bool> read_mamba_layers(ModelConfig& m, const json& cfg, const std::string& source) {
+  if (!cfg.contains("attn_layer_period") || !cfg.contains("mamba_d_state")) return false;
+  auto attn = period_of(cfg, "attn_layer_period", "attn_layer_offset", 8, 4, source);
+  auto experts = period_of(cfg, "expert_layer_period", "expert_layer_offset", 2, 1, source);
+  if (!attn) return make_error(attn.error());
+  if (!experts) return make_error(experts.error());
+  auto state = fields::size(cfg, {"mamba_d_state"}, source);
+  auto conv = fields::size(cfg, {"mamba_d_conv"}, source);
+  auto expand = fields::size(cfg, {"mamba_expand"}, source);
+  for (const auto* v : {&state, &conv, &expand}) {
+    if (!*v) return make_error(v->error());
+  }
+  SsmParts& s = m.ssm;  // JambaConfig defaults: d_state 16, d_conv 4, expand 2, dt_rank "auto", conv bias, no proj bias
+  s.state = state->value_or(16), s.conv_kernel = conv->value_or(4);
+  s.inner = mul(expand->value_or(2), m.hidden_size);  // JambaMambaMixer: mamba_expand * hidden_size
+  s.dt_rank = (m.hidden_size + 15) / 16;               // "auto": math.ceil(hidden_size / 16)
+  if (auto it = cfg.find("mamba_dt_rank"); it != cfg.end() && it->is_number_unsigned()) {
+    const u64 r = it->get<u64>();
+    if (r == 0 || r > (u64{1} << 40)) return make_error("field 'mamba_dt_rank' in " + source + " must be a positive integer or \"auto\"");
+    s.dt_rank = r;
+  }
+  s.conv_bias = fields::flag(cfg, "mamba_conv_bias", true);
+  s.proj_bias = fields::flag(cfg, "mamba_proj_bias", false);
+  s.residual_fp32 = false, s.dt_bc_norms = true;
+  m.layer_mixer.clear(), m.layer_moe.clear();
+  u64 dense = 0;
+  for (u64 i = 0; i < m.num_layers; ++i) {
+    m.layer_mixer.push_back(i % attn->first == attn->second ? Mixer::Attention : Mixer::Mamba);
+    const bool moe = m.num_experts > 1 && i % experts->first == experts->second;
+    m.layer_moe.push_back(moe);
+    dense += moe ? 0 : 1;
+  }
+  if (dense == m.num_layers) m.num_experts = 0, m.layer_moe.clear();  // num_experts 1: JambaMLP everywhere
+  m.dense_layers = dense;
+  m.rotary_dims = 0;  // JambaAttention: no positional encoding (the Mamba layers carry the order)
+  return true;
+}
+
+void add(std::vector<WeightTensor>& w, WeightTensor t, LayerSet set) {
+  t.layers = set;
+  w.push_back(std::move(t));
+}
+
+// A Linear of the mixer's layers (and its bias).
+void add_linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u64 out, u64 layers, bool bias, LayerSet set) {
+  add(w, {name, in, out, layers, true, false, true}, set);
+  if (bias) add(w, {name + ".bias", 1, out, layers, false, false, false}, set);
+}
+
+}  // namespace
+
+Result<bool> read_hybrid_layers(ModelConfig& m, const json& cfg, const std::string& source) {
+  auto conv = read_short_convs(m, cfg, source);
+  if (!conv) return make_error(conv.error());
+  if (*conv) return true;
+  auto mamba = read_mamba_layers(m, cfg, source);
+  if (!mamba) return make_error(mamba.error());
+  return true;
+}
+
+u64 mixer_layers(const ModelConfig& m, Mixer mixer) {
+  if (m.layer_mixer.empty()) return mixer == Mixer::Attention ? m.num_layers : 0;
+  return static_cast<u64>(std::count(m.layer_mixer.begin(), m.layer_mixer.end(), mixer));
+}
+
+void add_mixer_weights(const ModelConfig& m, std::size_t attention_first, std::vector<WeightTensor>& w) {
+  const u64 L = std::max<u64>(m.num_layers, 1), A = mixer_layers(m, Mixer::Attention), h = m.hidden_size;
+  std::vector<WeightTensor> attention(w.begin() + static_cast<std::ptrdiff_t>(attention_first), w.end());
+  w.resize(attention_first);
+  for (WeightTensor& t : attention) {
+    t.count = t.count / L * A;
+    if (t.count > 0) add(w, t, LayerSet::Attention);
+  }
+  // Lfm2ShortConv.__init__ (modeling_lfm2.py:325-347): conv (hidden, 1, conv_L_cache), in_proj hidden -> 3 x hidden,
+  // out_proj; each with a bias when conv_bias
+  if (const u64 C = mixer_layers(m, Mixer::ShortConv); C > 0) {
+    const bool bias = m.short_conv_bias;
+    add(w, {"conv", 1, mul(h, m.short_conv_kernel), C, false, false, false}, LayerSet::ShortConv);
+    if (bias) add(w, {"conv.bias", 1, h, C, false, false, false}, LayerSet::ShortConv);
+    add_linear(w, "in_proj", h, 3 * h, C, bias, LayerSet::ShortConv);
+    add_linear(w, "out_proj", h, h, C, bias, LayerSet::ShortConv);
+  }
+  // JambaMambaMixer.__init__ (modeling_jamba.py:449-493): MambaMixer's tensors plus dt_layernorm (time_step_rank),
+  // b_layernorm and c_layernorm (state_size)
+  if (const u64 M = mixer_layers(m, Mixer::Mamba); M > 0) {
+    const SsmParts& s = m.ssm;
+    const u64 d = s.inner;
+    add(w, {"conv1d", 1, mul(d, s.conv_kernel), M, false, false, false}, LayerSet::Mamba);
+    if (s.conv_bias) add(w, {"conv1d.bias", 1, d, M, false, false, false}, LayerSet::Mamba);
+    add_linear(w, "in_proj", h, 2 * d, M, s.proj_bias, LayerSet::Mamba);
+    add_linear(w, "x_proj", d, s.dt_rank + 2 * s.state, M, false, LayerSet::Mamba);
+    add_linear(w, "dt_proj", s.dt_rank, d, M, true, LayerSet::Mamba);
+    add(w, {"A_log, D", 1, mul(d, s.state + 1), M, false, false, false}, LayerSet::Mamba);
+    add_linear(w, "out_proj", d, h, M, s.proj_bias, LayerSet::Mamba);
+    add(w, {"dt_layernorm, b_layernorm, c_layernorm", 1, s.dt_rank + 2 * s.state, M, false, false, false}, LayerSet::Mamba);
+  }
+}
+
+}  // namespace vramdoc::estimator
