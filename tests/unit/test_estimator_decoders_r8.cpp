@@ -60,9 +60,10 @@ TEST(EstimatorDecodersRound8, FsmtGenerateTakesTheConfigsBeams) {
 // Regression: ProphetNet read as BART: -36.6 % allocated, -30.2 % process in training (3.1M parameters too few).
 // ngram with num_buckets: the decoder runs on (1 + ngram) x target tokens (main + predicting streams), lm_head and
 // _compute_loss's fp32 log_softmax on ngram x target after a transposed copy; relative_pos_embeddings and
-// ngram_embeddings in the weights, no position offset. Partial: the rest (-17.7 %) is not traced.
+// ngram_embeddings in the weights, no position offset; activation_dropout after the feed-forward's activation.
+// Partial: the rest (-15.6 %) is not traced.
 TEST(EstimatorDecodersRound8, ProphetNetPredictingStreams) {
-  expect_within("pytorch-h200-kinds-e", {{"074-prophetnet-seq2seq-train-bf16", {18.0, 15.0}}});
+  expect_within("pytorch-h200-kinds-e", {{"074-prophetnet-seq2seq-train-bf16", {16.0, 13.0}}});
 }
 
 // A hybrid's layers by their mixers: Jamba's defaults (attention every 8th layer from the 4th, experts every 2nd from

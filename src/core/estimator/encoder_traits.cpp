@@ -203,6 +203,9 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (m.model_type == "modernbert") modernbert_traits(m, cfg);
   if (m.model_type == "switch_transformers") switch_traits(m, cfg);
   if (m.kind == ModelKind::EncoderDecoder) m.enc.beams = size_or(cfg, "num_beams", 1);  // generate()'s default
+  // nn.functional.dropout(hidden_states, p=self.activation_dropout) between fc1's activation and fc2 (BartEncoderLayer,
+  // WhisperEncoderLayer, ProphetNetFeedForward: modeling_prophetnet.py:516-523); T5 has its own feed-forward
+  if (m.kind == ModelKind::EncoderDecoder && m.family != Family::T5) m.activation_dropout = fields::fraction(cfg, "activation_dropout", 0.0);
   // ProphetNet (and XLM-ProphetNet): ngram predicting streams with relative position buckets (ProphetNetDecoder.forward
   // concatenates them to the main stream: modeling_prophetnet.py:1176-1190)
   // ProphetNetPositionalEmbeddings: max_position_embeddings rows, no offset; num_buckets: the decoder's relative buckets

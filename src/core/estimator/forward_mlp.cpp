@@ -42,8 +42,9 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : gptj ? "fc_in" : "dense_h_to_4h");
   f.keep(first);  // gelu saves its input (gelu_new's pow and product too)
   const bool python_gelu = m.mlp == MlpKind::NewGelu || m.family == Family::Gpt2;  // its output is fp32 under autocast
-  const u64 act = python_gelu ? new_gelu(f, first, inter) : f.s.alloc(f.bytes(inter, f.act));
+  u64 act = python_gelu ? new_gelu(f, first, inter) : f.s.alloc(f.bytes(inter, f.act));
   f.drop(first);
+  act = dropout(f, act, inter, f.act, m.activation_dropout);  // BART-style fc1 -> act -> dropout -> fc2 (ProphetNet's 0.1)
   const u64 down = linear(f, act, inter, h, f.amp && python_gelu,
                           phi ? "fc2" : gpt2 ? "mlp.c_proj" : coder ? "c_proj" : gptj ? "fc_out" : "dense_4h_to_h");
   f.drop(act);

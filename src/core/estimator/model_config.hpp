@@ -219,6 +219,7 @@ struct ModelConfig {
   double final_logit_softcap = 0.0;     // Gemma 2: of the logits
   double attention_dropout = 0.0;       // > 0 in training keeps dropout masks alive (gpt2)
   double residual_dropout = 0.0;
+  double activation_dropout = 0.0;      // encoder-decoders: dropout after the feed-forward's activation (activation_dropout)
   // Decoder families beyond the Llama template (transformers 5.17 modeling_*.py; docs/estimator.md):
   std::uint64_t position_offset = 0;    // OPT: learned positions (max_positions + 2 rows); 0 with max_positions: GPT-2's
   std::uint64_t embed_proj_dim = 0;     // OPT word_embed_proj_dim != hidden: project_in / project_out (0: none)
