@@ -137,7 +137,6 @@ struct EncoderParts {
   std::uint64_t segment_means = 0;     // Nystromformer: segment_means_seq_len (equal to num_landmarks: dense attention)
   bool always_cached = false;          // XLM: XLMModel.forward builds an EncoderDecoderCache on every call; each layer's
                                        // keys and values are copied into it (held to the forward's end)
-  std::uint64_t adapter_width = 0;     // X-MOD: each layer's language adapter's bottleneck (hidden / reduction factor)
 };
 
 // A selective state-space layer (Mamba, FalconMamba: MambaMixer in modeling_mamba.py) in place of attention and MLP.
