@@ -187,6 +187,8 @@ ModelKind unknown_kind(const json& cfg) {
   if (cfg.contains("image_size") && cfg.contains("patch_size")) return ModelKind::Vision;
   if (cfg.contains("conv_dim")) return ModelKind::Encoder;  // a speech encoder (wav2vec2, HuBERT, WavLM): its frames as tokens
   if (cfg.contains("type_vocab_size")) return ModelKind::Encoder;
+  if (cfg.contains("block_sizes")) return ModelKind::Encoder;  // Funnel's pooled blocks (configuration_funnel.py)
+  if (fields::flag(cfg, "is_encoder", false)) return ModelKind::Encoder;  // XLMConfig's is_encoder (default true)
   return ModelKind::Decoder;
 }
 
@@ -232,6 +234,10 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
     // nllb-moe, prophetnet, fsmt, longt5, bigbird_pegasus ran eager; data2vec-text sdpa), so a stand-in
     // estimates eager unless --attention says otherwise (attention_of). Vision stand-ins keep SDPA.
     m.enc.eager_by_default = m.kind != ModelKind::Vision;
+    // Of transformers' (5.17) text encoders, only LayoutLM and MarkupLM call the attention interface
+    // (ALL_ATTENTION_FUNCTIONS, eager_attention_forward: softmax in fp32, cast back) without _supports_sdpa: they run
+    // that eager function, not a hand-written attention (modeling_layoutlm.py, modeling_markuplm.py)
+    m.enc.interface_eager = m.enc.interface_eager || m.model_type == "layoutlm" || m.model_type == "markuplm";
     m.warnings.push_back("unknown model_type '" + m.model_type + "' in " + source + ": estimated as a generic " +
                          stand_in_name(m.kind, m.family) + (m.enc.eager_by_default ? " with eager attention (--attention sdpa "
                                                                                    "if its class supports SDPA)" : "") +

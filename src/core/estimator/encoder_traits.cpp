@@ -123,7 +123,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.enc.mlm_width = size_or(cfg, "output_embedding_size", 0);
   }
   switch (m.family) {
-    case Family::Bert: m.enc.type_vocab = 2, m.enc.pooler = true; break;
+    case Family::Bert: m.enc.type_vocab = size_or(cfg, "type_vocab_size", 2), m.enc.pooler = true; break;  // FNet: 4
     case Family::Roberta: m.enc.type_vocab = 1, m.enc.classifier_dense = true; break;
     case Family::DistilBert: m.enc.classifier_dense = true; break;
     case Family::DebertaV2: {
@@ -228,6 +228,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
     m.enc.sinusoidal_rotary_table = m.enc.own_eager_attention = true;
   }
   read_attention_kind(m, cfg);  // Longformer, Pegasus-X, BigBird, LongT5 (encoder_attention.cpp)
+  read_token_mixing(m, cfg);  // FNet (encoder_mixing.cpp)
   // position_embedding_type "rotary" (ESM, BERT-style code with RoPE): q and k rotated, no absolute position table
   if (const auto pe = cfg.find("position_embedding_type"); m.kind == ModelKind::Encoder && pe != cfg.end() && pe->is_string() &&
                                                            pe->get<std::string>() == "rotary") {

@@ -58,12 +58,22 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
   const u64 inner = m.family == Family::T5 ? mul(heads, m.head_dim) : h;
   for (int a = 0; a < (cross ? 2 : 1); ++a) {
     const std::string prefix = a == 0 ? "" : "encoder_attn.";
-    linear(w, prefix + n.q, h, inner, count, bias, at);
+    if (m.enc.fourier_mixing) {  // FNet: no projections, FNetBasicOutput's LayerNorm
+      vector(w, "fourier.output.LayerNorm", norm_width(m, h), count, at);
+      continue;
+    }
+    if (!m.enc.pooled_blocks.empty()) {  // FunnelRelMultiheadAttention: q_head without bias; r_w_bias, r_r_bias,
+      // r_s_bias, seg_embed (2 per head), r_kernel (d_model x heads x d_head)
+      vector(w, prefix + "attention.relative_biases", mul(5, inner), count, at);
+      w.push_back({prefix + "attention.r_kernel", h, inner, count, false, false, false}), w.back().layers = at.set;
+    }
+    linear(w, prefix + n.q, h, inner, count, bias && m.enc.pooled_blocks.empty(), at);
     linear(w, prefix + n.k, h, inner, count, bias && !whisper && !m.enc.cosine_attention, at);  // Whisper's, Swin V2's: no bias
     linear(w, prefix + n.v, h, inner, count, bias, at);
     linear(w, prefix + n.o, inner, h, count, m.output_bias, at);
     vector(w, prefix + "attention norm", norm_width(m, h), count, at);
   }
+  if (m.enc.landmark_conv > 0) vector(w, "attention.conv", mul(heads, m.enc.landmark_conv), count, at);  // Nystromformer
   if (m.enc.cosine_attention) {  // Swin V2: logit_scale, continuous_position_bias_mlp (Linear(2, 512), Linear(512, heads))
     vector(w, "logit_scale", heads, count, at);
     linear(w, "cpb_mlp.0", 2, 512, count, true, at), linear(w, "cpb_mlp.2", 512, heads, count, false, at);
@@ -103,9 +113,20 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
   if (m.enc.position_table) w.push_back({"embed_positions", m.max_positions, e, 1, false, false, false});
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
+  // LayoutLM's x / y / h / w position tables; MarkupLM's XPathEmbeddings (max_depth tag and subscript tables, the
+  // xpath_unitseq2_embeddings Linear (built, unused by forward), xpath_unitseq2_inner to 4 x hidden, inner2emb back)
+  if (m.enc.layout_positions > 0) w.push_back({"embeddings.xywh_position_embeddings", m.enc.layout_positions, e, 4, false, false, false});
+  if (m.enc.xpath_depth > 0) {
+    const u64 units = mul(m.enc.xpath_depth, m.enc.xpath_unit);
+    linear(w, "xpath_unitseq2_embeddings", units, h, 1, true);
+    linear(w, "xpath_unitseq2_inner", units, 4 * h, 1, true), linear(w, "inner2emb", 4 * h, h, 1, true);
+    w.push_back({"xpath_tag_sub_embeddings", m.enc.xpath_tags, m.enc.xpath_unit, m.enc.xpath_depth, false, false, false});
+    w.push_back({"xpath_subs_sub_embeddings", m.enc.xpath_subs, m.enc.xpath_unit, m.enc.xpath_depth, false, false, false});
+  }
   if (m.enc.sinusoidal_rotary_table) w.push_back({"embed_positions", m.max_positions, m.head_dim, 1, false, false, false});
   vector(w, "embeddings.LayerNorm", norm_width(m, e));
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);
+  if (m.enc.embeddings_projection) linear(w, "embeddings.projection", h, h, 1, true);  // FNet
   // ALBERT's shared layers: their tensors once (the model's, not a layer's: every application reads them)
   layer(m, w, m.enc.shared_layers > 0 ? m.enc.shared_layers : L, h, m.intermediate_size, false, m.num_heads);
   global_projections(m, w, L, {});
@@ -118,13 +139,13 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   }
   if (m.task == Task::Mlm) {  // transform (dense, act, LayerNorm), the decoder tied to the embeddings, its bias
     const u64 head = mlm_width(m);  // RemBERT: output_embedding_size
-    linear(w, "transform.dense", h, head, 1, true);
-    vector(w, "transform.LayerNorm", norm_width(m, head));
+    if (m.enc.mlm_transform) linear(w, "transform.dense", h, head, 1, true), vector(w, "transform.LayerNorm", norm_width(m, head));
     w.push_back({"lm_head", head, m.vocab_size, 1, true, m.tie_word_embeddings, false});
     w.push_back({"lm_head.bias", 1, m.vocab_size, 1, false, false, false});
+    if (m.enc.pooler_always) linear(w, "pooler.dense", h, h, 1, true);  // FNetForMaskedLM's FNetModel keeps its pooler
     return;
   }
-  if (m.task == Task::SeqCls && (m.enc.pooler || m.enc.classifier_dense)) linear(w, "pooler.dense", h, h, 1, true);
+  if ((m.task == Task::SeqCls && (m.enc.pooler || m.enc.classifier_dense)) || m.enc.pooler_always) linear(w, "pooler.dense", h, h, 1, true);
   w.push_back({"lm_head", h, m.enc.labels, 1, true, false, false});  // the classifier
   w.push_back({"lm_head.bias", 1, m.enc.labels, 1, false, false, false});
 }

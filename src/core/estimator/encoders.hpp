@@ -29,6 +29,8 @@ ModelConfig generic_vision_of(const ModelConfig& decoder);
 // The encoder's attention when it is not dense (encoder_attention.cpp): Longformer's sliding chunks, Pegasus-X's
 // global-local blocks, BigBird's block-sparse attention, LongT5's local and transient-global blocks.
 void read_attention_kind(ModelConfig& m, const nlohmann::json& cfg);
+// Token mixing other than attention, by its config fields (encoder_mixing.cpp): FNet's Fourier transform.
+void read_token_mixing(ModelConfig& m, const nlohmann::json& cfg);
 // The MLM head's width: RemBERT's output_embedding_size, else the embeddings' (ELECTRA's embedding_size), else
 // hidden_size.
 std::uint64_t mlm_width(const ModelConfig& m);

@@ -167,6 +167,8 @@ Result<Estimate> estimate(const ModelConfig& given_model, const Options& given) 
   if (auto ok = check_task(given_model, o.task); !ok) return make_error(ok.error());
   ModelConfig tied_model = given_model;
   tied_model.task = o.task;
+  // Funnel: FunnelModel's decoder layers run for every task but sequence classification (FunnelBaseModel)
+  if (o.task != Task::SeqCls) tied_model.num_layers += tied_model.enc.upsampling_layers;
   // Only an MLM head or an encoder-decoder's lm_head shares the embeddings' weight; a classifier
   // head (sequence, token, image classification) has its own, and no tied lm_head is ever built.
   if (tied_model.kind != ModelKind::Decoder && o.task != Task::Mlm && tied_model.kind != ModelKind::EncoderDecoder) {

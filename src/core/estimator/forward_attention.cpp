@@ -78,7 +78,8 @@ u64 eager_probabilities(Forward& f, const LayerDims& d, std::vector<u64> operand
 // RoPE under autocast): repeated keys and values; under autocast q and k cast to 16 bit for the
 // matmul (saved by it); the query copied for the batched matmul; the probabilities (above) cast
 // to the query's dtype and kept to the layer's end as attn_weights (under autocast the fp32 ones,
-// cast to 16 bit again for the value matmul, which saves that copy); the output made contiguous.
+// cast to 16 bit again for the value matmul, which saves that copy); attention dropout in training; the output made
+// contiguous.
 u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64 qkw, bool q_heads_major, u64& held) {
   const bool repeat = d.kv_heads < d.heads, cast = qkw != f.act;
   const u64 kr = repeat ? f.s.alloc(f.bytes(d.q, qkw)) : k, vr = repeat ? f.s.alloc(f.bytes(d.q, f.act)) : v;
@@ -92,6 +93,15 @@ u64 eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, u64 qkw, bool q_h
   u64 x = 0;
   const u64 sm = eager_probabilities(f, d, operands, x);
   held = qkw == 4 ? sm : f.s.alloc(f.scores(d.heads, f.act));
+  if (f.train && f.r.m.attention_dropout > 0 && (qkw != 4 || f.act == 4)) {
+    // nn.functional.dropout(attn_weights, p=dropout, training) (the module's attention_dropout in training): its mask
+    // saved, its output the value matmul's saved operand and the returned attn_weights (the cast copy goes)
+    const u64 mask = f.s.alloc(f.scores(d.heads, 1));
+    f.keep(mask);
+    const u64 dropped = f.s.alloc(f.scores(d.heads, f.act));
+    if (held != sm) f.s.free(held);
+    held = dropped;
+  }
   const u64 p16 = qkw == 4 && f.act != 4 ? f.s.alloc(f.scores(d.heads, f.act)) : held;
   f.keep(held), f.keep(p16), f.keep(vr);
   f.drop(x);
@@ -387,7 +397,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   if (m.family == Family::Whisper) heads_major_copies(f, d, t), rot = {t.q, t.k, true};
   if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
-  if (f.use_cache) {  // DynamicCache's first update concatenates onto an empty tensor: copies
+  const bool cached = f.use_cache || m.enc.always_cached;  // (XLM's encoder: the cache its model always makes)
+  if (cached) {  // DynamicCache's first update concatenates onto an empty tensor: copies
     const bool fp32_keys = f.amp && d.rotary > 0 && !kind.nope && !m.rope_fp32;  // RoPE under autocast: fp32 keys
     const u64 kw = f.r.o.kv_bytes_per_element.value_or(fp32_keys ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
     cache[0] = f.s.alloc(f.bytes(d.kv, kw), Use::Cache), cache[1] = f.s.alloc(f.bytes(d.kv, vw), Use::Cache);
@@ -410,8 +421,10 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, 0, k, v);
+  } else if (m.enc.segment_means > 0) {  // Nystromformer's own attention
+    out = nystrom_attention(f, d, v);
   } else if (m.enc.batched_position_bias || m.enc.own_eager_attention ||  // MPNet's, RoFormer's own eager attention;
-             (m.enc.eager_by_default && path == AttentionPath::Eager)) {  // a stand-in's (its class has no SDPA: hand-written)
+             (m.enc.eager_by_default && !m.enc.interface_eager && path == AttentionPath::Eager)) {  // a stand-in's (its class has no SDPA: hand-written)
     out = gpt2_eager(f, d, q, k, v);
   } else if (m.alibi) {
     out = bloom_attention(f, d, k, v, f.use_cache, held, f.after_residual);
@@ -444,7 +457,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   }
   f.drop(out);
   if (rot.q != t.q) f.drop(rot.q);
-  if (!f.use_cache) f.drop(rot.k), f.drop(t.k), f.drop(t.v);
+  if (!cached) f.drop(rot.k), f.drop(t.k), f.drop(t.v);
   f.drop(t.q), f.drop(t.fused), f.drop(t.end);
   return o;
 }

@@ -44,6 +44,30 @@ void vision_or_audio(Forward& f, Prelude& p) {
   f.drop(cast);
 }
 
+// MarkupLM's XPathEmbeddings.forward (modeling_markuplm.py): max_depth tag and subscript lookups (each list alive to
+// its torch.cat), the two cats, their sum (xpath_unitseq2_inner's input, saved), the inner Linear to 4 x hidden,
+// ReLU (its output saved), dropout (mask; its output saved by inner2emb), inner2emb's output: one more table summed
+// into the embeddings.
+u64 xpath_embeddings(Forward& f, u64 width) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size, units = mul(m.enc.xpath_depth, m.enc.xpath_unit);
+  std::vector<u64> lookups;
+  for (u64 i = 0; i < 2 * m.enc.xpath_depth; ++i) lookups.push_back(f.s.alloc(f.bytes(m.enc.xpath_unit, width)));
+  const u64 tags = f.s.alloc(f.bytes(units, width)), subs = f.s.alloc(f.bytes(units, width));
+  f.s.free(lookups);
+  const u64 sum = f.s.alloc(f.bytes(units, width));
+  f.s.free(tags), f.s.free(subs);
+  const u64 inner = linear(f, sum, units, 4 * h, false, "xpath_unitseq2_inner");
+  f.drop(sum);
+  const u64 relu = f.s.alloc(f.bytes(4 * h, f.act));
+  f.keep(relu);
+  f.drop(inner);
+  const u64 dropped = dropout(f, relu, 4 * h, f.act, m.residual_dropout);
+  const u64 out = linear(f, dropped, 4 * h, h, false, "inner2emb");
+  f.drop(dropped), f.drop(relu);
+  return out;
+}
+
 }  // namespace
 
 Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
@@ -63,15 +87,26 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
   // (DeBERTa's relative positions and RoPE encoders' rotations add no table)
   const int tables = (positions ? 1 : 0) + (m.enc.type_vocab > 0 && !decoder_side ? 1 : 0) -
                      (m.family == Family::DebertaV2 || (m.kind == ModelKind::Encoder && m.rotary_dims > 0) ? 1 : 0);
-  for (int i = 0; i < tables; ++i) {
+  const int layout = !decoder_side && m.enc.layout_positions > 0 ? 6 : 0;  // LayoutLM: left, upper, right, lower, h, w
+  for (int i = 0; i < tables + layout; ++i) {
     const u64 table = f.s.alloc(f.bytes(h, width)), sum = f.s.alloc(f.bytes(h, width));
     f.s.free(table), f.drop(x);
+    x = sum;
+  }
+  if (!decoder_side && m.enc.xpath_depth > 0) {  // MarkupLM: + xpath_embeddings
+    const u64 xpath = xpath_embeddings(f, width), sum = f.s.alloc(f.bytes(h, std::max(width, f.act)));
+    f.drop(xpath), f.drop(x);
     x = sum;
   }
   if (m.kind == ModelKind::Encoder || m.embed_norm) {
     const u64 n = norm(f, x, h, width);
     f.drop(x);
     x = n;
+  }
+  if (!decoder_side && m.enc.embeddings_projection) {  // FNetEmbeddings.projection after the LayerNorm
+    const u64 projected = linear(f, x, h, h, false, "embeddings.projection");
+    f.drop(x);
+    x = projected;
   }
   p.hidden = dropout(f, x, h, width, m.residual_dropout);
   if (!decoder_side && m.enc.batched_position_bias) {  // MPNet: buckets (int64, seq x seq), their lookup, expanded
@@ -196,6 +231,7 @@ u64 task_head(Forward& f, u64 x, u64& logits_input) {
   logits_input = x;
   switch (m.task) {
     case Task::Mlm: {  // transform: dense, gelu (saves its input), LayerNorm; then the decoder on every token
+      if (!m.enc.mlm_transform) return mul(f.tokens(), m.vocab_size);  // Funnel: lm_head on the last hidden state
       const u64 e = mlm_width(m);  // ELECTRA: back to the embeddings' width; RemBERT: output_embedding_size
       const u64 dense = linear(f, x, h, e, false, "transform.dense"), act = f.s.alloc(f.bytes(e, f.act));
       f.keep(dense);

@@ -244,6 +244,15 @@ LossShape loss_shape(const Run& r);
 u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // Each layer's kind in model order: dense layers first, sliding layers as layer_types lists them.
 std::vector<LayerKind> layer_order(const ModelConfig& m);
+// FNetLayer (forward_mixing.cpp): the Fourier transform's real part added to `x`, its LayerNorm, the feed-forward;
+// its output.
+u64 fourier_layer(Forward& f, LayerKind kind, u64 x);
+// Nystromformer's self-attention (forward_mixing.cpp) on the projections (value `v`): the merged heads.
+u64 nystrom_attention(Forward& f, const LayerDims& d, u64 v);
+// Funnel (forward_funnel.cpp): its layers in model order (LayerKind::stage the block, 255 FunnelDecoder's;
+// shifted: the block's pooling layer; stage_end: the decoder's first, upsampling layer) and one FunnelLayer.
+std::vector<LayerKind> funnel_layer_order(const ModelConfig& m);
+u64 funnel_layer(Forward& f, LayerKind kind, u64 x);
 
 // Embeddings, masks, rotary tables; the cuBLAS workspace appears at the first matmul (`workspace`
 // is its size, 0 when an earlier step made it).

@@ -80,6 +80,9 @@ u64 full_forward(Sequence& s, Forward& f, const std::vector<LayerKind>& kinds, c
     else if (x != f.stack_input) s.free(x);  // (a stack's held input: freed by the stack)
     x = out;
   }
+  if (r.m.enc.always_cached) {  // XLM: the cache is XLMModel.forward's local, gone before the head runs
+    for (CacheIds& c : cache) s.free(c[0]), s.free(c[1]), c = CacheIds{0, 0};
+  }
   if (first) s.stage(Stage::Head);
   return head(f, x, p);
 }

@@ -129,6 +129,27 @@ struct EncoderParts {
                                        // not CrossEntropyLoss on the logits as they are (BERT)
   std::uint64_t shared_layers = 0;     // ALBERT: distinct layers (num_hidden_groups x inner_group_num), each applied
                                        // num_layers / shared_layers times in a row; 0: every layer its own
+  // Round 8, text encoders (encoder_mixing.cpp reads them):
+  bool fourier_mixing = false;         // FNet: tokens mixed by fftn(hidden, dim=(1, 2)).real, no attention weights
+  bool embeddings_projection = false;  // FNet: a Linear(hidden, hidden) after the embeddings' LayerNorm
+  bool pooler_always = false;          // FNet, LayoutLM: the base model builds (and runs) its pooler for every task
+  bool interface_eager = false;        // a stand-in whose class runs transformers' eager_attention_forward (fp32 softmax)
+                                       // with no SDPA path (LayoutLM, MarkupLM), not a hand-written attention
+  bool mlm_transform = true;           // the MLM head's dense + act + LayerNorm before the decoder (Funnel: none)
+  std::vector<std::uint64_t> pooled_blocks;  // Funnel: layers applied per block (block_sizes x block_repeats); the
+                                       // sequence pooled by 2 before each block after the first
+  std::uint64_t upsampling_layers = 0; // Funnel: FunnelDecoder's layers at the full length (FunnelModel's tasks)
+  bool pool_q_only = true;             // Funnel: the pooling layer's keys and values over the unpooled sequence
+  bool separate_cls = true;            // Funnel: the first token kept out of the pooling
+  bool truncate_seq = true;            // Funnel: the last token dropped before pooling (with separate_cls)
+  std::uint64_t layout_positions = 0;  // LayoutLM: max_2d_position_embeddings rows of the x / y / h / w tables
+  std::uint64_t xpath_depth = 0, xpath_unit = 0;  // MarkupLM: max_depth tag and subscript tables of xpath_unit_hidden_size
+  std::uint64_t xpath_tags = 0, xpath_subs = 0;   // and their rows; the xpath FFN (xpath_unitseq2_inner, inner2emb)
+  std::uint64_t landmarks = 0;         // Nystromformer: num_landmarks (segment means of q and k)
+  std::uint64_t landmark_conv = 0;     // Nystromformer: conv_kernel_size of the depthwise conv over the values (0: none)
+  std::uint64_t segment_means = 0;     // Nystromformer: segment_means_seq_len (equal to num_landmarks: dense attention)
+  bool always_cached = false;          // XLM: XLMModel.forward builds an EncoderDecoderCache on every call; each layer's
+                                       // keys and values are copied into it (held to the forward's end)
 };
 
 // A selective state-space layer (Mamba, FalconMamba: MambaMixer in modeling_mamba.py) in place of attention and MLP.
