@@ -57,8 +57,35 @@ Result<bool> read_common(ModelConfig& m, const json& cfg, const std::string& sou
   return true;
 }
 
+// An encoder-decoder whose widths sit in nested `encoder` and `decoder` configs (T5Gemma; transformers'
+// composite configs, configuration_t5gemma.py: T5GemmaConfig(encoder=..., decoder=...)) as one config of the
+// BART-style stand-in's fields: the decoder's widths, the encoder's layer count and MLP width beside them, the
+// top level's vocabulary and tying. Returns whether it flattened.
+bool flatten_encoder_decoder(json& cfg) {
+  const auto enc = cfg.find("encoder"), dec = cfg.find("decoder");
+  if (cfg.contains("hidden_size") || cfg.contains("d_model") || enc == cfg.end() || dec == cfg.end() || !enc->is_object() ||
+      !dec->is_object() || !enc->contains("hidden_size") || !dec->contains("hidden_size")) {
+    return false;
+  }
+  json flat = *dec;
+  for (const char* key : {"hidden_size", "num_hidden_layers", "intermediate_size"})
+    if (!dec->contains(key) || !enc->contains(key)) return false;
+  flat["encoder_layers"] = (*enc)["num_hidden_layers"];
+  flat["encoder_ffn_dim"] = (*enc)["intermediate_size"];
+  if (flat.contains("head_dim")) flat["d_kv"] = flat["head_dim"];
+  // each stack is a model of its own with its own embed_tokens (T5GemmaEncoder, T5GemmaDecoder): FSMT's reading of
+  // an encoder's own table (encoder_attention.cpp)
+  if (enc->contains("vocab_size") && dec->contains("vocab_size")) flat["src_vocab_size"] = (*enc)["vocab_size"], flat["tgt_vocab_size"] = (*dec)["vocab_size"];
+  for (auto it = cfg.begin(); it != cfg.end(); ++it)
+    if (it.key() != "encoder" && it.key() != "decoder") flat[it.key()] = it.value();
+  flat["is_encoder_decoder"] = true;
+  cfg = std::move(flat);
+  return true;
+}
+
 // The config as one model (a wrapper's text_config for its language model).
 Result<ModelConfig> parse_model(json cfg, const std::string& source) {
+  const bool composite = flatten_encoder_decoder(cfg);
   if (auto text_cfg = cfg.find("text_config"); text_cfg != cfg.end() && text_cfg->is_object() &&
                                                  !cfg.contains("hidden_size")) {
     json inner = *text_cfg;  // multimodal wrappers keep the language model's fields here
@@ -79,6 +106,10 @@ Result<ModelConfig> parse_model(json cfg, const std::string& source) {
   if (family_of(m.model_type) == Family::Generic && !has_encoder(m.model_type, json::object())) assumed = add_alias_fields(cfg, source);
   if (has_encoder(m.model_type, cfg)) {
     if (auto ok = read_encoder_config(m, cfg, source); !ok) return make_error(ok.error());
+    if (composite) {
+      m.warnings.push_back("the widths of " + source + " read from its nested encoder and decoder configs (the decoder's "
+                           "heads and MLP for both stacks' attention, each stack's layers and MLP width)");
+    }
     if (auto ok = read_audio_features(m, cfg, source); !ok) return make_error(ok.error());  // wav2vec2-style speech encoders
     m.warnings.insert(m.warnings.end(), assumed.begin(), assumed.end());
     return m;
