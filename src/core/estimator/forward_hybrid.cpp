@@ -151,7 +151,8 @@ u64 jamba_mamba(Forward& f, u64 n, CacheIds& cache) {
 }  // namespace
 
 u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache) {
-  return kind.mixer == Mixer::ShortConv ? short_conv(f, n, cache) : jamba_mamba(f, n, cache);
+  if (kind.mixer == Mixer::ShortConv) return short_conv(f, n, cache);
+  return f.r.m.ssm.heads != 0 ? mamba2_mixer(f, n, cache) : jamba_mamba(f, n, cache);  // Bamba's Mamba2 mixers
 }
 
 }  // namespace vramdoc::estimator::detail

@@ -213,6 +213,9 @@ u64 mamba_block(Forward& f, u64 x, CacheIds& cache);
 // Mamba2Block (forward_ssm2.cpp): Mamba2Mixer.torch_forward (the chunked SSD in prefill and training, the single-step
 // recurrence in a decoding step), as mamba_block.
 u64 mamba2_block(Forward& f, u64 x, CacheIds& cache);
+// Mamba2Mixer.torch_forward alone (forward_ssm2.cpp) on a layer's normed input `n`, from in_proj to out_proj (whose
+// output it returns): the mixer of Mamba2 hybrids (BambaMixer.torch_forward, modeling_bamba.py:651-796, is the same).
+u64 mamba2_mixer(Forward& f, u64 n, CacheIds& cache);
 // A hybrid's token mixer other than attention (forward_hybrid.cpp) on the layer's normed input `n`: LFM2's
 // Lfm2ShortConv, Jamba's JambaMambaMixer; the output projection's output. Its conv / recurrent states go to `cache`.
 u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache);

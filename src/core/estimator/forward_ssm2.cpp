@@ -110,18 +110,11 @@ u64 chunk_scan(Forward& f, const SsmParts& s, CacheIds& cache) {
 
 }  // namespace
 
-u64 mamba2_block(Forward& f, u64 x, CacheIds& cache) {
+u64 mamba2_mixer(Forward& f, u64 n, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   const SsmParts& s = m.ssm;
   const u64 h = m.hidden_size, d = s.inner, act = f.act, wd = f.r.w.weight;
   const u64 conv_dim = d + mul(2 * s.groups, s.state), proj_width = d + conv_dim + s.heads;  // :392, :403
-  const u64 tokens = std::max<u64>(f.tokens(), 1);
-  const u64 in_width = f.s.bytes_of(x) / std::max<u64>(mul(tokens, h), 1);
-  // Mamba2Block.forward (:624-631): norm(hidden_states.to(norm dtype)), residual.to(float32) with residual_in_fp32
-  const u64 norm_in = in_width != wd ? f.s.alloc(f.bytes(h, wd)) : x;
-  const u64 n = norm(f, norm_in, h, wd);
-  if (norm_in != x) f.drop(norm_in);
-  const u64 residual = s.residual_fp32 && in_width != 4 ? f.s.alloc(f.bytes(h, 4)) : x;
   std::vector<u64> locals;  // torch_forward's names, alive to its return
 
   // 1. in_proj (:457): gate, xBC, dt are column slices of it (gate read by the norm, xBC by conv1d: saved)
@@ -174,6 +167,21 @@ u64 mamba2_block(Forward& f, u64 x, CacheIds& cache) {
   const u64 out = linear(f, oin, d, h, false, "out_proj");
   f.drop(oin);
   for (u64 id : locals) f.drop(id);
+  return out;
+}
+
+u64 mamba2_block(Forward& f, u64 x, CacheIds& cache) {
+  const ModelConfig& m = f.r.m;
+  const SsmParts& s = m.ssm;
+  const u64 h = m.hidden_size, act = f.act, wd = f.r.w.weight;
+  const u64 tokens = std::max<u64>(f.tokens(), 1);
+  const u64 in_width = f.s.bytes_of(x) / std::max<u64>(mul(tokens, h), 1);
+  // Mamba2Block.forward (:624-631): norm(hidden_states.to(norm dtype)), residual.to(float32) with residual_in_fp32
+  const u64 norm_in = in_width != wd ? f.s.alloc(f.bytes(h, wd)) : x;
+  const u64 n = norm(f, norm_in, h, wd);
+  if (norm_in != x) f.drop(norm_in);
+  const u64 residual = s.residual_fp32 && in_width != 4 ? f.s.alloc(f.bytes(h, 4)) : x;
+  const u64 out = mamba2_mixer(f, n, cache);
   f.drop(n);
   const u64 next = f.s.alloc(f.bytes(h, s.residual_fp32 ? 4 : std::max(in_width, act)));  // residual + hidden_states
   f.drop(out);

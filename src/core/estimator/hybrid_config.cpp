@@ -104,6 +104,51 @@ Result<bool> read_mamba_layers(ModelConfig& m, const json& cfg, const std::strin
   return true;
 }
 
+// Mamba2 hybrids (BambaConfig, configuration_bamba.py:66-110): a Mamba2 mixer (BambaMixer, modeling_bamba.py:581-640)
+// in each layer not listed in attn_layer_indices, or whose layer_types / layers_block_type entry is no attention;
+// mamba_n_heads heads of mamba_d_head ("auto": mamba_expand x hidden_size / mamba_n_heads), mamba_n_groups groups,
+// mamba_d_state, mamba_d_conv, mamba_chunk_size (BambaConfig defaults 128, "auto", 1, 256, 4, 256; expand 2).
+Result<bool> read_mamba2_layers(ModelConfig& m, const json& cfg, const std::string& source) {
+  if (!cfg.contains("mamba_n_heads") || !cfg.contains("mamba_d_state")) return false;
+  std::vector<Mixer> mixers(m.num_layers, Mixer::Mamba);
+  if (const auto idx = cfg.find("attn_layer_indices"); idx != cfg.end() && idx->is_array()) {
+    for (const auto& i : *idx) {
+      if (i.is_number_unsigned() && i.get<u64>() < m.num_layers) mixers[i.get<u64>()] = Mixer::Attention;
+    }
+  } else {
+    const auto types = cfg.contains("layers_block_type") ? cfg.find("layers_block_type") : cfg.find("layer_types");
+    if (types == cfg.end() || !types->is_array() || types->size() != m.num_layers) return false;
+    for (u64 i = 0; i < m.num_layers; ++i) {
+      const auto& t = (*types)[i];
+      if (t.is_string() && (t.get<std::string>() == "attention" || t.get<std::string>() == "full_attention")) mixers[i] = Mixer::Attention;
+    }
+  }
+  auto heads = fields::size(cfg, {"mamba_n_heads"}, source);
+  auto state = fields::size(cfg, {"mamba_d_state"}, source);
+  auto conv = fields::size(cfg, {"mamba_d_conv"}, source);
+  auto expand = fields::size(cfg, {"mamba_expand"}, source);
+  auto groups = fields::size(cfg, {"mamba_n_groups"}, source);
+  auto chunk = fields::size(cfg, {"mamba_chunk_size"}, source);
+  for (const auto* v : {&heads, &state, &conv, &expand, &groups, &chunk}) {
+    if (!*v) return make_error(v->error());
+  }
+  SsmParts& s = m.ssm;
+  s.heads = heads->value_or(128), s.state = state->value_or(256), s.conv_kernel = conv->value_or(4);
+  s.groups = groups->value_or(1), s.chunk = chunk->value_or(256);
+  s.inner = mul(expand->value_or(2), m.hidden_size);  // BambaMixer: int(mamba_expand * hidden_size)
+  s.head_dim = s.heads > 0 ? s.inner / s.heads : 0;
+  if (auto it = cfg.find("mamba_d_head"); it != cfg.end() && it->is_number_unsigned()) s.head_dim = it->get<u64>();
+  if (s.heads == 0 || s.groups == 0 || s.chunk == 0 || s.heads % s.groups != 0 || mul(s.heads, s.head_dim) != s.inner) {
+    return make_error("config " + source + ": mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size, " +
+                      "mamba_n_heads a multiple of mamba_n_groups");
+  }
+  s.conv_bias = fields::flag(cfg, "mamba_conv_bias", true);
+  s.proj_bias = fields::flag(cfg, "mamba_proj_bias", false);
+  s.residual_fp32 = false;
+  m.layer_mixer = std::move(mixers);
+  return true;
+}
+
 void add(std::vector<WeightTensor>& w, WeightTensor t, LayerSet set) {
   t.layers = set;
   w.push_back(std::move(t));
@@ -121,6 +166,9 @@ Result<bool> read_hybrid_layers(ModelConfig& m, const json& cfg, const std::stri
   auto conv = read_short_convs(m, cfg, source);
   if (!conv) return make_error(conv.error());
   if (*conv) return true;
+  auto mamba2 = read_mamba2_layers(m, cfg, source);
+  if (!mamba2) return make_error(mamba2.error());
+  if (*mamba2) return true;
   auto mamba = read_mamba_layers(m, cfg, source);
   if (!mamba) return make_error(mamba.error());
   return true;
@@ -150,7 +198,18 @@ void add_mixer_weights(const ModelConfig& m, std::size_t attention_first, std::v
   }
   // JambaMambaMixer.__init__ (modeling_jamba.py:449-493): MambaMixer's tensors plus dt_layernorm (time_step_rank),
   // b_layernorm and c_layernorm (state_size)
-  if (const u64 M = mixer_layers(m, Mixer::Mamba); M > 0) {
+  // BambaMixer.__init__ (modeling_bamba.py:612-639), as Mamba2Mixer's: in_proj hidden -> inner + conv_dim + heads,
+  // conv1d over conv_dim = inner + 2 x groups x state, dt_bias / A_log / D (heads each), the gated norm, out_proj
+  if (const u64 M = mixer_layers(m, Mixer::Mamba); M > 0 && m.ssm.heads != 0) {
+    const SsmParts& s = m.ssm;
+    const u64 d = s.inner, conv_dim = d + mul(2 * s.groups, s.state);
+    add_linear(w, "in_proj", h, d + conv_dim + s.heads, M, s.proj_bias, LayerSet::Mamba);
+    add(w, {"conv1d", 1, mul(conv_dim, s.conv_kernel), M, false, false, false}, LayerSet::Mamba);
+    if (s.conv_bias) add(w, {"conv1d.bias", 1, conv_dim, M, false, false, false}, LayerSet::Mamba);
+    add(w, {"dt_bias, A_log, D", 1, 3 * s.heads, M, false, false, false}, LayerSet::Mamba);
+    add(w, {"mamba.norm", 1, d, M, false, false, false}, LayerSet::Mamba);
+    add_linear(w, "out_proj", d, h, M, s.proj_bias, LayerSet::Mamba);
+  } else if (M > 0) {
     const SsmParts& s = m.ssm;
     const u64 d = s.inner;
     add(w, {"conv1d", 1, mul(d, s.conv_kernel), M, false, false, false}, LayerSet::Mamba);
