@@ -37,6 +37,8 @@ struct WeightTensor {
   std::uint64_t stored_bytes = 0;  // > 0: quantised storage as the checkpoint holds it (not width x elements)
   LayerSet layers = LayerSet::All;  // with count: which layers (Dense / Moe: count is over those only)
   std::uint8_t stage = 0;           // LayerSet::Stage: which stage
+  bool gradient = true;  // false: the forward of a text-only batch never reads it (LUKE's entity tables): no
+                         // gradient, so no optimizer state (torch.optim skips a parameter whose .grad is None)
 };
 
 // Every weight tensor of the model (layers included, via count).

@@ -86,6 +86,29 @@ void read_token_mixing(ModelConfig& m, const nlohmann::json& cfg) {
     m.enc.always_cached = true;  // XLMModel.forward: cache = EncoderDecoderCache(...) when none is given
     if (!fields::flag(cfg, "gelu_activation", true)) m.mlp = MlpKind::Relu;
   }
+  // LukeConfig's entity_vocab_size, entity_emb_size, use_entity_aware_attention (modeling_luke.py
+  // LukeEntityEmbeddings, LukeSelfAttention): the entity tables and queries are built, but a batch of text alone
+  // (no entity_ids) never runs them (LukeModel.forward: `if entity_ids is not None`; the attention's
+  // `entity_hidden_states is None` path is BERT's)
+  if (cfg.contains("entity_vocab_size") && cfg.contains("entity_emb_size")) {
+    m.enc.entity_vocab = size_or(cfg, "entity_vocab_size", 500000), m.enc.entity_embed = size_or(cfg, "entity_emb_size", 256);
+    m.enc.entity_aware = fields::flag(cfg, "use_entity_aware_attention", true);
+  }
+  // RoCBertConfig's shape_embed_dim, pronunciation_embed_dim, enable_shape, enable_pronunciation, concat_input
+  // (modeling_roc_bert.py RoCBertEmbeddings): both tables are built whatever the flags; with concat_input the enabled
+  // lookups (their ids default to zeros) are concatenated to the word embeddings and map_inputs_layer maps the
+  // concatenation back to the hidden size before the token types and positions are added
+  if (cfg.contains("shape_embed_dim") && cfg.contains("pronunciation_embed_dim")) {
+    m.enc.shape_embed = size_or(cfg, "shape_embed_dim", 512), m.enc.shape_vocab = size_or(cfg, "shape_vocab_size", 24858);
+    m.enc.pronunciation_embed = size_or(cfg, "pronunciation_embed_dim", 768);
+    m.enc.pronunciation_vocab = size_or(cfg, "pronunciation_vocab_size", 910);
+    if (fields::flag(cfg, "concat_input", true)) {
+      m.enc.shape_used = fields::flag(cfg, "enable_shape", true);
+      m.enc.pronunciation_used = fields::flag(cfg, "enable_pronunciation", true);
+      m.enc.concat_width = m.hidden_size + (m.enc.shape_used ? m.enc.shape_embed : 0) +
+                           (m.enc.pronunciation_used ? m.enc.pronunciation_embed : 0);
+    }
+  }
   // LayoutLMModel builds its pooler for every head (add_pooling_layer's default; MarkupLM's token classifier passes false)
   if (m.enc.layout_positions > 0) m.enc.pooler_always = true;
 }

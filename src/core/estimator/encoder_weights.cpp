@@ -123,6 +123,26 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"xpath_tag_sub_embeddings", m.enc.xpath_tags, m.enc.xpath_unit, m.enc.xpath_depth, false, false, false});
     w.push_back({"xpath_subs_sub_embeddings", m.enc.xpath_subs, m.enc.xpath_unit, m.enc.xpath_depth, false, false, false});
   }
+  // RoCBert: shape_embed and pronunciation_embed (always built), map_inputs_layer (concat_input) from the word width
+  // plus each enabled table's (modeling_roc_bert.py RoCBertEmbeddings.__init__)
+  if (m.enc.shape_embed > 0) {
+    w.push_back({"shape_embed", m.enc.shape_vocab, m.enc.shape_embed, 1, false, false, false});
+    w.push_back({"pronunciation_embed", m.enc.pronunciation_vocab, m.enc.pronunciation_embed, 1, false, false, false});
+    if (m.enc.concat_width > 0) linear(w, "map_inputs_layer", m.enc.concat_width, h, 1, true);
+  }
+  // LUKE: LukeEntityEmbeddings (entity_embeddings, entity_embedding_dense where entity_emb_size != hidden_size,
+  // positions, token types, LayerNorm) and each layer's w2e / e2w / e2e queries (use_entity_aware_attention), none
+  // read without entity_ids: no gradients (modeling_luke.py LukeEntityEmbeddings.__init__, LukeSelfAttention.__init__)
+  if (m.enc.entity_vocab > 0) {
+    const std::size_t first = w.size();
+    w.push_back({"entity_embeddings", m.enc.entity_vocab, m.enc.entity_embed, 1, false, false, false});
+    if (m.enc.entity_embed != h) linear(w, "entity_embedding_dense", m.enc.entity_embed, h, 1, false);
+    w.push_back({"entity_position_embeddings", m.max_positions, h, 1, false, false, false});
+    w.push_back({"entity_token_type_embeddings", std::max<u64>(m.enc.type_vocab, 1), h, 1, false, false, false});
+    vector(w, "entity_embeddings.LayerNorm", norm_width(m, h));
+    if (m.enc.entity_aware) for (const char* q : {"w2e_query", "e2w_query", "e2e_query"}) linear(w, q, h, h, L, true);
+    for (std::size_t i = first; i < w.size(); ++i) w[i].gradient = false;
+  }
   if (m.enc.sinusoidal_rotary_table) w.push_back({"embed_positions", m.max_positions, m.head_dim, 1, false, false, false});
   vector(w, "embeddings.LayerNorm", norm_width(m, e));
   if (e != h) linear(w, "embeddings_project", e, h, 1, true);

@@ -33,6 +33,7 @@ struct Sizes {
   u64 params = 0, matmul_params = 0, adapter_params = 0, embed_params = 0, lm_head_params = 0, biggest_tensor = 0;
   u64 factored_state = 0;   // Adafactor: rows + cols per matrix, the whole vector otherwise
   u64 quant_params = 0;     // parameters stored quantised
+  u64 gradless_params = 0;  // parameters the forward never reads (WeightTensor::gradient false)
   u64 quant_bytes = 0;      // their bytes as stored
   u64 dequant_elements = 0;  // the largest quantised Linear (dequantised in compute dtype per forward)
   u64 weight_bytes = 0;     // every weight as loaded (adapters excluded)
@@ -86,7 +87,8 @@ struct WeightTensors {
   }
   const LayerWeights& layer(LayerKind kind) const { return const_cast<WeightTensors*>(this)->layer(kind); }
 };
-WeightTensors weight_tensors(const Run& r, u64 element_width);
+// The run's weight tensors at `element_width` bytes each; with `gradients`, only those that get one (WeightTensor::gradient).
+WeightTensors weight_tensors(const Run& r, u64 element_width, bool gradients = false);
 // How many of the model's layers hold a tensor of `set` (all, the dense ones, the MoE ones, an
 // encoder-decoder's encoder or decoder, Swin's stage `stage`).
 u64 layers_in(const ModelConfig& m, LayerSet set, std::uint8_t stage = 0);

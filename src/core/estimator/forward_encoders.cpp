@@ -68,6 +68,29 @@ u64 xpath_embeddings(Forward& f, u64 width) {
   return out;
 }
 
+// RoCBertEmbeddings.forward with concat_input (modeling_roc_bert.py): the word lookup (a local to the return),
+// torch.clone of it, each used table's lookup (ids default to zeros; locals to the return) concatenated on (each cat
+// replaces the last), map_inputs_layer on the concatenation (saved): its output, to which the token types and
+// positions are added in place.
+u64 concatenated_inputs(Forward& f, u64 word, u64 width) {
+  const ModelConfig& m = f.r.m;
+  u64 in = f.s.alloc(f.bytes(m.hidden_size, width)), in_w = m.hidden_size;  // torch.clone(inputs_embeds)
+  std::vector<u64> lookups = {word};
+  const std::pair<bool, u64> tables[] = {{m.enc.shape_used, m.enc.shape_embed}, {m.enc.pronunciation_used, m.enc.pronunciation_embed}};
+  for (const auto& [used, table_w] : tables) {
+    if (!used) continue;
+    lookups.push_back(f.s.alloc(f.bytes(table_w, width)));
+    in_w += table_w;
+    const u64 cat = f.s.alloc(f.bytes(in_w, width));
+    f.drop(in);
+    in = cat;
+  }
+  const u64 mapped = linear(f, in, in_w, m.hidden_size, false, "map_inputs_layer");
+  f.drop(in);
+  f.s.free(lookups);
+  return mapped;
+}
+
 }  // namespace
 
 Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
@@ -83,13 +106,20 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
   // word embeddings, then each added table (positions, token types), the embeddings' norm, dropout
   // (and ELECTRA's embeddings_project to the hidden size)
   u64 x = f.s.alloc(f.bytes(h, width));
+  const bool concatenated = !decoder_side && m.enc.concat_width > 0;  // RoCBert: the tables below added in place
+  if (concatenated) x = concatenated_inputs(f, x, width);
   const bool positions = m.kind == ModelKind::Encoder || (m.kind == ModelKind::EncoderDecoder && m.family != Family::T5);
   // (DeBERTa's relative positions and RoPE encoders' rotations add no table)
   const int tables = (positions ? 1 : 0) + (m.enc.type_vocab > 0 && !decoder_side ? 1 : 0) -
                      (m.family == Family::DebertaV2 || (m.kind == ModelKind::Encoder && m.rotary_dims > 0) ? 1 : 0);
   const int layout = !decoder_side && m.enc.layout_positions > 0 ? 6 : 0;  // LayoutLM: left, upper, right, lower, h, w
   for (int i = 0; i < tables + layout; ++i) {
-    const u64 table = f.s.alloc(f.bytes(h, width)), sum = f.s.alloc(f.bytes(h, width));
+    const u64 table = f.s.alloc(f.bytes(h, width));
+    if (concatenated) {
+      f.s.free(table);
+      continue;
+    }
+    const u64 sum = f.s.alloc(f.bytes(h, width));
     f.s.free(table), f.drop(x);
     x = sum;
   }

@@ -145,6 +145,12 @@ struct EncoderParts {
   std::uint64_t layout_positions = 0;  // LayoutLM: max_2d_position_embeddings rows of the x / y / h / w tables
   std::uint64_t xpath_depth = 0, xpath_unit = 0;  // MarkupLM: max_depth tag and subscript tables of xpath_unit_hidden_size
   std::uint64_t xpath_tags = 0, xpath_subs = 0;   // and their rows; the xpath FFN (xpath_unitseq2_inner, inner2emb)
+  std::uint64_t shape_embed = 0, shape_vocab = 0;  // RoCBert: shape_embed_dim wide shape_embed (shape_vocab_size rows)
+  std::uint64_t pronunciation_embed = 0, pronunciation_vocab = 0;  // RoCBert: pronunciation_embed (0: enable_* false)
+  bool shape_used = false, pronunciation_used = false;  // RoCBert: enable_shape / enable_pronunciation with concat_input
+  std::uint64_t concat_width = 0;      // RoCBert: map_inputs_layer's input (word + the used tables; 0: no concat_input)
+  std::uint64_t entity_vocab = 0, entity_embed = 0;  // LUKE: entity_vocab_size rows of entity_emb_size (0: none)
+  bool entity_aware = false;           // LUKE: use_entity_aware_attention (w2e / e2w / e2e queries in every layer)
   std::uint64_t landmarks = 0;         // Nystromformer: num_landmarks (segment means of q and k)
   std::uint64_t landmark_conv = 0;     // Nystromformer: conv_kernel_size of the depthwise conv over the values (0: none)
   std::uint64_t segment_means = 0;     // Nystromformer: segment_means_seq_len (equal to num_landmarks: dense attention)

@@ -50,7 +50,8 @@ ReplicaStates replica_states(const Run& r) {
   rs.weight_width = mp ? 4 : r.w.weight;
   rs.compute_width = mp ? 2 : rs.weight_width;
   rs.reduce_width = mp ? 4 : rs.weight_width;
-  rs.trainable_params = lora ? s.adapter_params : s.local_params;
+  // (less the parameters the forward never reads: no gradient, no optimizer state)
+  rs.trainable_params = lora ? s.adapter_params : s.local_params - std::min(s.gradless_params, s.local_params);
   const u64 state_width = lora ? 4 : rs.weight_width;  // PEFT keeps adapters (and their state) in fp32
   // A quantised base keeps its stored bytes (split like the rest under --tp).
   const u64 base = s.quant_params > 0 ? s.weight_bytes / o.tensor_parallel : mul(s.local_params, rs.weight_width);

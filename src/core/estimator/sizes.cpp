@@ -92,9 +92,13 @@ Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std
     if (t.name == "lm_head") s.lm_head_params = each;
     if (t.tied) continue;
     s.params = add(s.params, n);
-    s.biggest_tensor = std::max(s.biggest_tensor, each);
     if (is_embedding(t.name)) s.embed_params = add(s.embed_params, n);
-    s.factored_state = add(s.factored_state, t.rows > 1 ? mul(t.rows + t.cols, t.count) : n);
+    if (!t.gradient) {
+      s.gradless_params = add(s.gradless_params, n);
+    } else {  // the optimizer's tensors: those with a gradient
+      s.biggest_tensor = std::max(s.biggest_tensor, each);
+      s.factored_state = add(s.factored_state, t.rows > 1 ? mul(t.rows + t.cols, t.count) : n);
+    }
     if (adapters(o) && t.matmul && t.lora_target && is_lora_target(t.name, targets)) {
       s.adapter_params = add(s.adapter_params, mul(o.lora_rank, mul(t.rows + t.cols, t.count)));
     }

@@ -55,7 +55,7 @@ TrainPlan train_plan(const Run& r) {
     for (LayerWeights& l : p.weights.mixers) held.push_back(&l);
     for (LayerWeights* l : held) l->tensors.insert(l->tensors.end(), p.grads.dense.tensors.begin(), p.grads.dense.tensors.end());
   } else {
-    p.grads = weight_tensors(r, r.w.weight);
+    p.grads = weight_tensors(r, r.w.weight, true);
     p.outer.tied = r.m.tie_word_embeddings && !p.grads.embed.empty();
   }
   p.kinds = layer_order(r.m);

@@ -92,10 +92,11 @@ void add_to_layer(LayerWeights& l, const WeightTensor& w, u64 bytes, u64 per_lay
   if (cast && !w.lora_target) l.unlinked_casts.push_back(copy);
 }
 
-WeightTensors weight_tensors(const Run& r, u64 elem_width) {
+WeightTensors weight_tensors(const Run& r, u64 elem_width, bool gradients) {
   WeightTensors t;
   const Quantization q = effective_quant(r.m, r.o);
   for (const auto& w : describe_weights(r.m)) {
+    if (gradients && !w.gradient) continue;  // never read by the forward: its .grad stays None
     const u64 each = mul(w.rows, w.cols), L = holding_layers(r.m, w);
     const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
     if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
