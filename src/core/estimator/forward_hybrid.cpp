@@ -101,32 +101,8 @@ u64 jamba_mamba(Forward& f, u64 n, CacheIds& cache) {
   f.drop(biased);
   f.keep(dt);
   locals.push_back(dt);
-  // discrete_A = exp(A x dt) (the product freed; exp saves its output), discrete_B = dt x B.float() (saved by the
-  // next product), deltaB_u = discrete_B x hidden_states.float() (its input saved): fp32 (batch, inner, seq, N) each
-  const u64 big = f.bytes(mul(d, N), 4);
-  const u64 product = f.s.alloc(big), dA = f.s.alloc(big);
-  f.s.free(product);
-  f.keep(dA);
-  const u64 bf = f.s.alloc(f.bytes(N, 4));
-  f.keep(bf), f.drop(bf);
-  const u64 dB = f.s.alloc(big);
-  f.keep(dB);
-  const u64 hf = f.s.alloc(f.bytes(d, 4));
-  f.keep(hf), f.drop(hf);
-  const u64 dBu = f.s.alloc(big);
-  locals.insert(locals.end(), {dA, dB, dBu});
-  // the recurrent iteration (use_associative_scan needs torch.compile; no mambapy): each step's fp32 state saved by
-  // the next step's product, its .to(dtype) copy by the matmul with C (as MambaMixer.slow_forward's)
-  if (f.train) {
-    const u64 states = f.s.alloc(big), states16 = f.s.alloc(f.bytes(mul(d, N), act));
-    f.keep(states), f.keep(states16);
-    f.drop(states), f.drop(states16);
-  } else {
-    const u64 step = mul(mul(f.batch, d), N);
-    const u64 state = f.s.alloc(mul(step, 4)), state16 = f.s.alloc(mul(step, act));
-    f.s.free(state16), f.s.free(state);
-  }
-  const u64 outputs = f.s.alloc(f.bytes(d, act));  // scan_outputs, then torch.stack
+  // discrete_A, discrete_B, deltaB_u and the sequential scan: MambaMixer.slow_forward's (forward_ssm.cpp)
+  const u64 outputs = mamba_scan(f, d, N, locals);
   locals.push_back(outputs);
   const u64 stacked = f.s.alloc(f.bytes(d, act));
   // scan_output + hidden_states x D.float(): fp32; then x F.silu(z) (16-bit; the product fp32, both saved)

@@ -70,7 +70,7 @@ u64 nystrom_attention(Forward& f, const LayerDims& d, u64 v) {
 // save no tensor), whose gradient goes back through a complex copy of the real gradient and the inverse transform (two
 // complex tensors at once: Forward::backward_transient). Then FNetIntermediate and FNetOutput as BERT's (dense,
 // act, dense, dropout, LayerNorm of the sum). Under autocast fft_fftn runs in fp32 (complex64).
-u64 fourier_layer(Forward& f, LayerKind kind, u64 x) {
+u64 fourier_layer(Forward& f, LayerKind kind, [[maybe_unused]] u64 x) {  // x: the caller's (it frees the layer's input)
   const ModelConfig& m = f.r.m;
   const u64 h = m.hidden_size, complex_width = 2 * (f.amp ? 4 : f.wide);
   const u64 promoted = f.s.alloc(f.bytes(h, complex_width)), spectrum = f.s.alloc(f.bytes(h, complex_width));

@@ -15,6 +15,40 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
 }  // namespace
 
+// MambaMixer.slow_forward's steps 3.b and 3.c (and JambaMambaMixer's, forward_hybrid.cpp): the discretisation
+// and the sequential scan over `d` channels of `N` states; their tensors join `locals`; returns scan_outputs.
+u64 mamba_scan(Forward& f, u64 d, u64 N, std::vector<u64>& locals) {
+  const u64 act = f.act;
+  // 3.b discretisation (fp32: A = -exp(A_log.float())): discrete_A = exp(A * dt) (the product freed, exp saves its
+  // output), discrete_B = dt * B.float() (saved by the next product), deltaB_u = discrete_B * hidden_states.float()
+  const u64 big = f.bytes(mul(d, N), 4);
+  const u64 product = f.s.alloc(big), dA = f.s.alloc(big);
+  f.s.free(product);
+  f.keep(dA);
+  const u64 bf = f.s.alloc(f.bytes(N, 4));
+  f.keep(bf), f.drop(bf);
+  const u64 dB = f.s.alloc(big);
+  f.keep(dB);
+  const u64 hf = f.s.alloc(f.bytes(d, 4));
+  f.keep(hf), f.drop(hf);
+  const u64 dBu = f.s.alloc(big);
+  locals.insert(locals.end(), {dA, dB, dBu});
+  // 3.c the sequential scan: ssm_state = discrete_A[:, :, i] * ssm_state + deltaB_u[:, :, i]; each state is saved by
+  // the next step's product, its .to(dtype) copy by the matmul with C; in inference each goes with the next step.
+  // The per-step outputs (batch, inner) stay in the scan_outputs list to the return.
+  if (f.train) {
+    const u64 states = f.s.alloc(big), states16 = f.s.alloc(f.bytes(mul(d, N), act));
+    f.keep(states), f.keep(states16);
+    f.drop(states), f.drop(states16);
+  } else {
+    const u64 step = mul(mul(f.batch, d), N);
+    const u64 state = f.s.alloc(mul(step, 4)), state16 = f.s.alloc(mul(step, act));
+    f.s.free(state16), f.s.free(state);
+  }
+  const u64 outputs = f.s.alloc(f.bytes(d, act));
+  return outputs;
+}
+
 u64 mamba_block(Forward& f, u64 x, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   const SsmParts& s = m.ssm;
@@ -79,33 +113,7 @@ u64 mamba_block(Forward& f, u64 x, CacheIds& cache) {
   f.drop(dtp);
   f.keep(dt);
   locals.push_back(dt);
-  // 3.b discretisation (fp32: A = -exp(A_log.float())): discrete_A = exp(A * dt) (the product freed, exp saves its
-  // output), discrete_B = dt * B.float() (saved by the next product), deltaB_u = discrete_B * hidden_states.float()
-  const u64 big = f.bytes(mul(d, N), 4);
-  const u64 product = f.s.alloc(big), dA = f.s.alloc(big);
-  f.s.free(product);
-  f.keep(dA);
-  const u64 bf = f.s.alloc(f.bytes(N, 4));
-  f.keep(bf), f.drop(bf);
-  const u64 dB = f.s.alloc(big);
-  f.keep(dB);
-  const u64 hf = f.s.alloc(f.bytes(d, 4));
-  f.keep(hf), f.drop(hf);
-  const u64 dBu = f.s.alloc(big);
-  locals.insert(locals.end(), {dA, dB, dBu});
-  // 3.c the sequential scan: ssm_state = discrete_A[:, :, i] * ssm_state + deltaB_u[:, :, i]; each state is saved by
-  // the next step's product, its .to(dtype) copy by the matmul with C; in inference each goes with the next step.
-  // The per-step outputs (batch, inner) stay in the scan_outputs list to the return.
-  if (f.train) {
-    const u64 states = f.s.alloc(big), states16 = f.s.alloc(f.bytes(mul(d, N), act));
-    f.keep(states), f.keep(states16);
-    f.drop(states), f.drop(states16);
-  } else {
-    const u64 step = mul(mul(f.batch, d), N);
-    const u64 state = f.s.alloc(mul(step, 4)), state16 = f.s.alloc(mul(step, act));
-    f.s.free(state16), f.s.free(state);
-  }
-  const u64 outputs = f.s.alloc(f.bytes(d, act));
+  const u64 outputs = mamba_scan(f, d, N, locals);
   locals.push_back(outputs);
   const u64 stacked = f.s.alloc(f.bytes(d, act));  // torch.stack(scan_outputs, dim=-1)
   const u64 skip = f.s.alloc(f.bytes(d, act));     // hidden_states * D
