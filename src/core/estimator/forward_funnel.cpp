@@ -150,13 +150,7 @@ u64 funnel_layer(Forward& f, LayerKind kind, u64 x) {
   const u64 a = relative_attention(f, query, key_value, sk);
   f.kv_len = len;
   for (u64 id : transient) f.drop(id);
-  u64 mo = mlp(f, kind, a, f.amp);
-  mo = dropout(f, mo, h, f.act, m.residual_dropout);
-  const u64 sum = f.s.alloc(f.bytes(h, f.wide));
-  f.drop(mo), f.drop(a);
-  const u64 out = norm(f, sum, h, f.wide);
-  f.drop(sum);
-  return out;
+  return post_norm_ffn(f, kind, a);
 }
 
 }  // namespace vramdoc::estimator::detail

@@ -80,12 +80,17 @@ u64 fourier_layer(Forward& f, LayerKind kind, [[maybe_unused]] u64 x) {  // x: t
   f.backward_transient(f.bytes(h, complex_width));  // the gradient's complex copy and its inverse transform
   f.drop(sum);
   f.s.free(spectrum);  // self_outputs goes when FNetFourierTransform.forward returns
-  u64 mo = mlp(f, kind, n1, f.amp);
-  mo = dropout(f, mo, h, f.act, m.residual_dropout);
-  const u64 sum2 = f.s.alloc(f.bytes(h, f.wide));
-  f.drop(mo), f.drop(n1);
-  const u64 out = norm(f, sum2, h, f.wide);
-  f.drop(sum2);
+  return post_norm_ffn(f, kind, n1);
+}
+
+u64 post_norm_ffn(Forward& f, LayerKind kind, u64 a) {
+  const u64 h = f.r.m.hidden_size;
+  u64 mo = mlp(f, kind, a, f.amp);
+  mo = dropout(f, mo, h, f.act, f.r.m.residual_dropout);
+  const u64 sum = f.s.alloc(f.bytes(h, f.wide));
+  f.drop(mo), f.drop(a);
+  const u64 out = norm(f, sum, h, f.wide);
+  f.drop(sum);
   return out;
 }
 

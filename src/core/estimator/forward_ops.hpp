@@ -253,6 +253,9 @@ std::vector<LayerKind> layer_order(const ModelConfig& m);
 // FNetLayer (forward_mixing.cpp): the Fourier transform's real part added to `x`, its LayerNorm, the feed-forward;
 // its output.
 u64 fourier_layer(Forward& f, LayerKind kind, u64 x);
+// A post-norm encoder layer's feed-forward half on its attention output `a` (forward_mixing.cpp): the MLP, dropout,
+// LayerNorm(a + it) (the sum saved); `a` dropped. FNet's and Funnel's layers end in it.
+u64 post_norm_ffn(Forward& f, LayerKind kind, u64 a);
 // Nystromformer's self-attention (forward_mixing.cpp) on the projections (value `v`): the merged heads.
 u64 nystrom_attention(Forward& f, const LayerDims& d, u64 v);
 // Funnel (forward_funnel.cpp): its layers in model order (LayerKind::stage the block, 255 FunnelDecoder's;
