@@ -39,6 +39,13 @@ bool lengths_match(std::size_t n, std::initializer_list<std::size_t> sizes) {
   return std::all_of(sizes.begin(), sizes.end(), [n](std::size_t s) { return s == n; });
 }
 
+// Each stage's heads divide its width (the lists' lengths already match), else `error` names both fields.
+void heads_divide_widths(const CnnParts& p, const char* heads, const char* widths, const std::string& source, std::string& error) {
+  for (std::size_t s = 0; s < p.widths.size(); ++s) {
+    if (p.widths[s] % p.sr_heads[s] != 0) error = "field '" + std::string(heads) + "' in " + source + " does not divide " + widths;
+  }
+}
+
 }  // namespace
 
 std::optional<CnnArch> arch_by_fields(const json& cfg) {
@@ -148,9 +155,7 @@ void read_spatial_reduction_vit(CnnParts& p, const json& cfg, const std::string&
             "'mlp_ratios' in " + source + " must have one entry per stage each";
     return;
   }
-  for (std::size_t s = 0; s < n; ++s) {
-    if (p.widths[s] % p.sr_heads[s] != 0) error = "field 'num_attention_heads' in " + source + " does not divide hidden_sizes";
-  }
+  heads_divide_widths(p, "num_attention_heads", "hidden_sizes", source, error);
 }
 
 // configuration_mobilevitv2.py's defaults (MobileViTV2-1.0).
@@ -225,9 +230,7 @@ void read_cvt(CnnParts& p, const json& cfg, const std::string& source, std::stri
             "drop_path_rate) in " + source + " must have one entry per stage each";
     return;
   }
-  for (std::size_t s = 0; s < n; ++s) {
-    if (p.widths[s] % p.sr_heads[s] != 0) error = "field 'num_heads' in " + source + " does not divide embed_dim";
-  }
+  heads_divide_widths(p, "num_heads", "embed_dim", source, error);
 }
 
 // configuration_hiera.py's defaults (Hiera-T); the 2-D sizes (patch_size, patch_stride, patch_padding) by their first

@@ -97,13 +97,8 @@ u64 jamba_mamba(Forward& f, u64 n, CacheIds& cache) {
   const u64 biased = f.s.alloc(f.bytes(d, act));
   f.drop(ts);
   f.keep(biased);
-  const u64 dt = f.s.alloc(f.bytes(d, act));
-  f.drop(biased);
-  f.keep(dt);
-  locals.push_back(dt);
-  // discrete_A, discrete_B, deltaB_u and the sequential scan: MambaMixer.slow_forward's (forward_ssm.cpp)
-  const u64 outputs = mamba_scan(f, d, N, locals);
-  locals.push_back(outputs);
+  // softplus, discrete_A, discrete_B, deltaB_u and the sequential scan: MambaMixer.slow_forward's (forward_ssm.cpp)
+  mamba_scan(f, biased, d, N, locals);
   const u64 stacked = f.s.alloc(f.bytes(d, act));
   // scan_output + hidden_states x D.float(): fp32; then x F.silu(z) (16-bit; the product fp32, both saved)
   const u64 skip = f.s.alloc(f.bytes(d, 4)), sum = f.s.alloc(f.bytes(d, 4));

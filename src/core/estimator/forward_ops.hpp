@@ -210,9 +210,10 @@ u64 swin_layer(Forward& f, LayerKind kind, u64 x);
 // MambaBlock (forward_ssm.cpp): its RMSNorm, MambaMixer.slow_forward (no mamba-ssm / causal-conv1d kernels), the
 // residual sum (fp32 with residual_in_fp32); its output. With a cache, its conv and ssm states go to `cache`.
 u64 mamba_block(Forward& f, u64 x, CacheIds& cache);
-// MambaMixer.slow_forward's discretisation and sequential scan over d channels of N states (forward_ssm.cpp): its
-// tensors join `locals`; returns scan_outputs. JambaMambaMixer's slow path shares it (forward_hybrid.cpp).
-u64 mamba_scan(Forward& f, u64 d, u64 N, std::vector<u64>& locals);
+// MambaMixer.slow_forward's softplus of `time_step` (kept by the caller, dropped here), discretisation and sequential
+// scan over d channels of N states (forward_ssm.cpp): their tensors and scan_outputs join `locals`; returns
+// scan_outputs. JambaMambaMixer's slow path shares it (forward_hybrid.cpp).
+u64 mamba_scan(Forward& f, u64 time_step, u64 d, u64 N, std::vector<u64>& locals);
 // Mamba2Block (forward_ssm2.cpp): Mamba2Mixer.torch_forward (the chunked SSD in prefill and training, the single-step
 // recurrence in a decoding step), as mamba_block.
 u64 mamba2_block(Forward& f, u64 x, CacheIds& cache);

@@ -15,10 +15,15 @@ u64 mul(u64 a, u64 b) { return saturating_mul(a, b); }
 
 }  // namespace
 
-// MambaMixer.slow_forward's steps 3.b and 3.c (and JambaMambaMixer's, forward_hybrid.cpp): the discretisation
-// and the sequential scan over `d` channels of `N` states; their tensors join `locals`; returns scan_outputs.
-u64 mamba_scan(Forward& f, u64 d, u64 N, std::vector<u64>& locals) {
+// MambaMixer.slow_forward's softplus of the time step `time_step` (kept: softplus saves its input; dropped here)
+// and steps 3.b and 3.c (and JambaMambaMixer's, forward_hybrid.cpp): the discretisation and the sequential scan
+// over `d` channels of `N` states; their tensors and scan_outputs join `locals`; returns scan_outputs.
+u64 mamba_scan(Forward& f, u64 time_step, u64 d, u64 N, std::vector<u64>& locals) {
   const u64 act = f.act;
+  const u64 dt = f.s.alloc(f.bytes(d, act));  // softplus (saved by A x dt and dt x B)
+  f.drop(time_step);
+  f.keep(dt);
+  locals.push_back(dt);
   // 3.b discretisation (fp32: A = -exp(A_log.float())): discrete_A = exp(A * dt) (the product freed, exp saves its
   // output), discrete_B = dt * B.float() (saved by the next product), deltaB_u = discrete_B * hidden_states.float()
   const u64 big = f.bytes(mul(d, N), 4);
@@ -46,6 +51,7 @@ u64 mamba_scan(Forward& f, u64 d, u64 N, std::vector<u64>& locals) {
     f.s.free(state16), f.s.free(state);
   }
   const u64 outputs = f.s.alloc(f.bytes(d, act));
+  locals.push_back(outputs);
   return outputs;
 }
 
@@ -109,12 +115,7 @@ u64 mamba_block(Forward& f, u64 x, CacheIds& cache) {
   const u64 dtp = linear(f, ts, s.dt_rank, d, false, "dt_proj");
   f.drop(ts);
   f.keep(dtp);  // softplus saves its input
-  const u64 dt = f.s.alloc(f.bytes(d, act));
-  f.drop(dtp);
-  f.keep(dt);
-  locals.push_back(dt);
-  const u64 outputs = mamba_scan(f, d, N, locals);
-  locals.push_back(outputs);
+  mamba_scan(f, dtp, d, N, locals);
   const u64 stacked = f.s.alloc(f.bytes(d, act));  // torch.stack(scan_outputs, dim=-1)
   const u64 skip = f.s.alloc(f.bytes(d, act));     // hidden_states * D
   const u64 sum = f.s.alloc(f.bytes(d, act));

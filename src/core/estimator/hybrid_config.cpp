@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/estimator/config_fields.hpp"
+#include "core/estimator/ssm.hpp"
 #include "core/units.hpp"
 
 namespace vramdoc::estimator {
@@ -81,12 +82,9 @@ Result<bool> read_mamba_layers(ModelConfig& m, const json& cfg, const std::strin
   SsmParts& s = m.ssm;  // JambaConfig defaults: d_state 16, d_conv 4, expand 2, dt_rank "auto", conv bias, no proj bias
   s.state = state->value_or(16), s.conv_kernel = conv->value_or(4);
   s.inner = mul(expand->value_or(2), m.hidden_size);  // JambaMambaMixer: mamba_expand * hidden_size
-  s.dt_rank = (m.hidden_size + 15) / 16;               // "auto": math.ceil(hidden_size / 16)
-  if (auto it = cfg.find("mamba_dt_rank"); it != cfg.end() && it->is_number_unsigned()) {
-    const u64 r = it->get<u64>();
-    if (r == 0 || r > (u64{1} << 40)) return make_error("field 'mamba_dt_rank' in " + source + " must be a positive integer or \"auto\"");
-    s.dt_rank = r;
-  }
+  auto rank = read_dt_rank(cfg, "mamba_dt_rank", m.hidden_size, source);
+  if (!rank) return make_error(rank.error());
+  s.dt_rank = *rank;
   s.conv_bias = fields::flag(cfg, "mamba_conv_bias", true);
   s.proj_bias = fields::flag(cfg, "mamba_proj_bias", false);
   s.residual_fp32 = false, s.dt_bc_norms = true;

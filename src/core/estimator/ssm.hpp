@@ -15,6 +15,9 @@ namespace vramdoc::estimator {
 
 // Reads m.ssm (and intermediate_size) from a Mamba-style config; errors name the field and `source`.
 Result<bool> read_ssm_config(ModelConfig& m, const nlohmann::json& cfg, const std::string& source);
+// A Mamba mixer's dt_rank from `field` (MambaConfig's time_step_rank, JambaConfig's mamba_dt_rank): "auto" (or absent)
+// is math.ceil(hidden_size / 16), else a positive integer; an error names the field and `source`.
+Result<std::uint64_t> read_dt_rank(const nlohmann::json& cfg, const char* field, std::uint64_t hidden_size, const std::string& source);
 // The weights of a Mamba-style model in model.parameters() order: embeddings, each layer's mixer and norm, norm_f,
 // the (tied) lm_head.
 void add_ssm_weights(const ModelConfig& m, std::vector<WeightTensor>& w);

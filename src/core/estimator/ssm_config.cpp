@@ -42,6 +42,14 @@ Result<bool> read_mamba2_fields(ModelConfig& m, const nlohmann::json& cfg, const
 
 }  // namespace
 
+Result<u64> read_dt_rank(const nlohmann::json& cfg, const char* field, u64 hidden_size, const std::string& source) {
+  const auto it = cfg.find(field);
+  if (it == cfg.end() || !it->is_number_unsigned()) return (hidden_size + 15) / 16;  // "auto": math.ceil(hidden_size / 16)
+  const u64 r = it->get<u64>();
+  if (r == 0 || r > (u64{1} << 40)) return make_error("field '" + std::string(field) + "' in " + source + " must be a positive integer or \"auto\"");
+  return r;
+}
+
 Result<bool> read_ssm_config(ModelConfig& m, const nlohmann::json& cfg, const std::string& source) {
   SsmParts& s = m.ssm;
   auto state = fields::size(cfg, {"state_size"}, source);
@@ -57,13 +65,9 @@ Result<bool> read_ssm_config(ModelConfig& m, const nlohmann::json& cfg, const st
     expand = it->get<double>();
   }
   s.inner = inter->value_or(static_cast<u64>(expand * static_cast<double>(m.hidden_size)));
-  // time_step_rank: "auto" (the default) is math.ceil(hidden_size / 16)
-  s.dt_rank = (m.hidden_size + 15) / 16;
-  if (auto it = cfg.find("time_step_rank"); it != cfg.end() && it->is_number_unsigned()) {
-    const u64 r = it->get<u64>();
-    if (r == 0 || r > (u64{1} << 40)) return make_error("field 'time_step_rank' in " + source + " must be a positive integer or \"auto\"");
-    s.dt_rank = r;
-  }
+  auto rank = read_dt_rank(cfg, "time_step_rank", m.hidden_size, source);
+  if (!rank) return make_error(rank.error());
+  s.dt_rank = *rank;
   s.conv_bias = fields::flag(cfg, "use_conv_bias", true);
   s.proj_bias = fields::flag(cfg, "use_bias", false);
   s.residual_fp32 = fields::flag(cfg, "residual_in_fp32", true);
