@@ -132,7 +132,7 @@ void read_textnet(CnnParts& p, const json& cfg, const std::string& source, std::
 void read_spatial_reduction_vit(CnnParts& p, const json& cfg, const std::string& source, std::string& error) {
   p.pvt_v1 = cfg.contains("sequence_reduction_ratios") && !cfg.contains("sr_ratios");
   // SegformerAttention runs ALL_ATTENTION_FUNCTIONS (SDPA by default): SegFormer's own config fields say so
-  p.attention_interface = cfg.value("model_type", "") == "segformer" || cfg.contains("reshape_last_stage") || cfg.contains("decoder_hidden_size");
+  p.attention_interface = string_or(cfg, "model_type", "") == "segformer" || cfg.contains("reshape_last_stage") || cfg.contains("decoder_hidden_size");
   take(sizes(cfg, "depths", source, {2, 2, 2, 2}, kMaxLayers + 1), p.depths, error);
   take(sizes(cfg, "hidden_sizes", source, p.pvt_v1 ? std::vector<u64>{64, 128, 320, 512} : std::vector<u64>{32, 64, 160, 256}), p.widths, error);
   take(sizes(cfg, "num_attention_heads", source, {1, 2, 5, 8}, 1ULL << 12), p.sr_heads, error);

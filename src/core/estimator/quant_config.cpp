@@ -39,7 +39,7 @@ Result<bool> read_quantization(ModelConfig& m, const json& cfg, const std::strin
   if (!it->is_object()) return make_error("field 'quantization_config' in " + source + " is not an object");
   const json& qc = *it;
   Quantization& q = m.quant;
-  q.name = qc.value("quant_method", std::string());
+  if (auto qm = qc.find("quant_method"); qm != qc.end() && qm->is_string()) q.name = qm->get<std::string>();  // else unnamed (value() threw on a number)
   auto bits = fields::size(qc, {"bits", "w_bit"}, source);
   auto group = fields::size(qc, {"group_size", "q_group_size"}, source);
   if (!bits) return make_error(bits.error());
