@@ -11,13 +11,13 @@ cd "$tmp" || exit 1
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 wait_for() { for _ in $(seq 100); do [[ -e $1 ]] && return 0; sleep 0.1; done; return 1; }
 
-# The job: marks a step, says it started, then works on for 2 s after vramdoc is told to stop,
+# The job: marks a step, says it started, then works on for 4 s after vramdoc is told to stop,
 # printing as it goes, and leaves a file when it finished by itself.
 cat >job.sh <<'EOF'
 echo "step 1" >>"$VRAMDOC_MARK_FILE"
 touch started
 while [ ! -e stop-sent ]; do sleep 0.05; done
-for i in 1 2 3 4; do echo "after the stop $i"; sleep 0.5; done
+for i in 1 2 3 4 5 6 7 8; do echo "after the stop $i"; sleep 0.5; done
 touch finished
 EOF
 
@@ -27,12 +27,15 @@ wait_for started || fail "the job did not start"
 sleep 0.3
 kill -TERM "$pid"
 touch stop-sent
-start=$SECONDS
+# Timed in milliseconds against the job's 4 s after the stop: whole seconds ($SECONDS) read a 1.05 s exit under
+# load as 2 s, and the 2 s job it was judged against then looked waited for (CI, 2026-12-03).
+start=$(date +%s%N)
 timeout 10 tail --pid="$pid" -f /dev/null
 wait "$pid"
 status=$?
+took=$((($(date +%s%N) - start) / 1000000))
 [[ $status == 143 ]] || fail "vramdoc's exit status after SIGTERM: $status, wanted 143 (128 + SIGTERM)"
-[[ $((SECONDS - start)) -le 1 ]] || fail "vramdoc waited for the job after SIGTERM ($((SECONDS - start)) s)"
+((took < 2500)) || fail "vramdoc waited for the job after SIGTERM ($took ms; the job works 4 s on)"
 [[ -e finished ]] && fail "the job had finished before vramdoc ended: the test proves nothing"
 wait_for finished || fail "the job died with vramdoc (SIGTERM was passed on, or its output pipe broke)"
 sleep 0.3
@@ -40,7 +43,7 @@ contains "the timeline has its end, detached" term.jsonl '"outcome":"detached"'
 contains "the mark before the stop is kept" term.jsonl '"mark":"step 1"'
 contains "the JSON report was written" term.out '"detached"'
 contains "it names the job that goes on" term.out "\"job_pid\""
-contains "the job's output after the stop still came through" term.out "after the stop 4"
+contains "the job's output after the stop still came through" term.out "after the stop 8"
 contains "stderr says what happened" term.err "SIGTERM"
 check "analyze reads a detached timeline" 0 "$VRAMDOC" analyze term.jsonl
 contains "and says the recording stopped while the job went on" $out "detached"
