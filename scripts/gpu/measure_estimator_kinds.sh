@@ -1,6 +1,7 @@
 #!/bin/bash
 # The measurements of issue 28 on the GPU machine: bash measure_estimator_kinds.sh OUT [SCRIPT]
-# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third; _d to _g, rounds 4 to 8)
+# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third; _d to _h, rounds 4 to 9;
+# the sources below are the dev families' only: round 9's new families stay out of them, held out from modelling)
 cd "$(dirname "$0")"
 OUT=$1
 SCRIPT=${2:-measure_estimator_kinds.py}
