@@ -336,7 +336,9 @@ def build(c):
         except TypeError as e:  # LeViT's config has architectures=None, which from_config iterates (5.17)
             if "not iterable" not in str(e):
                 raise
-            model = auto._model_mapping[type(cfg)]._from_config(cfg, dtype=dtype, **extra)
+            cls = auto._model_mapping[type(cfg)]
+            cls = cls[0] if isinstance(cls, tuple) else cls  # DeiT maps to two classes (the first: ...ForImageClassification)
+            model = cls._from_config(cfg, dtype=dtype, **extra)
     if any(p.device.type != "cuda" for p in model.parameters()):
         model.to("cuda")  # XLNet makes its relative-attention Parameters with torch.FloatTensor (on the CPU)
     return cfg, model, dtype
