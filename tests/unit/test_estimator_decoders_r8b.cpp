@@ -22,5 +22,5 @@ void expect_within(const std::string& set, const std::map<std::string, vramdoc::
 // sized by the mamba_* fields; the mixer is round 7's Mamba2Mixer.torch_forward (forward_ssm2.cpp: the chunked SSD's
 // fp32 broadcast products and their backward) inside the hybrid's decoder layer.
 TEST(EstimatorDecodersRound8b, BambaMamba2LayersByIndex) {
-  expect_within("pytorch-h200-kinds-g", {{"010-bamba-s-causal-lm-train-bf16", {1.0, 1.0}}});
+  expect_within("pytorch-h200-kinds-g", {{"010-bamba-s-causal-lm-train-bf16", {0.011, 0.005}}});
 }

@@ -2,6 +2,8 @@
 // modeling_*.py builds them) with transformers' (5.17) class defaults, after encoder_config.cpp has read the
 // kind, family and widths; ModernBERT's and Switch Transformers' own pieces.
 #include <algorithm>
+#include <cctype>
+#include <string>
 
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/encoder_traits.hpp"
@@ -98,6 +100,31 @@ void nllb_moe_traits(ModelConfig& m, const json& cfg) {
   }
 }
 
+// DeBERTa's pos_att_type: a list of names or one string of names split at '|' (DebertaV2Config.__post_init__);
+// anything else (null, numbers) names no term.
+void read_pos_att_type(ModelConfig& m, const json& cfg) {
+  const auto it = cfg.find("pos_att_type");
+  if (it == cfg.end()) return;
+  auto name = [&m](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto trim = [](std::string& s) {
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t") + 1);
+    };
+    for (std::size_t start = 0; start <= t.size();) {
+      const std::size_t bar = std::min(t.find('|', start), t.size());
+      std::string part = t.substr(start, bar - start);
+      trim(part);
+      m.enc.c2p |= part == "c2p", m.enc.p2c |= part == "p2c";
+      start = bar + 1;
+    }
+  };
+  if (it->is_string()) name(it->get<std::string>());
+  if (it->is_array())
+    for (const auto& e : *it)
+      if (e.is_string()) name(e.get<std::string>());
+}
+
 }  // namespace
 
 // Norms, MLP, biases, dropout and the heads' pieces of each family (its modeling_*.py).
@@ -130,11 +157,18 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       // v2: 2 x position_buckets relative embeddings (LayerNorm'd), keys shared with the content (share_att_key);
       // v1 (modeling_deberta.py): 2 x max_relative_positions (-1: max_position_embeddings), no norm, its own
       // pos_proj / pos_q_proj per layer; both: absolute positions only with position_biased_input
+      // relative_attention (both configs default to false; the released v2 / v3 checkpoints set it) switches the
+      // tables, the projections and the disentangled terms on; pos_att_type ("c2p|p2c" or a list) picks the terms
       const bool v1 = m.model_type == "deberta";
       m.enc.type_vocab = size_or(cfg, "type_vocab_size", 0), m.enc.pooler = true;
+      m.enc.relative_attention = fields::flag(cfg, "relative_attention", false);
+      read_pos_att_type(m, cfg);
+      m.enc.scores_plus_zero = m.enc.fused_in_proj = m.enc.op_by_op_layer_norm = v1;  // modeling_deberta.py: rel_att
+      // starts as 0 and is never None; DisentangledSelfAttention.in_proj; DebertaLayerNorm
+      m.enc.position_table = fields::flag(cfg, "position_biased_input", true);
+      if (!m.enc.relative_attention) break;
       m.enc.relative_buckets = v1 ? 2 * size_or(cfg, "max_relative_positions", m.max_positions)
                                   : 2 * size_or(cfg, "position_buckets", 256);
-      m.enc.position_table = fields::flag(cfg, "position_biased_input", true);
       const auto norm_rel = cfg.find("norm_rel_ebd");  // "layer_norm" (deberta-v3), "none" (the class default)
       m.enc.relative_norm = !v1 && norm_rel != cfg.end() && norm_rel->is_string() &&
                             norm_rel->get<std::string>().find("layer_norm") != std::string::npos;

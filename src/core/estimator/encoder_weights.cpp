@@ -68,7 +68,8 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
       w.push_back({prefix + "attention.r_kernel", h, inner, count, false, false, false}), w.back().layers = at.set;
     }
     linear(w, prefix + n.q, h, inner, count, bias && m.enc.pooled_blocks.empty(), at);
-    linear(w, prefix + n.k, h, inner, count, bias && !whisper && !m.enc.cosine_attention, at);  // Whisper's, Swin V2's: no bias
+    // Whisper's, Swin V2's keys: no bias; DeBERTa v1's in_proj none (its q_bias and v_bias stand for q's and v's)
+    linear(w, prefix + n.k, h, inner, count, bias && !whisper && !m.enc.cosine_attention && !m.enc.fused_in_proj, at);
     linear(w, prefix + n.v, h, inner, count, bias, at);
     linear(w, prefix + n.o, inner, h, count, m.output_bias, at);
     vector(w, prefix + "attention norm", norm_width(m, h), count, at);
@@ -151,9 +152,12 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   layer(m, w, m.enc.shared_layers > 0 ? m.enc.shared_layers : L, h, m.intermediate_size, false, m.num_heads);
   global_projections(m, w, L, {});
   if (!m.post_norm) vector(w, "norm", norm_width(m, h));  // pre-norm layers (ModernBERT): the final norm
-  if (m.enc.position_projections) linear(w, "pos_proj", h, h, L, false), linear(w, "pos_q_proj", h, h, L, true);
+  if (m.enc.position_projections) {  // DisentangledSelfAttention.__init__: one per term pos_att_type names
+    if (m.enc.c2p) linear(w, "pos_proj", h, h, L, false);
+    if (m.enc.p2c) linear(w, "pos_q_proj", h, h, L, true);
+  }
   if (m.enc.batched_position_bias) w.push_back({"relative_attention_bias", m.enc.relative_buckets, m.num_heads, 1, false, false, false});
-  if (m.family == Family::DebertaV2) {
+  if (m.family == Family::DebertaV2 && m.enc.relative_attention) {  // DebertaEncoder: rel_embeddings only then
     w.push_back({"rel_embeddings", m.enc.relative_buckets, h, 1, false, false, false});
     if (m.enc.relative_norm) vector(w, "encoder.LayerNorm", 2 * h);
   }

@@ -302,20 +302,38 @@ Rotated apply_rope(Forward& f, const LayerDims& d, Qkv& t) {
 // masked_fill (its bool mask saved); softmax (saved; fp32 under autocast), attention dropout (mask
 // and output saved), the probabilities' 16-bit copy under autocast; bmm with v (saved) and the
 // context made contiguous, which is returned.
-u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 v) {
+// v1 (modeling_deberta.py DisentangledSelfAttention.forward): one in_proj, whose key view the scores' matmul
+// saves (holding the fused output: q, k and v here); query + q_bias, that / scale (saved), value + v_bias (saved).
+// Its terms, tables and projections only with relative_attention, each term only where pos_att_type names it.
+u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
+  const EncoderParts& e = f.r.m.enc;
   const u64 score_w = f.act, kv_len = f.kv_len, square = mul(f.q_len, kv_len);
-  const u64 ks = f.s.alloc(f.bytes(d.kv, f.act));
-  f.keep(q), f.keep(ks);
+  u64 ks = 0;  // v2: key^T / scale; v1: the scaled query
+  if (e.fused_in_proj) {
+    const u64 biased = f.s.alloc(f.bytes(d.q, f.act));
+    ks = f.s.alloc(f.bytes(d.q, f.act));
+    f.s.free(biased);
+    f.keep(ks), f.keep(k), f.keep(q), f.keep(v);  // (q, v: the rest of in_proj's output)
+    v = f.s.alloc(f.bytes(d.kv, f.act));
+  } else {
+    ks = f.s.alloc(f.bytes(d.kv, f.act));
+    f.keep(q), f.keep(ks);
+  }
   const u64 scores = f.s.alloc(f.scores(d.heads, score_w));
   f.drop(ks);
-  const u64 rel_rows = mul(f.batch, std::max<u64>(f.r.m.enc.relative_buckets, 1));
-  const u64 pos_q = f.s.alloc(mul(rel_rows, mul(d.q, f.act))), pos_k = f.s.alloc(mul(rel_rows, mul(d.kv, f.act)));
+  const u64 rel_rows = mul(f.batch, std::max<u64>(e.relative_buckets, 1));
+  // the relative embeddings' projections: both with v2's share_att_key, else one per term pos_att_type names
+  const bool rel = e.relative_attention, both = !e.position_projections;
+  const u64 pos_q = rel && (both || e.p2c) ? f.s.alloc(mul(rel_rows, mul(d.q, f.act))) : 0;
+  const u64 pos_k = rel && (both || e.c2p) ? f.s.alloc(mul(rel_rows, mul(d.kv, f.act))) : 0;
   f.keep(pos_q), f.keep(pos_k);
   std::vector<u64> held;  // to the attention's end
   u64 gathered[2] = {0, 0};
-  u64 rel = 0;
+  u64 score = 0;  // disentangled_att_bias' `score`: 0, then the first term's sum (a new tensor), the second's in place
+  const bool terms[2] = {rel && e.c2p, rel && e.p2c};
   for (int i = 0; i < 2; ++i) {  // c2p, then p2c
-    f.kv_len = std::max<u64>(f.r.m.enc.relative_buckets, 1);
+    if (!terms[i]) continue;
+    f.kv_len = std::max<u64>(e.relative_buckets, 1);
     const u64 raw = f.s.alloc(f.scores(d.heads, score_w));
     f.kv_len = kv_len;
     f.keep(raw);
@@ -325,19 +343,22 @@ u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 v) {
     gathered[i] = f.s.alloc(f.scores(d.heads, score_w));
     f.drop(raw);
     const u64 scaled = f.s.alloc(f.scores(d.heads, score_w));
-    if (i == 0) rel = f.s.alloc(f.scores(d.heads, score_w));  // rel_att
+    if (score == 0) score = f.s.alloc(f.scores(d.heads, score_w));  // rel_att
     f.s.free(scaled);
   }
-  f.s.free(gathered[0]), f.s.free(gathered[1]);
-  if (!f.train) f.s.free(pos_q), f.s.free(pos_k);
-  const u64 sum = f.s.alloc(f.scores(d.heads, score_w));
-  f.drop(scores);
+  if (gathered[0] != 0) f.s.free(gathered[0]);
+  if (gathered[1] != 0) f.s.free(gathered[1]);
+  if (!f.train) f.drop(pos_q), f.drop(pos_k);
+  // `attention_scores + rel_att`: a new tensor wherever the bias ran (even as the int 0) and in v1 always
+  const u64 sum = rel || e.scores_plus_zero ? f.s.alloc(f.scores(d.heads, score_w)) : scores;
+  if (sum != scores) f.drop(scores);
   const u64 mask_rows = mul(f.batch, square);  // (batch, 1, seq, seq) bool
   held.push_back(f.s.alloc(mask_rows));
   const u64 mask = f.s.alloc(mask_rows);
   f.keep(mask);
   const u64 masked = f.s.alloc(f.scores(d.heads, score_w));
-  f.drop(mask), f.s.free(sum);
+  f.drop(mask);
+  if (sum != scores) f.s.free(sum); else f.drop(scores);
   const u64 probs = f.s.alloc(f.scores(d.heads, f.amp ? 4 : f.act));
   f.keep(probs);
   u64 dropped = probs, drop_mask = 0;
@@ -351,10 +372,12 @@ u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 v) {
   const u64 context = f.s.alloc(f.bytes(d.q, f.act)), out = f.s.alloc(f.bytes(d.q, f.act));
   f.drop(context);
   if (p16 != dropped) f.drop(p16);
-  f.s.free(rel), f.drop(masked), f.drop(probs);
+  if (score != 0) f.s.free(score);
+  f.drop(masked), f.drop(probs);
   if (dropped != probs) f.drop(dropped), f.drop(drop_mask);
   for (u64 id : held) f.drop(id);
   if (f.train) f.drop(pos_q), f.drop(pos_k);
+  if (e.fused_in_proj) f.drop(v);  // value + v_bias
   return out;
 }
 
@@ -418,7 +441,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
              f.q_len > saturating_mul(5 + 2 * m.enc.random_blocks, m.enc.sparse_block)) {  // else original_full
     out = block_sparse_attention(f, d, q, k, v, held);
   } else if (m.family == Family::DebertaV2) {  // always its own eager attention
-    out = deberta_attention(f, d, q, v);  // (k: the scores' key^T / scale is its own copy)
+    out = deberta_attention(f, d, q, t.k, v);  // (v2's k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
     out = gpt2_eager(f, d, 0, k, v);
   } else if (m.enc.segment_means > 0) {  // Nystromformer's own attention

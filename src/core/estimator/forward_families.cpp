@@ -222,7 +222,8 @@ u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   }
   // CohereLayerNorm: to(float32); (h - mean) (saved by pow); pow(2); (h - mean) again (saved by the
   // product with rsqrt); the normalised tensor (saved by the weight's product when it trains);
-  // weight * h in fp32; to(input dtype).
+  // weight * h in fp32; to(input dtype). DebertaLayerNorm the same to the normalised tensor (its division
+  // by sqrt saves the second (h - mean)), then to(input dtype) first, weight * h, + bias.
   const u64 up = in_width == 4 ? x : f.s.alloc(f.bytes(elements, 4));
   const u64 centred = f.s.alloc(f.bytes(elements, 4));
   f.keep(centred);
@@ -233,6 +234,14 @@ u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const u64 normed = f.s.alloc(f.bytes(elements, 4));
   f.drop(centred2);
   if (up != x) f.drop(up);
+  if (m.enc.op_by_op_layer_norm) {
+    const u64 cast = in_width == 4 ? normed : f.s.alloc(f.bytes(elements, in_width));
+    if (cast != normed) f.drop(normed);
+    if (f.weights_train()) f.keep(cast);
+    const u64 weighted = f.s.alloc(f.bytes(elements, in_width)), out = f.s.alloc(f.bytes(elements, in_width));
+    f.drop(weighted), f.drop(cast);
+    return out;
+  }
   if (f.weights_train()) f.keep(normed);
   const u64 weighted = f.s.alloc(f.bytes(elements, 4));
   f.drop(normed);

@@ -94,6 +94,11 @@ struct EncoderParts {
   bool relative_norm = false;          // DeBERTa-v2: LayerNorm of the relative embeddings
   bool position_projections = false;   // DeBERTa without share_att_key: the relative embeddings' own key and
                                        // query Linears per layer (v1 pos_proj, pos_q_proj)
+  bool relative_attention = false;     // DeBERTa: relative_attention (the disentangled terms and their tables run)
+  bool c2p = false, p2c = false;       // DeBERTa: pos_att_type's content->position and position->content terms
+  bool scores_plus_zero = false;       // DeBERTa v1: `attention_scores + rel_att` also when rel_att is the int 0
+  bool fused_in_proj = false;          // DeBERTa v1: in_proj (q, k, v in one Linear, no bias), q_bias and v_bias
+  bool op_by_op_layer_norm = false;    // DeBERTa v1: DebertaLayerNorm (fp32 statistics op by op, cast, weight, bias)
   std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
                                        // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
   std::uint64_t source_vocab = 0;      // FSMT: the encoder's own embeddings (src_vocab_size; vocab_size is the target's)
