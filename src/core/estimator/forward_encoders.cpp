@@ -42,6 +42,11 @@ void vision_or_audio(Forward& f, Prelude& p) {
     f.drop(cat);
   }
   f.drop(cast);
+  if (m.enc.pre_layernorm) {  // CLIPVisionTransformer.forward: hidden_states = self.pre_layrnorm(embeddings)
+    const u64 n = norm(f, p.hidden, h, std::max(f.act, in_w));
+    f.drop(p.hidden);
+    p.hidden = n;
+  }
 }
 
 // MarkupLM's XPathEmbeddings.forward (modeling_markuplm.py): max_depth tag and subscript lookups (each list alive to

@@ -331,6 +331,10 @@ u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head
 // fp32 train traces; in place in gemma2-s / gemma2-m amp-bf16).
 void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
                          std::vector<u64>& made, bool share_is_sum = false);
+// Whether the last layer's output goes through a final norm over every token before the head: pre-norm layers
+// have one, post-norm ones (BERT, OPT-350m) none, nor CLIP's vision tower (its post_layernorm reads the class token
+// alone, for the pooled output the image classifier does not read).
+inline bool final_norm_over_tokens(const ModelConfig& m) { return !m.post_norm && !m.enc.pre_layernorm; }
 // lm_head's input from the final norm's output `normed`: OPT's project_out when word_embed_proj_dim
 // differs from the hidden size, else `normed` itself.
 u64 head_input(Forward& f, u64 normed);
