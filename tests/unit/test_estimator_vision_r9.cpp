@@ -26,3 +26,15 @@ TEST(EstimatorVisionRound9, ClipVisionTowerQuickGelu) {
   expect_within("pytorch-h200-kinds-e", {{"085-clip-vb32-image-cls-train-bf16", {0.009, 0.033}},
                                          {"086-clip-vb32-image-cls-infer-bf16", {0.001, 0.011}}});
 }
+
+// Regression: under autocast CrossEntropyLoss on 16-bit logits (Whisper's, T5's, BERT-style MLM heads') was read as
+// all in 16 bit: whisper-s amp -15.8 / -13.8 %, whisper-tiny amp -11.6 / -9.3 %, whisper-b amp -2.5 / -13.1 %,
+// megatron-bert MLM amp -6.4 / -13.0 %. cross_entropy_loss runs its decomposition with autocast on: log_softmax keeps
+// 16 bit, nll_loss (autocast's fp32 list) saves an fp32 copy of the log-probabilities, whose fp32 gradient is cast
+// back to 16 bit (the whisper-s amp trace: 106 + 212 + 212 MB at the backward's start).
+TEST(EstimatorVisionRound9, AutocastCrossEntropyCastsLogProbsToFp32) {
+  expect_within("pytorch-h200-kinds-b", {{"020-whisper-s-speech-seq2seq-train-amp_bf16", {0.028, 0.086}},
+                                         {"059-whisper-b-speech-seq2seq-train-amp_bf16", {0.027, 0.032}}});
+  expect_within("pytorch-h200-kinds-e", {{"078-whisper-tiny-speech-seq2seq-train-amp_bf16", {0.023, 0.014}},
+                                         {"048-megatron-bert-mlm-train-amp_bf16", {0.001, 0.024}}});
+}

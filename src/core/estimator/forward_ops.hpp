@@ -242,9 +242,14 @@ HeadShape head_shape(const Run& r);
 u64 to_decoder(Forward& f, Prelude& p, u64 x);
 // The logits' elements of the run's task (the whole vocabulary under --tp) and whether its loss upcasts them to fp32 (transformers'
 // loss_function does; BERT-style heads, T5, BART and Whisper call CrossEntropyLoss on them as they are).
+// `autocast_nll`: under autocast, CrossEntropyLoss on 16-bit logits (not fp32, no fp32 bias sum before it):
+// cross_entropy_loss, on none of CUDA autocast's lists, runs its decomposition with autocast on: log_softmax keeps the
+// logits' 16 bit (it is given their dtype), nll_loss (on the fp32 list) casts the log-probabilities to fp32 and saves
+// that copy (torch/csrc/autograd's LossNLL, autocast_mode.cpp; the whisper-s amp trace's 106 + 212 MB at the loss).
 struct LossShape {
   u64 elements = 0;
   bool fp32 = true;
+  bool autocast_nll = false;
 };
 LossShape loss_shape(const Run& r);
 // One decoder layer reading `x` (the caller frees `x` unless saved): its output.
@@ -348,8 +353,10 @@ std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
 // `biased`: BART's lm_logits + final_logits_bias (its bytes; 0: none), the loss's input. `scaled`: Cohere's
 // logits * logit_scale, Granite's logits / logits_scaling (its bytes; 0: none), the loss's input, whose backward
 // makes one more logits-sized gradient (trace 009-cohere-s of 2026-12-02: modeling_cohere.py:503).
+// `nll_cast`: LossShape::autocast_nll's fp32 copy of the 16-bit log-probabilities (its bytes; 0: none), saved by
+// nll_loss; its backward's fp32 gradient is cast back to 16 bit for log_softmax's.
 u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
-                          u64 biased = 0, u64 scaled = 0);
+                          u64 biased = 0, u64 scaled = 0, u64 nll_cast = 0);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);
