@@ -354,9 +354,12 @@ std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
 // logits * logit_scale, Granite's logits / logits_scaling (its bytes; 0: none), the loss's input, whose backward
 // makes one more logits-sized gradient (trace 009-cohere-s of 2026-12-02: modeling_cohere.py:503).
 // `nll_cast`: LossShape::autocast_nll's fp32 copy of the 16-bit log-probabilities (its bytes; 0: none), saved by
-// nll_loss; its backward's fp32 gradient is cast back to 16 bit for log_softmax's.
+// nll_loss; its backward's fp32 gradient is cast back to 16 bit for log_softmax's. `first_stream`: ProphetNet's
+// `predict_logits[:, 0].contiguous()` (its bytes; 0: none), made before the loss; with it the logits themselves
+// (`predict_logits`) stay alive beside the loss's copy of them until the model's forward returns
+// (modeling_prophetnet.py ProphetNetForConditionalGeneration.forward, _compute_loss).
 u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
-                          u64 biased = 0, u64 scaled = 0, u64 nll_cast = 0);
+                          u64 biased = 0, u64 scaled = 0, u64 nll_cast = 0, u64 first_stream = 0);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);
