@@ -116,6 +116,13 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   if (act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new") m.mlp = MlpKind::NewGelu;
   // ACT2FN["quick_gelu"] (QuickGELUActivation, activations.py): input * torch.sigmoid(1.702 * input), op by op
   if (act != cfg.end() && act->is_string() && act->get<std::string>() == "quick_gelu") m.mlp = MlpKind::QuickGelu;
+  // BART's relatives name it activation_function (BartConfig; ACT2FN as above): relu (M2M100, NLLB-MoE, FSMT: its
+  // output is fc2's input, the one tensor saved), gelu_new (BigBird-Pegasus: Python's tanh formula)
+  if (const auto fn = cfg.find("activation_function"); fn != cfg.end() && fn->is_string()) {
+    const std::string name = fn->get<std::string>();
+    if (name == "relu") m.mlp = MlpKind::Relu;
+    if (name == "gelu_new") m.mlp = MlpKind::NewGelu;
+  }
   if (m.kind == ModelKind::Encoder) {
     // ELECTRA's (and ALBERT's) narrower embeddings; RemBERT's decoupled ones (modeling_rembert.py RemBertEmbeddings:
     // input_embedding_size wide, RemBertEncoder.embedding_hidden_mapping_in to hidden_size; RemBertLMPredictionHead:
