@@ -46,7 +46,7 @@ struct EncoderType {
   ModelKind kind;
 };
 // Model types read as one of the measured families (the same modules, other weights).
-constexpr std::array<EncoderType, 32> kEncoderTypes = {{
+constexpr std::array<EncoderType, 33> kEncoderTypes = {{
     {"bert", Family::Bert, ModelKind::Encoder},           {"electra", Family::Bert, ModelKind::Encoder},
     {"ernie", Family::Bert, ModelKind::Encoder},          {"roberta", Family::Roberta, ModelKind::Encoder},
     {"xlm-roberta", Family::Roberta, ModelKind::Encoder}, {"camembert", Family::Roberta, ModelKind::Encoder},
@@ -62,6 +62,7 @@ constexpr std::array<EncoderType, 32> kEncoderTypes = {{
     {"modernbert", Family::Bert, ModelKind::Encoder},     {"albert", Family::Bert, ModelKind::Encoder},
     {"led", Family::Bart, ModelKind::EncoderDecoder},     {"dinov2", Family::Vit, ModelKind::Vision},
     {"siglip_vision_model", Family::Vit, ModelKind::Vision},  // SigLIP's vision_config (read_vision_tower)
+    {"clip_vision_model", Family::Vit, ModelKind::Vision},    // CLIP's vision_config (read_vision_tower)
     {"switch_transformers", Family::T5, ModelKind::EncoderDecoder},  // T5 with sparse feed-forward layers
     {"swinv2", Family::Swin, ModelKind::Vision},          // Swin with cosine attention (modeling_swinv2.py)
     {"roformer", Family::Bert, ModelKind::Encoder},       // BERT with rotary sinusoidal positions (modeling_roformer.py)
@@ -254,7 +255,7 @@ Result<std::shared_ptr<const ModelConfig>> read_vision_tower(const json& cfg, co
   auto tower = std::make_shared<ModelConfig>();
   tower->name = source;
   if (auto t = it->find("model_type"); t != it->end() && t->is_string()) tower->model_type = t->get<std::string>();
-  // a known tower (siglip_vision_model) or, by its image_size and patch_size, a generic ViT
+  // a known tower (siglip_vision_model, clip_vision_model) or, by its image_size and patch_size, a generic ViT
   if (auto ok = read_encoder_config(*tower, *it, source + " (vision_config)"); !ok) return make_error(ok.error());
   if (tower->kind != ModelKind::Vision) return std::shared_ptr<const ModelConfig>{};
   // the wrapper's classifier: nn.Linear(vision_config.hidden_size, config.num_labels), the wrapper's labels

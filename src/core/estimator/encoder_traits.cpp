@@ -141,6 +141,15 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   // (the families' own modules below override the MLP: T5's relu / gated gelu)
   const auto act = cfg.find("hidden_act");
   if (act != cfg.end() && act->is_string() && act->get<std::string>() == "gelu_new") m.mlp = MlpKind::NewGelu;
+  // ACT2FN["quick_gelu"] (QuickGELUActivation, activations.py): input * torch.sigmoid(1.702 * input), op by op
+  if (act != cfg.end() && act->is_string() && act->get<std::string>() == "quick_gelu") m.mlp = MlpKind::QuickGelu;
+  // BART's relatives name it activation_function (BartConfig; ACT2FN as above): relu (M2M100, NLLB-MoE, FSMT: its
+  // output is fc2's input, the one tensor saved), gelu_new (BigBird-Pegasus: Python's tanh formula)
+  if (const auto fn = cfg.find("activation_function"); fn != cfg.end() && fn->is_string()) {
+    const std::string name = fn->get<std::string>();
+    if (name == "relu") m.mlp = MlpKind::Relu;
+    if (name == "gelu_new") m.mlp = MlpKind::NewGelu;
+  }
   if (m.kind == ModelKind::Encoder) {
     // ELECTRA's (and ALBERT's) narrower embeddings; RemBERT's decoupled ones (modeling_rembert.py RemBertEmbeddings:
     // input_embedding_size wide, RemBertEncoder.embedding_hidden_mapping_in to hidden_size; RemBertLMPredictionHead:
@@ -190,6 +199,13 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
         // builds its attention-pooling head unless vision_use_head is false, and runs it (pooler_output unused)
         m.enc.class_tokens = 0, m.enc.mean_pooled = true;
         m.enc.attention_pool_head = fields::flag(cfg, "vision_use_head", true);
+        m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
+      }
+      if (m.model_type == "clip_vision_model") {
+        // modeling_clip.py: CLIPVisionEmbeddings' patch Conv2d has no bias (a class token, num_patches + 1
+        // positions); CLIPVisionTransformer runs pre_layrnorm on the embeddings and its post_layernorm on the class
+        // token alone; CLIPForImageClassification classifies torch.mean(last_hidden_state[:, 1:, :], dim=1)
+        m.enc.pre_layernorm = m.enc.mean_pooled = true, m.enc.patch_bias = false;
         m.attention_dropout = fields::fraction(cfg, "attention_dropout", 0.0);
       }
       break;

@@ -179,7 +179,8 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
 void vision(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const u64 h = m.hidden_size, p = m.enc.patch_size, c = m.enc.channels;
   w.push_back({"patch_embeddings", mul(mul(c, p), p), h, 1, true, false, false});
-  vector(w, "patch_embeddings.bias", h);
+  if (m.enc.patch_bias) vector(w, "patch_embeddings.bias", h);
+  if (m.enc.pre_layernorm) vector(w, "pre_layrnorm", 2 * h);  // CLIP (its post_layernorm is "norm" below)
   u64 width = h;
   if (m.family == Family::Vit) {
     const u64 patches = mul(m.enc.image_size / std::max<u64>(p, 1), m.enc.image_size / std::max<u64>(p, 1));

@@ -42,6 +42,11 @@ void vision_or_audio(Forward& f, Prelude& p) {
     f.drop(cat);
   }
   f.drop(cast);
+  if (m.enc.pre_layernorm) {  // CLIPVisionTransformer.forward: hidden_states = self.pre_layrnorm(embeddings)
+    const u64 n = norm(f, p.hidden, h, std::max(f.act, in_w));
+    f.drop(p.hidden);
+    p.hidden = n;
+  }
 }
 
 // MarkupLM's XPathEmbeddings.forward (modeling_markuplm.py): max_depth tag and subscript lookups (each list alive to
@@ -217,7 +222,10 @@ u64 to_decoder(Forward& f, Prelude& p, u64 x) {
   return dec.hidden;
 }
 
-LossShape loss_shape(const Run& r) {
+namespace {
+
+// The logits' elements and whether the task's loss upcasts them (loss_shape).
+LossShape task_loss_shape(const Run& r) {
   const ModelConfig& m = r.m;
   const u64 b = r.o.batch, tokens = mul(b, r.o.seq), target = r.o.target_seq > 0 ? r.o.target_seq : 128;
   switch (r.o.task) {
@@ -231,6 +239,14 @@ LossShape loss_shape(const Run& r) {
     case Task::SpeechSeq2Seq: return {mul(mul(mul(b, target), std::max<u64>(m.enc.ngram, 1)), m.vocab_size), m.enc.ngram > 0};
   }
   return {tokens, true};
+}
+
+}  // namespace
+
+LossShape loss_shape(const Run& r) {
+  LossShape loss = task_loss_shape(r);
+  loss.autocast_nll = r.w.amp && !loss.fp32 && !r.m.enc.logits_bias;  // BART's sum with its fp32 bias: an fp32 input
+  return loss;
 }
 
 u64 head_outputs(const ModelConfig& m) {

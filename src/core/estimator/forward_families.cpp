@@ -66,10 +66,12 @@ u64 xielu(Forward& f, u64 x, u64 inter) {
 
 u64 family_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const ModelConfig& m = f.r.m;
-  if (m.mlp == MlpKind::Relu) {  // OPT: fc1, relu (saves its output: fc2's input), fc2
-    const u64 fc1 = linear(f, x, h, inter, input_wide, "fc1"), r = f.s.alloc(f.bytes(inter, f.act));
+  if (m.mlp == MlpKind::Relu) {  // OPT, BART's relatives: fc1, relu (saves its output: fc2's input), dropout, fc2
+    const u64 fc1 = linear(f, x, h, inter, input_wide, "fc1");
+    u64 r = f.s.alloc(f.bytes(inter, f.act));
     f.keep(r);
     f.drop(fc1);
+    r = dropout(f, r, inter, f.act, m.activation_dropout);  // BART-style activation_dropout (0 for OPT, M2M100)
     const u64 down = linear(f, r, inter, h, false, "fc2");
     f.drop(r);
     return down;

@@ -311,7 +311,7 @@ u64 checkpointed_layer(Forward& f, const std::vector<u64>& layer_casts, LayerKin
 std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast) {
   f.train = true;
   const ModelConfig& m = f.r.m;
-  const u64 normed = m.post_norm ? x : norm(f, x, f.hidden_width(), f.wide);  // OPT-350m, BERT: no final norm
+  const u64 normed = !final_norm_over_tokens(m) ? x : norm(f, x, f.hidden_width(), f.wide);  // OPT-350m, BERT: no final norm
   u64 in = head_input(f, normed);
   u64 rows = f.tokens();
   if (m.kind != ModelKind::Decoder) rows = task_head(f, normed, in) / std::max<u64>(head_outputs(m), 1);

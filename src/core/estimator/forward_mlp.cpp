@@ -24,6 +24,22 @@ u64 gated(Forward& f, u64 x, u64 h, u64 inter, bool input_wide, const std::strin
   return down;
 }
 
+// QuickGELUActivation.forward (activations.py): input * torch.sigmoid(1.702 * input), op by op in the input's dtype
+// (neither op is on autocast's lists): the scaled copy (a temporary: the scalar product saves nothing), its sigmoid
+// (saved: SigmoidBackward keeps its result, the product its other factor), the product (the caller's: fc2's input).
+// The input is the caller's to keep (the product saves it). In the backward the product's MulBackward0 returns
+// both factors' gradients at once, each of the input's size.
+u64 quick_gelu(Forward& f, u64 x, u64 inter) {
+  f.keep(x);
+  const u64 e = f.bytes(inter, f.act), scaled = f.s.alloc(e), sigmoid = f.s.alloc(e);
+  f.s.free(scaled);
+  f.keep(sigmoid);
+  f.backward_transient(e);
+  const u64 out = f.s.alloc(e);
+  f.drop(sigmoid);
+  return out;
+}
+
 u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const ModelConfig& m = f.r.m;
   const bool gpt2 = gpt2_style(m.family);
@@ -42,7 +58,8 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   const u64 first = linear(f, x, h, inter, input_wide, phi ? "fc1" : coder || gpt2 ? "c_fc" : gptj ? "fc_in" : "dense_h_to_4h");
   f.keep(first);  // gelu saves its input (gelu_new's pow and product too)
   const bool python_gelu = m.mlp == MlpKind::NewGelu || m.family == Family::Gpt2;  // its output is fp32 under autocast
-  u64 act = python_gelu ? new_gelu(f, first, inter) : f.s.alloc(f.bytes(inter, f.act));
+  u64 act = python_gelu ? new_gelu(f, first, inter)
+            : m.mlp == MlpKind::QuickGelu ? quick_gelu(f, first, inter) : f.s.alloc(f.bytes(inter, f.act));
   f.drop(first);
   act = dropout(f, act, inter, f.act, m.activation_dropout);  // BART-style fc1 -> act -> dropout -> fc2 (ProphetNet's 0.1)
   const u64 down = linear(f, act, inter, h, f.amp && python_gelu,

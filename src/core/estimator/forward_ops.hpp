@@ -242,9 +242,14 @@ HeadShape head_shape(const Run& r);
 u64 to_decoder(Forward& f, Prelude& p, u64 x);
 // The logits' elements of the run's task (the whole vocabulary under --tp) and whether its loss upcasts them to fp32 (transformers'
 // loss_function does; BERT-style heads, T5, BART and Whisper call CrossEntropyLoss on them as they are).
+// `autocast_nll`: under autocast, CrossEntropyLoss on 16-bit logits (not fp32, no fp32 bias sum before it):
+// cross_entropy_loss, on none of CUDA autocast's lists, runs its decomposition with autocast on: log_softmax keeps the
+// logits' 16 bit (it is given their dtype), nll_loss (on the fp32 list) casts the log-probabilities to fp32 and saves
+// that copy (torch/csrc/autograd's LossNLL, autocast_mode.cpp; the whisper-s amp trace's 106 + 212 MB at the loss).
 struct LossShape {
   u64 elements = 0;
   bool fp32 = true;
+  bool autocast_nll = false;
 };
 LossShape loss_shape(const Run& r);
 // One decoder layer reading `x` (the caller frees `x` unless saved): its output.
@@ -331,6 +336,10 @@ u64 head_backward(Tape& s, const OuterGrads& g, u64 loss, std::vector<u64>& head
 // fp32 train traces; in place in gemma2-s / gemma2-m amp-bf16).
 void embeddings_backward(Tape& s, const OuterGrads& g, std::vector<u64>& saved, u64 tied_share, u64 dx,
                          std::vector<u64>& made, bool share_is_sum = false);
+// Whether the last layer's output goes through a final norm over every token before the head: pre-norm layers
+// have one, post-norm ones (BERT, OPT-350m) none, nor CLIP's vision tower (its post_layernorm reads the class token
+// alone, for the pooled output the image classifier does not read).
+inline bool final_norm_over_tokens(const ModelConfig& m) { return !m.post_norm && !m.enc.pre_layernorm; }
 // lm_head's input from the final norm's output `normed`: OPT's project_out when word_embed_proj_dim
 // differs from the hidden size, else `normed` itself.
 u64 head_input(Forward& f, u64 normed);
@@ -344,8 +353,13 @@ std::vector<u64> record_head(Forward& f, u64 x, u64 lm_head_cast);
 // `biased`: BART's lm_logits + final_logits_bias (its bytes; 0: none), the loss's input. `scaled`: Cohere's
 // logits * logit_scale, Granite's logits / logits_scaling (its bytes; 0: none), the loss's input, whose backward
 // makes one more logits-sized gradient (trace 009-cohere-s of 2026-12-02: modeling_cohere.py:503).
+// `nll_cast`: LossShape::autocast_nll's fp32 copy of the 16-bit log-probabilities (its bytes; 0: none), saved by
+// nll_loss; its backward's fp32 gradient is cast back to 16 bit for log_softmax's. `first_stream`: ProphetNet's
+// `predict_logits[:, 0].contiguous()` (its bytes; 0: none), made before the loss; with it the logits themselves
+// (`predict_logits`) stay alive beside the loss's copy of them until the model's forward returns
+// (modeling_prophetnet.py ProphetNetForConditionalGeneration.forward, _compute_loss).
 u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
-                          u64 biased = 0, u64 scaled = 0);
+                          u64 biased = 0, u64 scaled = 0, u64 nll_cast = 0, u64 first_stream = 0);
 
 // The weights, tensor by tensor (embeddings, layers, head), as loaded.
 void allocate_weights(Sequence& s, const Run& r);

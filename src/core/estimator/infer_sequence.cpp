@@ -20,7 +20,7 @@ constexpr u64 kInferenceWorkspace = 32 * MiB;  // one cuBLAS workspace: every fr
 // the next-token logits. Returns that copy (held into the decoding steps).
 u64 head(Forward& f, u64 x, Prelude& p) {
   const ModelConfig& m = f.r.m;
-  const u64 normed = m.post_norm ? x : norm(f, x, f.hidden_width(), f.wide);
+  const u64 normed = !final_norm_over_tokens(m) ? x : norm(f, x, f.hidden_width(), f.wide);
   if (normed != x) f.s.free(x);
   f.s.free(f.returned_weights), f.returned_weights = 0;  // the model's forward returns
   f.s.free(p.held), f.s.free(f.position_bias), f.s.free(f.cross_bias), f.s.free(f.stack_input);

@@ -34,7 +34,7 @@ enum class NormKind { Rms, RmsFp32Weight, LayerNorm, LayerNormFp32, LayerNorm1P,
 // act(gate)*up; fc1 -> C++ gelu -> fc2; Python gelu_new; fc1 -> relu -> fc2 (OPT); up -> relu^2 -> down
 // (Nemotron); BLOOM's tanh gelu (an autograd Function that saves only its input in training); up -> xIELU -> down
 // (Apertus: XIELUActivation's Python path, activations.py).
-enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu, Xielu };
+enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu, Xielu, QuickGelu };  // QuickGelu: ACT2FN's quick_gelu
 enum class QkNorm { None, PerHead, Full };              // q/k RMSNorm over head_dim (Qwen3, Gemma 3) or whole (OLMo 2)
 // A hybrid decoder's token mixer per layer (hybrid_config.cpp): attention, LFM2's short convolution (Lfm2ShortConv),
 // Jamba's Mamba layer (JambaMambaMixer).
@@ -87,6 +87,10 @@ struct EncoderParts {
   bool logits_bias = false;            // BART and its relatives: lm_logits + final_logits_bias (a buffer), a logits-sized sum
   std::uint64_t class_tokens = 1;      // ViT: the class token before the patches (DeiT: and its distillation token)
   bool mean_pooled = false;            // image-cls: the classifier reads the mean over the tokens (SigLIP), not the first
+  bool patch_bias = true;              // ViT: the patch Conv2d's bias (CLIP's has none)
+  bool pre_layernorm = false;          // CLIP's vision tower (CLIPVisionTransformer): pre_layrnorm on the embeddings before
+                                       // the layers; its post_layernorm reads the class token alone (the pooled output,
+                                       // unused by CLIPForImageClassification): no final norm over the tokens
   bool attention_pool_head = false;    // SigLIP's vision tower: SiglipMultiheadAttentionPoolingHead's weights (it runs,
                                        // its pooler_output unused by the image classifier)
   bool positions_buffer = false;       // M2M100: the sinusoidal positions are a buffer, not a parameter

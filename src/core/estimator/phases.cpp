@@ -132,7 +132,10 @@ std::vector<Phase> training_phases(const Run& r, bool checkpointing) {
   // Gemma 2's logit soft-capping also keeps tanh's output in the activation dtype. lm_head stays
   // whole under --tp: every rank computes all logits.
   const LossShape loss = loss_shape(r);  // causal LM: fp32; BERT-style, T5, BART, Whisper: the logits' dtype
-  const u64 logits = mul(loss.fp32 ? 12 + (m.final_logit_softcap > 0 ? w.act : 0) : 3 * w.act, loss.elements);
+  // (under autocast CrossEntropyLoss on 16-bit logits: the 16-bit log-probabilities, nll_loss's fp32 copy and its
+  // fp32 gradient, LossShape::autocast_nll)
+  const u64 logits = mul(loss.fp32 ? 12 + (m.final_logit_softcap > 0 ? w.act : 0) : loss.autocast_nll ? w.act + 8 : 3 * w.act,
+                         loss.elements);
   (void)logit_tokens;
   const u64 kept = checkpointing ? add(mul(checkpoint_bytes, m.num_layers), head_bytes) : add(saved.all_layers, head_bytes);
   const u64 head_grads = lora ? 0 : mul(s.lm_head_params, rs.weight_width);

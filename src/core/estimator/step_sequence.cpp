@@ -30,7 +30,7 @@ struct TrainPlan {
     return kind.cross ? cross : !stages.empty() ? stages[std::min<std::size_t>(kind.stage, stages.size() - 1)] : kind.moe ? moe : dense;
   }
   std::vector<LayerKind> kinds;
-  u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0;
+  u64 residual = 0, logits_act = 0, logits_fp32 = 0, softcap = 0, nll_cast = 0, first_stream = 0;
   u64 biased = 0;  // BART: lm_logits + final_logits_bias, the loss's input
   u64 scaled = 0;  // Cohere, Granite: the logits times a constant, the loss's input
   u64 states_per_tensor = 0;  // optimizer states per trainable tensor (same bytes)
@@ -72,7 +72,8 @@ TrainPlan train_plan(const Run& r) {
   }
   if (r.m.scaled_logits && r.o.task == Task::CausalLm) p.scaled = p.logits_act;
   // ProphetNet's _compute_loss: logits.transpose(0, 1).contiguous(), a logits-sized copy, is log_softmax's input
-  if (r.m.enc.ngram > 0) p.biased = p.logits_act;
+  if (r.m.enc.ngram > 0) p.biased = p.logits_act, p.first_stream = p.logits_act / r.m.enc.ngram;
+  if (loss.autocast_nll) p.nll_cast = mul(loss.elements, 4);
   const bool adam = r.o.optimizer == Optimizer::AdamW || r.o.optimizer == Optimizer::Adam;
   p.states_per_tensor = adam ? 2 : r.o.optimizer == Optimizer::SgdMomentum ? 1 : 0;
   p.foreach_temporaries = adam;
@@ -172,7 +173,8 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
   Recorded rec = forward(f, p, first);
   std::vector<u64> grads;
   s.stage(Stage::Loss);
-  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache, p.biased, p.scaled);
+  const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache, p.biased, p.scaled,
+                                                p.nll_cast, p.first_stream);
   u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls (traces)
   u64 dx = head_backward(s, p.outer, logits_grad, rec.head, first ? kCublasWorkspace : 0, grads, tied_share);
   s.stage(Stage::Backward);
@@ -243,20 +245,31 @@ void training_events(Sequence& s, const Run& r) {
 }
 
 u64 loss_and_its_gradient(Tape& s, u64 logits_act, u64 logits_fp32, u64 softcap, std::vector<u64>& autocast_cache,
-                          u64 biased, u64 scaled) {
-  u64 logits = s.alloc(logits_act, Use::Logits);
+                          u64 biased, u64 scaled, u64 nll_cast, u64 first_stream) {
+  u64 logits = s.alloc(logits_act, Use::Logits), held = 0;
+  const u64 stream = s.alloc(first_stream, Use::Logits);
   const u64 input = biased != 0 ? biased : scaled;  // the loss's input when it is not the logits themselves
   if (input != 0) {
     const u64 sum = s.alloc(input, Use::Logits);
-    s.free(logits);
+    if (stream != 0) held = logits;  // ProphetNet's predict_logits: a local of the forward
+    else s.free(logits);
     logits = sum;
   }
   const u64 tanh = s.alloc(softcap, Use::Logits);
   const u64 upcast = (input != 0 ? input : logits_act) == logits_fp32 ? 0 : s.alloc(logits_fp32, Use::Logits);
   const u64 log_probs = s.alloc(logits_fp32, Use::Logits);
+  const u64 nll_input = s.alloc(nll_cast, Use::Logits);  // under autocast nll_loss's fp32 copy (saved)
   s.free(upcast), s.free(logits);
+  s.free(held), s.free(stream);  // the model's forward returns
   s.free(autocast_cache);
-  const u64 nll_grad = s.alloc(logits_fp32, Use::Logits), lsm_grad = s.alloc(logits_fp32, Use::Logits);
+  u64 nll_grad = s.alloc(nll_cast != 0 ? nll_cast : logits_fp32, Use::Logits);
+  if (nll_cast != 0) {  // NllLossBackward's saved copy released, ToCopyBackward's 16-bit cast of its gradient
+    s.free(nll_input);
+    const u64 cast = s.alloc(logits_fp32, Use::Logits);
+    s.free(nll_grad);
+    nll_grad = cast;
+  }
+  const u64 lsm_grad = s.alloc(logits_fp32, Use::Logits);
   s.free(nll_grad), s.free(log_probs);
   const u64 grad16 = logits_act == logits_fp32 ? 0 : s.alloc(logits_act, Use::Logits);
   if (grad16 != 0) s.free(lsm_grad);
