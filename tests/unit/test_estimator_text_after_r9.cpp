@@ -23,3 +23,12 @@ TEST(EstimatorTextAfterRound9, DebertaV1WithoutRelativeAttention) {
                                                {"r1-001-deberta1-b-mlm-infer-fp32", {0.005, 0.04}}},
                                      true);
 }
+
+// LayoutLMv3, text only (modeling_layoutlmv3.py, read by LayoutLMv3Config's coordinate_size / shape_size and its
+// relative-bias fields): the x / y / h / w tables coordinate_size and shape_size wide, concatenated and added once;
+// rel_pos_bias, rel_pos_x_bias, rel_pos_y_bias gathered under no_grad (no gradients) into batch x heads x seq x seq
+// biases held through the layers; its own eager attention (the biases added, cogview_attention's scores / 32 saved
+// by amax). Read as LayoutLM before (hidden-wide tables, a pooler, BERT's attention): -17.8 / -15.4 %.
+TEST(EstimatorTextAfterRound9, LayoutLmV3BiasesAndCogviewAttention) {
+  vramdoc::test::expect_cases_within(kRound9, {{"r1-004-layoutlmv3-b-token-cls-train-bf16", {0.005, 0.035}}}, true);
+}

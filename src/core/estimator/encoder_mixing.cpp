@@ -109,8 +109,21 @@ void read_token_mixing(ModelConfig& m, const nlohmann::json& cfg) {
                            (m.enc.pronunciation_used ? m.enc.pronunciation_embed : 0);
     }
   }
+  // LayoutLMv3Config's coordinate_size / shape_size (LayoutLMv3TextEmbeddings: x, y, h, w tables that narrow, six
+  // lookups concatenated and added once), has_relative_attention_bias / rel_pos_bins and has_spatial_attention_bias /
+  // rel_2d_pos_bins (LayoutLMv3Encoder: rel_pos_bias, rel_pos_x_bias, rel_pos_y_bias, Linears without bias whose
+  // weights are gathered by the buckets into batch x heads x seq x seq biases, held through the layers), and
+  // LayoutLMv3SelfAttention's own eager attention (q / sqrt(d), the biases / sqrt(d) added in place, the mask added,
+  // cogview_attention: scores / 32 (saved by amax), minus the max, times 32, softmax). LayoutLMv3Model has no pooler.
+  const bool v3 = cfg.contains("coordinate_size") && cfg.contains("shape_size") && m.enc.layout_positions > 0;
+  if (v3) {
+    m.enc.layout_coordinate = size_or(cfg, "coordinate_size", 128), m.enc.layout_shape = size_or(cfg, "shape_size", 128);
+    m.enc.rel_1d_bins = fields::flag(cfg, "has_relative_attention_bias", true) ? size_or(cfg, "rel_pos_bins", 32) : 0;
+    m.enc.rel_2d_bins = fields::flag(cfg, "has_spatial_attention_bias", true) ? size_or(cfg, "rel_2d_pos_bins", 64) : 0;
+    m.enc.cogview_attention = true;
+  }
   // LayoutLMModel builds its pooler for every head (add_pooling_layer's default; MarkupLM's token classifier passes false)
-  if (m.enc.layout_positions > 0) m.enc.pooler_always = true;
+  if (m.enc.layout_positions > 0 && !v3) m.enc.pooler_always = true;
 }
 
 }  // namespace vramdoc::estimator

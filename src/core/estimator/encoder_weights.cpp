@@ -116,7 +116,17 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
   // LayoutLM's x / y / h / w position tables; MarkupLM's XPathEmbeddings (max_depth tag and subscript tables, the
   // xpath_unitseq2_embeddings Linear (built, unused by forward), xpath_unitseq2_inner to 4 x hidden, inner2emb back)
-  if (m.enc.layout_positions > 0) w.push_back({"embeddings.xywh_position_embeddings", m.enc.layout_positions, e, 4, false, false, false});
+  if (m.enc.layout_positions > 0 && m.enc.layout_coordinate > 0) {  // LayoutLMv3: x, y coordinate_size wide, h, w shape_size
+    w.push_back({"embeddings.xy_position_embeddings", m.enc.layout_positions, m.enc.layout_coordinate, 2, false, false, false});
+    w.push_back({"embeddings.hw_position_embeddings", m.enc.layout_positions, m.enc.layout_shape, 2, false, false, false});
+  } else if (m.enc.layout_positions > 0) {
+    w.push_back({"embeddings.xywh_position_embeddings", m.enc.layout_positions, e, 4, false, false, false});
+  }
+  // LayoutLMv3Encoder's bias Linears: only their weights are read, gathered under torch.no_grad() (no gradient)
+  if (m.enc.rel_1d_bins > 0) w.push_back({"encoder.rel_pos_bias", m.enc.rel_1d_bins, m.num_heads, 1, false, false, false});
+  if (m.enc.rel_2d_bins > 0) w.push_back({"encoder.rel_pos_xy_bias", m.enc.rel_2d_bins, m.num_heads, 2, false, false, false});
+  for (auto& t : w)
+    if (t.name == "encoder.rel_pos_bias" || t.name == "encoder.rel_pos_xy_bias") t.gradient = false;
   if (m.enc.xpath_depth > 0) {
     const u64 units = mul(m.enc.xpath_depth, m.enc.xpath_unit);
     linear(w, "xpath_unitseq2_embeddings", units, h, 1, true);

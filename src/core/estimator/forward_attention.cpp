@@ -381,6 +381,43 @@ u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
   return out;
 }
 
+// LayoutLMv3SelfAttention.forward (modeling_layoutlmv3.py): q / sqrt(d) (saved by the matmul with k), the scores;
+// (rel_pos + rel_2d_pos) / sqrt(d) added in place (two transients); + the additive mask (a new tensor);
+// cogview_attention: scores / 32 (saved by amax's backward), minus the row max, times 32, softmax (saved); attention
+// dropout (its mask and output saved); the context made contiguous.
+u64 cogview_attention(Forward& f, const LayerDims& d, u64 k, u64 v) {
+  const EncoderParts& e = f.r.m.enc;
+  const u64 qs = f.s.alloc(f.bytes(d.q, f.act));
+  f.keep(qs), f.keep(k), f.keep(v);
+  const u64 scores = f.s.alloc(f.scores(d.heads, f.act));
+  f.drop(qs);
+  const int biases = (e.rel_1d_bins > 0 ? 1 : 0) + (e.rel_2d_bins > 0 ? 1 : 0);
+  if (biases > 0) {
+    const u64 sum = biases == 2 ? f.s.alloc(f.scores(d.heads, f.act)) : 0, scaled = f.s.alloc(f.scores(d.heads, f.act));
+    if (sum != 0) f.s.free(sum);
+    f.s.free(scaled);
+  }
+  const u64 masked = f.s.alloc(f.scores(d.heads, f.act));
+  f.s.free(scores);
+  const u64 divided = f.s.alloc(f.scores(d.heads, f.act));
+  f.keep(divided);
+  f.drop(masked);
+  const u64 centred = f.s.alloc(f.scores(d.heads, f.act)), stretched = f.s.alloc(f.scores(d.heads, f.act));
+  f.s.free(centred);
+  const u64 sm = f.s.alloc(f.scores(d.heads, f.act));
+  f.keep(sm);
+  f.s.free(stretched), f.drop(divided);
+  u64 probs = sm;
+  if (f.train && f.r.m.attention_dropout > 0) {
+    const u64 mask = f.s.alloc(f.scores(d.heads, 1));
+    probs = f.s.alloc(f.scores(d.heads, f.act));
+    f.keep(mask), f.keep(probs);
+  }
+  const u64 out = f.s.alloc(f.bytes(d.q, f.act)), contiguous = f.s.alloc(f.bytes(d.q, f.act));
+  f.drop(out), f.drop(probs), f.drop(sm);
+  return contiguous;
+}
+
 // SDPA's fused kernels (flash / memory-efficient): the output, saved with q, k, v; a bool mask made
 // additive per call (saved in training); under autocast q, k, v cast to 16 bit first.
 u64 fused_kernel(Forward& f, const LayerDims& d, LayerKind kind, u64 q, u64 k, u64 v) {
@@ -440,6 +477,8 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   } else if (m.enc.sparse_block > 0 && !kind.cross && (m.kind == ModelKind::Encoder || f.memory == 0) &&  // BigBird-Pegasus' encoder
              f.q_len > saturating_mul(5 + 2 * m.enc.random_blocks, m.enc.sparse_block)) {  // else original_full
     out = block_sparse_attention(f, d, q, k, v, held);
+  } else if (m.enc.cogview_attention) {  // LayoutLMv3's own eager attention
+    out = cogview_attention(f, d, k, v);
   } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, t.k, v);  // (v2's k: the scores' key^T / scale is its own copy)
   } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {

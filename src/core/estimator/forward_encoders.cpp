@@ -96,6 +96,41 @@ u64 concatenated_inputs(Forward& f, u64 word, u64 width) {
   return mapped;
 }
 
+// LayoutLMv3TextEmbeddings.calculate_spatial_position_embeddings: the six lookups (x and y coordinate_size wide,
+// h and w shape_size; the clipped differences are int64 batch x seq), concatenated.
+u64 layout_spatial(Forward& f, u64 width) {
+  const EncoderParts& e = f.r.m.enc;
+  std::vector<u64> parts;
+  for (int i = 0; i < 6; ++i) parts.push_back(f.s.alloc(f.bytes(i < 4 ? e.layout_coordinate : e.layout_shape, width)));
+  const u64 cat = f.s.alloc(f.bytes(4 * e.layout_coordinate + 2 * e.layout_shape, width));
+  f.s.free(parts);
+  return cat;
+}
+
+// LayoutLMv3Encoder._cal_1d_pos_emb / _cal_2d_pos_emb: per bias an int64 seq x seq difference per sequence,
+// relative_position_bucket's int64 and fp32 temporaries (six int64 ones alive at its widest), the weights gathered
+// into batch x seq x seq x heads and made contiguous as batch x heads x seq x seq; the x and y biases summed. The
+// 1-D bias and the 2-D sum are held to the encoder's end (`held`).
+void layout_relative_biases(Forward& f, std::vector<u64>& held) {
+  const EncoderParts& e = f.r.m.enc;
+  const u64 square = saturating_mul(f.batch, saturating_mul(f.q_len, f.kv_len)), heads = f.r.m.num_heads;
+  auto bias = [&]() {
+    std::vector<u64> temps;
+    for (int i = 0; i < 6; ++i) temps.push_back(f.s.alloc(saturating_mul(square, 8)));
+    const u64 gathered = f.s.alloc(f.scores(heads, f.r.w.weight));
+    f.s.free(temps);
+    const u64 contiguous = f.s.alloc(f.scores(heads, f.r.w.weight));
+    f.s.free(gathered);
+    return contiguous;
+  };
+  if (e.rel_1d_bins > 0) held.push_back(bias());
+  if (e.rel_2d_bins > 0) {
+    const u64 x = bias(), y = bias(), sum = f.s.alloc(f.scores(heads, f.r.w.weight));
+    f.s.free(x), f.s.free(y);
+    held.push_back(sum);
+  }
+}
+
 }  // namespace
 
 Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
@@ -117,7 +152,8 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
   // (DeBERTa's relative positions and RoPE encoders' rotations add no table)
   const int tables = (positions ? 1 : 0) + (m.enc.type_vocab > 0 && !decoder_side ? 1 : 0) -
                      (m.family == Family::DebertaV2 || (m.kind == ModelKind::Encoder && m.rotary_dims > 0) ? 1 : 0);
-  const int layout = !decoder_side && m.enc.layout_positions > 0 ? 6 : 0;  // LayoutLM: left, upper, right, lower, h, w
+  // LayoutLM: left, upper, right, lower, h, w added one by one (LayoutLMv3: concatenated, layout_spatial)
+  const int layout = !decoder_side && m.enc.layout_positions > 0 && m.enc.layout_coordinate == 0 ? 6 : 0;
   for (int i = 0; i < tables + layout; ++i) {
     const u64 table = f.s.alloc(f.bytes(h, width));
     if (concatenated) {
@@ -126,6 +162,11 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     }
     const u64 sum = f.s.alloc(f.bytes(h, width));
     f.s.free(table), f.drop(x);
+    x = sum;
+  }
+  if (!decoder_side && m.enc.layout_coordinate > 0) {  // LayoutLMv3: + calculate_spatial_position_embeddings(bbox)
+    const u64 spatial = layout_spatial(f, width), sum = f.s.alloc(f.bytes(h, width));
+    f.s.free(spatial), f.drop(x);
     x = sum;
   }
   if (!decoder_side && m.enc.xpath_depth > 0) {  // MarkupLM: + xpath_embeddings
@@ -150,6 +191,7 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     f.position_bias = f.s.alloc(f.scores(m.num_heads, width));  // held to the encoder's end
     f.s.free(lookup), f.s.free(buckets);
   }
+  if (!decoder_side && (m.enc.rel_1d_bins > 0 || m.enc.rel_2d_bins > 0)) layout_relative_biases(f, p.held);
   if (!decoder_side && m.sliding_window > 0 && f.q_len > m.sliding_window) {
     // a bidirectional window (ModernBERT's sliding layers): one seq x seq bool mask, held to the model's end
     // (masking_utils; SDPA makes it additive per call: fused_kernel)

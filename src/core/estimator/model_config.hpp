@@ -152,6 +152,11 @@ struct EncoderParts {
   bool separate_cls = true;            // Funnel: the first token kept out of the pooling
   bool truncate_seq = true;            // Funnel: the last token dropped before pooling (with separate_cls)
   std::uint64_t layout_positions = 0;  // LayoutLM: max_2d_position_embeddings rows of the x / y / h / w tables
+  std::uint64_t layout_coordinate = 0; // LayoutLMv3: x / y tables coordinate_size wide, h / w shape_size, concatenated
+  std::uint64_t layout_shape = 0;      //   (0: LayoutLM's hidden-wide tables, added)
+  std::uint64_t rel_1d_bins = 0;       // LayoutLMv3: rel_pos_bins of the 1-D relative bias (0: none)
+  std::uint64_t rel_2d_bins = 0;       // LayoutLMv3: rel_2d_pos_bins of the x and y relative biases (0: none)
+  bool cogview_attention = false;      // LayoutLMv3: its eager attention (the biases added, PB-Relax's softmax)
   std::uint64_t xpath_depth = 0, xpath_unit = 0;  // MarkupLM: max_depth tag and subscript tables of xpath_unit_hidden_size
   std::uint64_t xpath_tags = 0, xpath_subs = 0;   // and their rows; the xpath FFN (xpath_unitseq2_inner, inner2emb)
   std::uint64_t shape_embed = 0, shape_vocab = 0;  // RoCBert: shape_embed_dim wide shape_embed (shape_vocab_size rows)
