@@ -54,6 +54,8 @@ struct Forward {
   // sum_to reduces them to the inputs' shapes)
   std::unordered_map<u64, u64> backward_transients;
   u64 pending_workspace = 0;             // encoders: the cuBLAS workspace the first Linear's matmul makes (after its output)
+  std::vector<u64> model_locals;         // CANINE: tensors CanineModel.forward's locals hold to its return (the 3-D
+                                         // character mask, the initial character encoding, the upsampling's inputs)
   u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
                                          // the end of the layers' backward (the caller frees it)
 
@@ -263,6 +265,11 @@ u64 nystrom_attention(Forward& f, const LayerDims& d, u64 v);
 // shifted: the block's pooling layer; stage_end: the decoder's first, upsampling layer) and one FunnelLayer.
 std::vector<LayerKind> funnel_layer_order(const ModelConfig& m);
 u64 funnel_layer(Forward& f, LayerKind kind, u64 x);
+// CANINE (forward_canine.cpp): its layers in model order (LayerKind::stage 0 the initial character layer, which
+// ends in the downsampling; 1 the deep encoder's, stage_end on its last with sequence classification: the final
+// character stack as a forward-only tail; 2 the final character layer, which starts with the upsampling) and one of them.
+std::vector<LayerKind> canine_layer_order(const ModelConfig& m);
+u64 canine_layer(Forward& f, LayerKind kind, u64 x);
 
 // Embeddings, masks, rotary tables; the cuBLAS workspace appears at the first matmul (`workspace`
 // is its size, 0 when an earlier step made it).

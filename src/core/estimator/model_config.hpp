@@ -156,6 +156,13 @@ struct EncoderParts {
   std::uint64_t segment_means = 0;     // Nystromformer: segment_means_seq_len (equal to num_landmarks: dense attention)
   bool always_cached = false;          // XLM: XLMModel.forward builds an EncoderDecoderCache on every call; each layer's
                                        // keys and values are copied into it (held to the forward's end)
+  // Round 9, text encoders (encoder_mixing.cpp reads them):
+  std::uint64_t hash_functions = 0;    // CANINE: num_hash_functions tables of num_hash_buckets x hidden / functions
+                                       // (concatenated into the characters' embeddings; 0: not CANINE)
+  std::uint64_t downsampling_rate = 0; // CANINE: CharactersToMolecules' Conv1d kernel and stride
+  std::uint64_t upsampling_kernel = 0; // CANINE: ConvProjection's Conv1d kernel (2 x hidden -> hidden)
+  std::uint64_t local_stride = 0;      // CANINE: the initial character layer's chunks (local_transformer_stride)
+  std::uint64_t deep_layers = 0;       // CANINE: the deep encoder's layers over the molecules (num_hidden_layers)
 };
 
 // A selective state-space layer (Mamba, FalconMamba: MambaMixer in modeling_mamba.py) in place of attention and MLP.
