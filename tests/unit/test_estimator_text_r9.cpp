@@ -39,3 +39,10 @@ TEST(EstimatorTextRound9, CanineRefusesWhatTransformersRefuses) {
   o.task = Task::TokenCls;
   EXPECT_TRUE(estimate(m, o).ok());
 }
+
+// I-BERT (quant_modules.py IntLayerNorm without quant_mode): every LayerNorm written out op by op in the model's
+// dtype (x - mean and the normalised tensor saved, not the input), -9.1 % allocated / -8.6 % process before.
+// Its QuantLinear / QuantEmbedding weight_integer buffers (weight-sized, not parameters) are not modelled yet.
+TEST(EstimatorTextRound9, IbertWritesItsLayerNormsOut) {
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-f", {{"027-ibert-b-seq-cls-train-bf16", {0.05, 0.05}}}, true);
+}

@@ -125,6 +125,9 @@ void read_token_mixing(ModelConfig& m, const nlohmann::json& cfg) {
     m.enc.deep_layers = m.num_layers, m.num_layers += 1, m.enc.upsampling_layers = 1;
     m.enc.pooler_always = true;  // CanineModel builds and runs CaninePooler for every head (add_pooling_layer)
   }
+  // IBertConfig's quant_mode and force_dequant (modeling_ibert.py, quant_modules.py): every LayerNorm is IntLayerNorm,
+  // whose float path (quant_mode false, the default) is written out op by op (estimated for quant_mode true too)
+  if (cfg.contains("quant_mode") && cfg.contains("force_dequant")) m.enc.ops_layer_norm = true;
   // LayoutLMModel builds its pooler for every head (add_pooling_layer's default; MarkupLM's token classifier passes false)
   if (m.enc.layout_positions > 0) m.enc.pooler_always = true;
 }

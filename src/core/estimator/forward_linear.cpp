@@ -63,7 +63,9 @@ u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide
 // when the weight trains.
 u64 norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const ModelConfig& m = f.r.m;
-  if (m.norm == NormKind::LayerNormFp32 || m.norm == NormKind::LayerNorm1P) return family_norm(f, x, elements, in_width);
+  if (m.norm == NormKind::LayerNormFp32 || m.norm == NormKind::LayerNorm1P || m.enc.ops_layer_norm) {
+    return family_norm(f, x, elements, in_width);
+  }
   if (m.norm == NormKind::T5) return t5_norm(f, x, elements, in_width);
   if (m.norm == NormKind::LayerNorm || gpt2_style(m.family)) {
     f.keep(x);

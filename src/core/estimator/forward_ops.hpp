@@ -160,7 +160,7 @@ void falcon_alibi_mask(Forward& f, Prelude& p);
 // GPT-OSS's eager attention with sinks on q, k, v (`q_heads_major`: q already (batch, heads, seq, dim)): the context
 // made contiguous; `held` the probabilities (attn_weights, kept to the layer's end).
 u64 sink_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_major, u64& held);
-// Cohere's fp32 LayerNorm and Nemotron's LayerNorm1P (as norm()).
+// Cohere's fp32 LayerNorm, Nemotron's LayerNorm1P and I-BERT's IntLayerNorm written out (as norm()).
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
 u64 residual_sum(Forward& f, u64 bytes);

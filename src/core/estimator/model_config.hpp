@@ -163,6 +163,7 @@ struct EncoderParts {
   std::uint64_t upsampling_kernel = 0; // CANINE: ConvProjection's Conv1d kernel (2 x hidden -> hidden)
   std::uint64_t local_stride = 0;      // CANINE: the initial character layer's chunks (local_transformer_stride)
   std::uint64_t deep_layers = 0;       // CANINE: the deep encoder's layers over the molecules (num_hidden_layers)
+  bool ops_layer_norm = false;         // I-BERT: IntLayerNorm's float path, op by op in the input's dtype (quant_modules.py)
 };
 
 // A selective state-space layer (Mamba, FalconMamba: MambaMixer in modeling_mamba.py) in place of attention and MLP.
