@@ -107,6 +107,12 @@ std::vector<std::string> add_alias_fields(json& cfg, const std::string& source) 
                       std::to_string(heads) + " attention heads of " + std::to_string(hidden / heads));
   }
   const bool vision = has(cfg, "image_size") || has(cfg, "num_channels") || has(cfg, "patch_size") || has(cfg, "depths");
+  // CANINE has no vocabulary: its characters' hash tables have num_hash_buckets rows each (configuration_canine.py,
+  // default 16384)
+  if (!has(cfg, "vocab_size") && has(cfg, "num_hash_functions")) {
+    const bool buckets = has(cfg, "num_hash_buckets") && positive_integer(cfg["num_hash_buckets"]);
+    cfg["vocab_size"] = buckets ? cfg["num_hash_buckets"].get<std::uint64_t>() : std::uint64_t{16384};
+  }
   if (!has(cfg, "vocab_size") && !vision) {
     cfg["vocab_size"] = 32000;
     assumed.push_back("no vocab_size in " + source + ": estimated with 32000 tokens");

@@ -230,6 +230,10 @@ Result<bool> read_encoder_config(ModelConfig& m, const json& cfg, const std::str
   }
   if (auto ok = read_widths(m, cfg, source); !ok) return make_error(ok.error());
   set_encoder_traits(m, cfg);
+  if (const std::uint64_t k = m.enc.hash_functions; k > 0 && (k > 16 || m.hidden_size % k != 0)) {
+    // CanineEmbeddings: at most 16 hash functions (_PRIMES), each a hidden_size / num_hash_functions shard
+    return make_error("field 'num_hash_functions' in " + source + " must be at most 16 and divide hidden_size");
+  }
   if (!known) {
     // Most text encoders and encoder-decoders transformers has run eager attention: their classes set no
     // _supports_sdpa (the records' attn_implementation: megatron-bert, rembert, convbert, funnel, fnet, mvp,

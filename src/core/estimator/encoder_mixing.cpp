@@ -2,7 +2,8 @@
 // fields their configuration classes (transformers 5.17) define, so a relative sharing a mechanism reads the same:
 // FNet's Fourier transform (configuration_fnet.py: use_tpu_fourier_optimizations), Funnel's pooled blocks
 // (configuration_funnel.py: block_sizes, block_repeats, num_decoder_layers, pool_q_only, separate_cls, truncate_seq),
-// LayoutLM's and MarkupLM's extra embeddings, Nystromformer's landmarks, XLM's heads and attention.
+// LayoutLM's and MarkupLM's extra embeddings, Nystromformer's landmarks, XLM's heads and attention, CANINE's
+// characters and molecules.
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/encoders.hpp"
 
@@ -122,6 +123,24 @@ void read_token_mixing(ModelConfig& m, const nlohmann::json& cfg) {
     m.enc.rel_2d_bins = fields::flag(cfg, "has_spatial_attention_bias", true) ? size_or(cfg, "rel_2d_pos_bins", 64) : 0;
     m.enc.cogview_attention = true;
   }
+  // CanineConfig's num_hash_functions, num_hash_buckets, downsampling_rate, upsampling_kernel_size,
+  // local_transformer_stride (modeling_canine.py CanineModel): the characters' embeddings are num_hash_functions
+  // lookups concatenated (CanineEmbeddings._embed_hash_buckets), char_position_embeddings has num_hash_buckets rows;
+  // one initial character layer (local attention over chunks), the deep encoder's num_hidden_layers over the
+  // downsampled molecules, ConvProjection and one final character layer (added per task in estimate.cpp, as
+  // Funnel's decoder: for sequence classification its output is never read, estimated as a forward-only tail)
+  if (cfg.contains("num_hash_functions") && cfg.contains("downsampling_rate")) {
+    m.enc.hash_functions = size_or(cfg, "num_hash_functions", 8);
+    m.enc.downsampling_rate = size_or(cfg, "downsampling_rate", 4);
+    m.enc.upsampling_kernel = size_or(cfg, "upsampling_kernel_size", 4);
+    m.enc.local_stride = size_or(cfg, "local_transformer_stride", 128);
+    m.max_positions = size_or(cfg, "num_hash_buckets", 16384);
+    m.enc.deep_layers = m.num_layers, m.num_layers += 1, m.enc.upsampling_layers = 1;
+    m.enc.pooler_always = true;  // CanineModel builds and runs CaninePooler for every head (add_pooling_layer)
+  }
+  // IBertConfig's quant_mode and force_dequant (modeling_ibert.py, quant_modules.py): every LayerNorm is IntLayerNorm,
+  // whose float path (quant_mode false, the default) is written out op by op (estimated for quant_mode true too)
+  if (cfg.contains("quant_mode") && cfg.contains("force_dequant")) m.enc.int_layer_norm = true;
   // LayoutLMModel builds its pooler for every head (add_pooling_layer's default; MarkupLM's token classifier passes false)
   if (m.enc.layout_positions > 0 && !v3) m.enc.pooler_always = true;
 }

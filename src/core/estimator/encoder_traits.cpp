@@ -172,7 +172,7 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
       m.enc.type_vocab = size_or(cfg, "type_vocab_size", 0), m.enc.pooler = true;
       m.enc.relative_attention = fields::flag(cfg, "relative_attention", false);
       read_pos_att_type(m, cfg);
-      m.enc.scores_plus_zero = m.enc.fused_in_proj = m.enc.op_by_op_layer_norm = v1;  // modeling_deberta.py: rel_att
+      m.enc.scores_plus_zero = m.enc.fused_in_proj = m.enc.deberta_layer_norm = v1;  // modeling_deberta.py: rel_att
       // starts as 0 and is never None; DisentangledSelfAttention.in_proj; DebertaLayerNorm
       m.enc.position_table = fields::flag(cfg, "position_biased_input", true);
       if (!m.enc.relative_attention) break;

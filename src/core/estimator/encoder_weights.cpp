@@ -106,12 +106,31 @@ void global_projections(const ModelConfig& m, std::vector<WeightTensor>& w, u64 
   for (const char* name : {"query_global", "key_global", "value_global"}) linear(w, name, m.hidden_size, m.hidden_size, count, true, at);
 }
 
+// CANINE (modeling_canine.py CanineModel.__init__): CharactersToMolecules' Conv1d (hidden -> hidden, kernel = stride =
+// downsampling_rate) and LayerNorm after the initial character layer; ConvProjection's Conv1d (2 x hidden -> hidden,
+// upsampling_kernel_size) and LayerNorm before the final character layer. For sequence classification the final
+// layer is not one of the estimate's layers (layer_order): it and ConvProjection are the model's, run by the forward
+// but never reached by the loss (the classifier reads the deep encoder's pooled output), so no gradient.
+void canine_convolutions(const ModelConfig& m, std::vector<WeightTensor>& w) {
+  const u64 h = m.hidden_size;
+  w.push_back({"chars_to_molecules.conv", mul(h, m.enc.downsampling_rate), h, 1, false, false, false});
+  vector(w, "chars_to_molecules.conv.bias", h), vector(w, "chars_to_molecules.LayerNorm", norm_width(m, h));
+  const std::size_t tail = w.size();
+  w.push_back({"projection.conv", mul(2 * h, m.enc.upsampling_kernel), h, 1, false, false, false});
+  vector(w, "projection.conv.bias", h), vector(w, "projection.LayerNorm", norm_width(m, h));
+  if (m.task != Task::SeqCls) return;
+  layer(m, w, 1, h, m.intermediate_size, false, m.num_heads);  // final_char_encoder's one layer
+  for (std::size_t i = tail; i < w.size(); ++i) w[i].gradient = false;
+}
+
 // Text encoders (BERT, RoBERTa, DistilBERT, DeBERTa-v2): embeddings, layers, the task's head.
 // ELECTRA's embeddings are embedding_size wide, embeddings_project maps them to the hidden size; its
 // MLM head maps back (generator_predictions.dense, LayerNorm) to the tied embeddings (modeling_electra.py).
 void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const u64 h = m.hidden_size, L = m.num_layers, e = m.enc.embedding_size > 0 ? m.enc.embedding_size : h;
-  w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
+  // (CANINE: num_hash_functions tables of num_hash_buckets x e / num_hash_functions, one tensor's bytes here)
+  if (m.enc.hash_functions > 0) w.push_back({"embed_tokens", mul(m.vocab_size, m.enc.hash_functions), e / m.enc.hash_functions, 1, false, false, false});
+  else w.push_back({"embed_tokens", m.vocab_size, e, 1, false, false, false});
   if (m.enc.position_table) w.push_back({"embed_positions", m.max_positions, e, 1, false, false, false});
   if (m.enc.type_vocab > 0) w.push_back({"token_type_embeddings", m.enc.type_vocab, e, 1, false, false, false});
   // LayoutLM's x / y / h / w position tables; MarkupLM's XPathEmbeddings (max_depth tag and subscript tables, the
@@ -161,6 +180,7 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
   // ALBERT's shared layers: their tensors once (the model's, not a layer's: every application reads them)
   layer(m, w, m.enc.shared_layers > 0 ? m.enc.shared_layers : L, h, m.intermediate_size, false, m.num_heads);
   global_projections(m, w, L, {});
+  if (m.enc.hash_functions > 0) canine_convolutions(m, w);
   if (!m.post_norm) vector(w, "norm", norm_width(m, h));  // pre-norm layers (ModernBERT): the final norm
   if (m.enc.position_projections) {  // DisentangledSelfAttention.__init__: one per term pos_att_type names
     if (m.enc.c2p) linear(w, "pos_proj", h, h, L, false);

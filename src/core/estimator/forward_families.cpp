@@ -215,6 +215,22 @@ void falcon_alibi_mask(Forward& f, Prelude& p) {
 
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const ModelConfig& m = f.r.m;
+  if (m.enc.int_layer_norm) {
+    // IntLayerNorm.forward without quant_mode (quant_modules.py): y = x - mean (saved by pow and by the division),
+    // y**2 (its mean is small), y / sqrt(eps + var) (saved by the weight's product when it trains), x * weight,
+    // + bias: each a tensor of the input's dtype; the input itself is not saved
+    const u64 centred = f.s.alloc(f.bytes(elements, in_width));
+    f.keep(centred);
+    const u64 pow = f.s.alloc(f.bytes(elements, in_width));
+    f.drop(pow);
+    const u64 normed = f.s.alloc(f.bytes(elements, in_width));
+    if (f.weights_train()) f.keep(normed);
+    const u64 weighted = f.s.alloc(f.bytes(elements, in_width));
+    f.drop(normed), f.drop(centred);
+    const u64 out = f.s.alloc(f.bytes(elements, in_width));
+    f.drop(weighted);
+    return out;
+  }
   if (m.norm == NormKind::LayerNorm1P) {  // weight + 1 (small); under autocast the input cast to 16 bit first
     const u64 in = f.amp && in_width == 4 ? f.s.alloc(f.bytes(elements, 2)) : x;
     f.keep(in);
@@ -236,7 +252,7 @@ u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const u64 normed = f.s.alloc(f.bytes(elements, 4));
   f.drop(centred2);
   if (up != x) f.drop(up);
-  if (m.enc.op_by_op_layer_norm) {
+  if (m.enc.deberta_layer_norm) {
     const u64 cast = in_width == 4 ? normed : f.s.alloc(f.bytes(elements, in_width));
     if (cast != normed) f.drop(normed);
     if (f.weights_train()) f.keep(cast);

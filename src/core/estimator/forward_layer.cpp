@@ -205,6 +205,7 @@ std::vector<LayerKind> layer_order(const ModelConfig& m) {
     return kinds;
   }
   if (!m.enc.pooled_blocks.empty()) return funnel_layer_order(m);  // Funnel's pooled blocks, its decoder
+  if (m.enc.hash_functions > 0) return canine_layer_order(m);  // CANINE's character and molecule stacks
   const u64 dense = m.num_experts > 0 ? m.dense_layers : m.num_layers;
   const bool listed = m.layer_sliding.size() == m.num_layers;
   for (u64 i = 0; i < m.num_layers; ++i) {
@@ -252,6 +253,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   if (m.family == Family::Mamba) return m.ssm.heads != 0 ? mamba2_block(f, x, cache) : mamba_block(f, x, cache);
   if (m.enc.fourier_mixing) return fourier_layer(f, kind, x);  // FNet
   if (!m.enc.pooled_blocks.empty()) return funnel_layer(f, kind, x);  // Funnel
+  if (m.enc.hash_functions > 0) return canine_layer(f, kind, x);  // CANINE
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   if (m.family == Family::Falcon) return falcon_sequential_layer(f, kind, x, cache);

@@ -63,8 +63,10 @@ u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide
 // when the weight trains.
 u64 norm(Forward& f, u64 x, u64 elements, u64 in_width) {
   const ModelConfig& m = f.r.m;
-  if (m.norm == NormKind::LayerNormFp32 || m.norm == NormKind::LayerNorm1P || m.enc.op_by_op_layer_norm)
+  if (m.norm == NormKind::LayerNormFp32 || m.norm == NormKind::LayerNorm1P || m.enc.deberta_layer_norm ||
+      m.enc.int_layer_norm) {
     return family_norm(f, x, elements, in_width);
+  }
   if (m.norm == NormKind::T5) return t5_norm(f, x, elements, in_width);
   if (m.norm == NormKind::LayerNorm || gpt2_style(m.family)) {
     f.keep(x);

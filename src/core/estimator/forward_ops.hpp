@@ -54,6 +54,8 @@ struct Forward {
   // sum_to reduces them to the inputs' shapes)
   std::unordered_map<u64, u64> backward_transients;
   u64 pending_workspace = 0;             // encoders: the cuBLAS workspace the first Linear's matmul makes (after its output)
+  std::vector<u64> model_locals;         // CANINE: tensors CanineModel.forward's locals hold to its return (the 3-D
+                                         // character mask, the initial character encoding, the upsampling's inputs)
   u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
                                          // the end of the layers' backward (the caller frees it)
 
@@ -158,7 +160,7 @@ void falcon_alibi_mask(Forward& f, Prelude& p);
 // GPT-OSS's eager attention with sinks on q, k, v (`q_heads_major`: q already (batch, heads, seq, dim)): the context
 // made contiguous; `held` the probabilities (attn_weights, kept to the layer's end).
 u64 sink_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v, bool q_heads_major, u64& held);
-// Cohere's fp32 LayerNorm and Nemotron's LayerNorm1P (as norm()).
+// Cohere's fp32 LayerNorm, Nemotron's LayerNorm1P and I-BERT's IntLayerNorm written out (as norm()).
 u64 family_norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // A residual sum of `bytes` (Granite scales the branch first: one more tensor for a moment).
 u64 residual_sum(Forward& f, u64 bytes);
@@ -268,6 +270,11 @@ u64 nystrom_attention(Forward& f, const LayerDims& d, u64 v);
 // shifted: the block's pooling layer; stage_end: the decoder's first, upsampling layer) and one FunnelLayer.
 std::vector<LayerKind> funnel_layer_order(const ModelConfig& m);
 u64 funnel_layer(Forward& f, LayerKind kind, u64 x);
+// CANINE (forward_canine.cpp): its layers in model order (LayerKind::stage 0 the initial character layer, which
+// ends in the downsampling; 1 the deep encoder's, stage_end on its last with sequence classification: the final
+// character stack as a forward-only tail; 2 the final character layer, which starts with the upsampling) and one of them.
+std::vector<LayerKind> canine_layer_order(const ModelConfig& m);
+u64 canine_layer(Forward& f, LayerKind kind, u64 x);
 
 // Embeddings, masks, rotary tables; the cuBLAS workspace appears at the first matmul (`workspace`
 // is its size, 0 when an earlier step made it).

@@ -102,7 +102,7 @@ struct EncoderParts {
   bool c2p = false, p2c = false;       // DeBERTa: pos_att_type's content->position and position->content terms
   bool scores_plus_zero = false;       // DeBERTa v1: `attention_scores + rel_att` also when rel_att is the int 0
   bool fused_in_proj = false;          // DeBERTa v1: in_proj (q, k, v in one Linear, no bias), q_bias and v_bias
-  bool op_by_op_layer_norm = false;    // DeBERTa v1: DebertaLayerNorm (fp32 statistics op by op, cast, weight, bias)
+  bool deberta_layer_norm = false;     // DeBERTa v1: DebertaLayerNorm (fp32 statistics op by op, cast, weight, bias)
   std::uint64_t embedding_size = 0;    // ELECTRA / ALBERT: the embeddings' width when it differs from hidden_size
                                        // (embeddings_project / embedding_hidden_mapping_in maps it); 0: hidden_size
   std::uint64_t source_vocab = 0;      // FSMT: the encoder's own embeddings (src_vocab_size; vocab_size is the target's)
@@ -170,6 +170,14 @@ struct EncoderParts {
   std::uint64_t segment_means = 0;     // Nystromformer: segment_means_seq_len (equal to num_landmarks: dense attention)
   bool always_cached = false;          // XLM: XLMModel.forward builds an EncoderDecoderCache on every call; each layer's
                                        // keys and values are copied into it (held to the forward's end)
+  // Round 9, text encoders (encoder_mixing.cpp reads them):
+  std::uint64_t hash_functions = 0;    // CANINE: num_hash_functions tables of num_hash_buckets x hidden / functions
+                                       // (concatenated into the characters' embeddings; 0: not CANINE)
+  std::uint64_t downsampling_rate = 0; // CANINE: CharactersToMolecules' Conv1d kernel and stride
+  std::uint64_t upsampling_kernel = 0; // CANINE: ConvProjection's Conv1d kernel (2 x hidden -> hidden)
+  std::uint64_t local_stride = 0;      // CANINE: the initial character layer's chunks (local_transformer_stride)
+  std::uint64_t deep_layers = 0;       // CANINE: the deep encoder's layers over the molecules (num_hidden_layers)
+  bool int_layer_norm = false;         // I-BERT: IntLayerNorm's float path, op by op in the input's dtype (quant_modules.py)
 };
 
 // A selective state-space layer (Mamba, FalconMamba: MambaMixer in modeling_mamba.py) in place of attention and MLP.

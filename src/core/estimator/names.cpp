@@ -91,6 +91,10 @@ Result<bool> check_task(const ModelConfig& m, Task task) {
     case ModelKind::Cnn: can = {Task::ImageCls}; break;
     case ModelKind::EncoderDecoder: can = {default_task(m)}; break;
   }
+  if (m.enc.hash_functions > 0 && task == Task::Mlm) {  // modeling_canine.py: no CanineForMaskedLM ("TODO add support for MLM")
+    return make_error("--task mlm does not fit this CANINE model: transformers has no masked-LM head for it (it can run: "
+                      "seq-cls, token-cls)");
+  }
   std::string names;
   for (Task t : can) {
     if (t == task) return true;
