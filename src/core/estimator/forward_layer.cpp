@@ -47,6 +47,7 @@ void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
 void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
   const ModelConfig& m = f.r.m;
   if (m.alibi_mask) return falcon_alibi_mask(f, p);
+  if (m.attention_cache_window > 0) return griffin_mask(f, p);  // RecurrentGemma's own _update_causal_mask
   const bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k.sliding; });
   const bool any_full = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return !k.sliding; });
   const bool eager = attention_path(m, f.r.o) == AttentionPath::Eager;
