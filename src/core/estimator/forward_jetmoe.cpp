@@ -75,11 +75,10 @@ u64 moa_attention(Forward& f, LayerKind kind, u64 input, CacheIds& cache) {
   const bool roped = d.rotary > 0 && !kind.nope;
   const u64 q_rot = roped ? rope(f, mul(d.heads, d.rotary), f.act, f.act) : q;
   u64 k_rot = roped ? rope(f, mul(d.kv_heads, d.rotary), f.act, f.act) : kv;
-  u64 v = kv;
   if (f.use_cache) {  // DynamicCache's first update: copies of the rotated keys and of the values
     cache[0] = f.s.alloc(f.bytes(M, f.act), Use::Cache), cache[1] = f.s.alloc(f.bytes(M, f.act), Use::Cache);
     if (k_rot != kv) f.drop(k_rot);
-    k_rot = cache[0], v = cache[1];
+    k_rot = cache[0];  // (the values' copy is cache[1])
   }
   // key_states.repeat(1, top_k, 1, 1), value_states likewise: copies with every query head's keys (saved by SDPA)
   const u64 keys = f.s.alloc(f.bytes(mul(k, M), f.act)), values = f.s.alloc(f.bytes(mul(k, M), f.act));
