@@ -212,6 +212,15 @@ void set_traits(ModelConfig& m, const json& cfg) {
     // activation's alpha_p and alpha_n per layer), whose attention normalises q and k per head (ApertusAttention
     // q_norm / k_norm, modeling_apertus.py:43-56, 233-251)
     if (act != cfg.end() && act->is_string() && act->get<std::string>() == "xielu") m.mlp = MlpKind::Xielu, m.qk_norm = QkNorm::PerHead;
+    // StableLmConfig's use_qkv_bias and use_parallel_residual: StableLmDecoderLayer's nn.LayerNorm norms (with
+    // biases), q / k / v with a bias and o_proj without, one input_layernorm for attention and MLP side by side with
+    // use_parallel_residual, StableLmLayerNormPerHead on q and k with qk_layernorm (modeling_stablelm.py)
+    if (cfg.contains("use_qkv_bias") && cfg.contains("use_parallel_residual")) {
+      m.norm = NormKind::LayerNorm;
+      m.attention_bias = fields::flag(cfg, "use_qkv_bias", false), m.output_bias = m.mlp_bias = false;
+      m.parallel_residual = m.shared_norm = fields::flag(cfg, "use_parallel_residual", false);
+      if (fields::flag(cfg, "qk_layernorm", false)) m.qk_norm = QkNorm::PerHead;
+    }
   }
 }
 
