@@ -60,6 +60,16 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
     linear(w, "o_proj", mul(m.num_heads, a.v_head_dim), h, L, false);
     return;
   }
+  if (m.attention_experts > 0) {  // JetMoeAttention: JetMoeMoA (its router, the experts' 3-D input_linear (query) and
+    // output_linear weights, its bias), then kv_proj (modeling_jetmoe.py JetMoeMoA.__init__, JetMoeAttention.__init__)
+    const u64 E = m.attention_experts, LE = mul(L, E);
+    w.push_back({"experts.router", h, E, L, true, false, false, false});
+    w.push_back({"experts.input_linear", h, kv, LE, true, false, true, false});
+    w.push_back({"experts.output_linear", kv, h, LE, true, false, true, false});
+    w.push_back({"experts.bias", 1, h, L, false, false, false});
+    linear(w, "kv_proj", h, 2 * kv, L, false);
+    return;
+  }
   if (m.fused_qkv) {
     const char* fused = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : m.family == Family::Mpt ? "Wqkv" : "query_key_value";
     linear(w, fused, h, q + 2 * kv, L, m.attention_bias);
@@ -114,6 +124,7 @@ void add_moe_weights(const ModelConfig& m, u64 layers, std::vector<WeightTensor>
   if (m.expert_biases) w.push_back({"experts.gate_up_proj_bias", 1, 2 * I, LE, false, false, false});
   w.push_back({"experts.down_proj", I, h, LE, true, false, true, false});
   if (m.expert_biases) w.push_back({"experts.down_proj_bias", 1, h, LE, false, false, false});
+  if (m.expert_output_bias) w.push_back({"mlp.bias", 1, h, layers, false, false, false});  // JetMoeMoE.bias
   if (m.shared_expert_intermediate > 0) {
     const bool qwen = m.shared_expert_gate;
     add_mlp_weights(m, layers, m.shared_expert_intermediate, qwen ? "shared_expert." : "shared_experts.", w);
@@ -142,7 +153,8 @@ void add_embedding_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
 void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   const u64 h = m.hidden_size, L = m.num_layers;
   // (MPT's LayerNorms have no bias: norm_1.bias = None)
-  const u64 norm_width = (m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P) && m.family != Family::Mpt ? 2 : 1;
+  const u64 norm_width = (m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNorm1P) && m.family != Family::Mpt &&
+                         m.enc.norm_bias ? 2 : 1;  // (DBRX: LayerNorm(bias=False))
   add_embedding_weights(m, w);
   const std::size_t attention_first = w.size();
   add_attention_weights(m, w);

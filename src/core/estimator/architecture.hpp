@@ -23,7 +23,7 @@ enum class AttentionPath {
 // mlp_only_layers) or only the MoE ones; an encoder-decoder's encoder or decoder layers; the layers
 // of one Swin stage (WeightTensor::stage).
 // A hybrid decoder's (model_config.hpp Mixer): only the attention layers, the short-convolution or the Mamba layers.
-enum class LayerSet : std::uint8_t { All, Dense, Moe, Encoder, Decoder, Stage, Attention, ShortConv, Mamba };
+enum class LayerSet : std::uint8_t { All, Dense, Moe, Encoder, Decoder, Stage, Attention, ShortConv, Mamba, Recurrent };
 
 struct WeightTensor {
   std::string name;       // module name as PEFT matches it (e.g. "q_proj", "mlp.c_proj")
@@ -39,8 +39,16 @@ struct WeightTensor {
   std::uint8_t stage = 0;           // LayerSet::Stage: which stage
   bool gradient = true;  // false: the forward of a text-only batch never reads it (LUKE's entity tables): no
                          // gradient, so no optimizer state (torch.optim skips a parameter whose .grad is None)
+  bool cache_detached = false;  // RecurrentGemma's k_proj / v_proj: with the cache on (training without gradient
+                                // checkpointing) the keys and values reach SDPA only through _update_cache, a no_grad
+                                // copy: no gradient either
 };
 
+// Whether `t` gets a gradient in a run of `grad_checkpointing` (WeightTensor::gradient, cache_detached: the cache is on
+// in training unless gradient checkpointing turns it off).
+inline bool gets_gradient(const WeightTensor& t, bool grad_checkpointing) {
+  return t.gradient && !(t.cache_detached && !grad_checkpointing);
+}
 // Every weight tensor of the model (layers included, via count).
 std::vector<WeightTensor> describe_weights(const ModelConfig& model);
 // Which kind of decoder layer: MoE or dense MLP, sliding-window or global attention.

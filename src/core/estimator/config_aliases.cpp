@@ -89,6 +89,7 @@ std::vector<std::string> add_alias_fields(json& cfg, const std::string& source) 
   fill(cfg, "num_attention_heads", {"n_head", "n_heads", "num_heads", "attention_heads", "decoder_attention_heads",
                                     "num_decoder_attention_heads", "encoder_attention_heads", "num_encoder_attention_heads"});
   fill(cfg, "intermediate_size", {"ffn_dim", "decoder_ffn_dim", "encoder_ffn_dim", "d_ff", "d_inner", "dff", "n_inner"});
+  fill(cfg, "head_dim", {"kv_channels"});  // JetMoeConfig's attribute_map
   fill(cfg, "vocab_size", {"tgt_vocab_size", "target_vocab_size", "src_vocab_size", "n_vocab", "num_tokens"});
   if (!has(cfg, "hidden_size")) return assumed;  // nothing to estimate a transformer from: the caller's error names it
   if (has(cfg, "conv_dim")) {  // wav2vec2-style speech encoders

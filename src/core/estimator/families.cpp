@@ -9,6 +9,7 @@
 #include "core/estimator/config_fields.hpp"
 #include "core/estimator/hybrid.hpp"
 #include "core/estimator/ssm.hpp"
+#include "core/units.hpp"
 
 namespace vramdoc::estimator {
 
@@ -20,7 +21,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 52> kFamilies = {{
+constexpr std::array<FamilyName, 54> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -33,6 +34,7 @@ constexpr std::array<FamilyName, 52> kFamilies = {{
     {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
     {"codegen", Family::Codegen},     {"mpt", Family::Mpt},               {"phimoe", Family::Phimoe},
     {"biogpt", Family::Biogpt},       {"xglm", Family::Xglm},           {"bert", Family::Bert},             {"roberta", Family::Roberta},
+    {"recurrent_gemma", Family::RecurrentGemma}, {"jetmoe", Family::JetMoe},
     {"distilbert", Family::DistilBert}, {"deberta-v2", Family::DebertaV2}, {"vit", Family::Vit},
     {"swin", Family::Swin},           {"t5", Family::T5},                 {"bart", Family::Bart},
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
@@ -123,6 +125,11 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       m.attention_bias = m.output_bias = m.mlp_bias = true;
       m.scaled_embeddings = fields::flag(cfg, "scale_embedding", true);
       break;
+    case Family::RecurrentGemma:  // RecurrentGemmaRMSNorm: Gemma's (x * (1 + w.float())) in fp32; the embeddings times
+      // the normalizer buffer (modeling_recurrent_gemma.py RecurrentGemmaRMSNorm, RecurrentGemmaModel.forward); the
+      // temporal blocks and the MLP's sizes: hybrid_config.cpp read_recurrent_blocks
+      m.norm = NormKind::RmsFp32Weight, m.scaled_embeddings = true;
+      break;
     case Family::Phimoe:  // Mixtral's layer with LayerNorms (weight and bias), biases as the config says (modeling_phimoe.py)
       m.norm = NormKind::LayerNorm, m.lm_head_bias = fields::flag(cfg, "lm_head_bias", false);
       m.attention_bias = m.output_bias = fields::flag(cfg, "attention_bias", false);
@@ -205,6 +212,15 @@ void set_traits(ModelConfig& m, const json& cfg) {
     // activation's alpha_p and alpha_n per layer), whose attention normalises q and k per head (ApertusAttention
     // q_norm / k_norm, modeling_apertus.py:43-56, 233-251)
     if (act != cfg.end() && act->is_string() && act->get<std::string>() == "xielu") m.mlp = MlpKind::Xielu, m.qk_norm = QkNorm::PerHead;
+    // StableLmConfig's use_qkv_bias and use_parallel_residual: StableLmDecoderLayer's nn.LayerNorm norms (with
+    // biases), q / k / v with a bias and o_proj without, one input_layernorm for attention and MLP side by side with
+    // use_parallel_residual, StableLmLayerNormPerHead on q and k with qk_layernorm (modeling_stablelm.py)
+    if (cfg.contains("use_qkv_bias") && cfg.contains("use_parallel_residual")) {
+      m.norm = NormKind::LayerNorm;
+      m.attention_bias = fields::flag(cfg, "use_qkv_bias", false), m.output_bias = m.mlp_bias = false;
+      m.parallel_residual = m.shared_norm = fields::flag(cfg, "use_parallel_residual", false);
+      if (fields::flag(cfg, "qk_layernorm", false)) m.qk_norm = QkNorm::PerHead;
+    }
   }
 }
 
@@ -236,6 +252,36 @@ Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& so
   if (auto it = cfg.find("mlp_only_layers"); it != cfg.end() && it->is_array()) dense += it->size();
   if (step && *step > 1) dense += m.num_layers - m.num_layers / *step;
   m.dense_layers = std::min(dense, m.num_layers);
+  return true;
+}
+
+// DBRX's nested blocks (DbrxConfig's attn_config / ffn_config, configuration_dbrx.py; modular_dbrx.py): a decoder
+// whose ffn_config has moe_num_experts routes every layer's feed-forward to that many experts of ffn_hidden_size
+// (DbrxExpertGLU's w1, v1, w2: Mixtral's gate_up / down sizes), moe_top_k per token; attn_config's kv_n_heads, its
+// clip_qkv (the fused Wqkv's output clamped: a tensor of its own); nn.LayerNorm(d_model, bias=False) norms.
+Result<bool> read_nested_moe(ModelConfig& m, const json& cfg, const std::string& source) {
+  const auto ffn = cfg.find("ffn_config");
+  if (ffn == cfg.end() || !ffn->is_object() || !ffn->contains("moe_num_experts")) return true;
+  Size experts, top_k, width, kv_heads;
+  if (auto ok = read_sizes(*ffn, source, {{&experts, {"moe_num_experts"}}, {&top_k, {"moe_top_k"}},
+                                          {&width, {"ffn_hidden_size"}}});
+      !ok) {
+    return make_error(ok.error());
+  }
+  m.num_experts = experts.value_or(4), m.experts_per_token = top_k.value_or(1);  // DbrxFFNConfig defaults
+  m.moe_intermediate_size = width.value_or(3584), m.dense_layers = 0;
+  if (m.experts_per_token > m.num_experts) return make_error("field 'moe_top_k' in " + source + " exceeds moe_num_experts");
+  if (const auto attn = cfg.find("attn_config"); attn != cfg.end() && attn->is_object()) {
+    if (auto ok = read_sizes(*attn, source, {{&kv_heads, {"kv_n_heads"}}}); !ok) return make_error(ok.error());
+    if (kv_heads) {
+      if (*kv_heads > m.num_heads || m.num_heads % *kv_heads != 0) {
+        return make_error("field 'kv_n_heads' in " + source + " must divide n_heads");
+      }
+      m.num_kv_heads = *kv_heads;
+    }
+    m.clip_qkv = fields::positive_number(*attn, "clip_qkv");
+  }
+  m.fused_qkv = true, m.norm = NormKind::LayerNorm, m.enc.norm_bias = false;
   return true;
 }
 
@@ -274,7 +320,8 @@ std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
   const char* name = m.family == Family::GptNeox ? "rotary_pct" : "partial_rotary_factor";
   double fraction = m.family == Family::GptNeox ? 0.25
                     : m.family == Family::Phi || m.family == Family::Glm4 || m.family == Family::Glm ||
-                              m.family == Family::Nemotron ? 0.5 : 1.0;  // GlmConfig partial_rotary_factor 0.5
+                              m.family == Family::Nemotron || m.family == Family::RecurrentGemma ? 0.5 : 1.0;
+  // (GlmConfig's and RecurrentGemmaConfig's partial_rotary_factor: 0.5)
   if (auto it = cfg.find(name); it != cfg.end() && it->is_number() && it->get<double>() > 0 && it->get<double>() <= 1) {
     fraction = it->get<double>();
   }
@@ -320,6 +367,8 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::Phimoe:
     case Family::Biogpt:
     case Family::Xglm:
+    case Family::RecurrentGemma:
+    case Family::JetMoe:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -390,6 +439,14 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     if (auto ok = read_latent_attention(m, cfg, source); !ok) return make_error(ok.error());
   }
   if (auto ok = read_experts(m, cfg, source); !ok) return make_error(ok.error());
+  if (auto ok = read_nested_moe(m, cfg, source); !ok) return make_error(ok.error());
+  if (m.family == Family::JetMoe) {  // JetMoeConfig: num_attention_heads = num_key_value_heads x num_experts_per_tok,
+    // head_dim = kv_channels (its attribute_map); JetMoeAttention's JetMoeMoA has num_local_experts query / output
+    // projection experts, JetMoeMoA and JetMoeMoE a bias on their output (modeling_jetmoe.py)
+    if (m.num_experts == 0) m.num_experts = 8, m.experts_per_token = 2, m.moe_intermediate_size = m.intermediate_size;
+    m.attention_experts = m.num_experts, m.expert_output_bias = true;
+    m.num_heads = saturating_mul(m.num_kv_heads, m.experts_per_token);
+  }
   if (m.family == Family::Falcon && fields::flag(cfg, "multi_query", true) &&
       !fields::flag(cfg, "new_decoder_architecture", false)) {
     m.num_kv_heads = 1;  // Falcon 7B: one key/value head
@@ -405,7 +462,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
                             m.family == Family::Gemma3 || m.family == Family::Falcon || m.family == Family::Starcoder2 ||
                             m.family == Family::Bloom || m.family == Family::Opt || m.family == Family::Cohere ||
                             m.family == Family::Smollm3 || m.family == Family::Mpt || m.family == Family::Biogpt ||
-                            m.family == Family::Xglm;
+                            m.family == Family::Xglm || m.family == Family::RecurrentGemma || m.family == Family::JetMoe;
   m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", tied_default);
   m.generate_with_cache = fields::flag(cfg, "use_cache", m.family != Family::Mpt);  // MptConfig: use_cache = False
   if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {

@@ -17,19 +17,6 @@ bool rope_with_cat(const ModelConfig& m, const LayerDims& d) {
   return d.rotary < d.head_dim || m.family == Family::Phi3 || m.family == Family::Phi || m.family == Family::GptNeox;
 }
 
-// q * cos + rotate_half(q) * sin over `e` elements per token: the product, -x2 (half), the cat,
-// rotate_half * sin, the sum (autograd saves only cos and sin). `pw`: the products' width (fp32
-// when cos is: OLMo 2, autocast).
-u64 rope(Forward& f, u64 e, u64 xw, u64 pw) {
-  const u64 a = f.s.alloc(f.bytes(e, pw)), neg = f.s.alloc(f.bytes(e / 2, xw)), cat = f.s.alloc(f.bytes(e, xw));
-  f.drop(neg);
-  const u64 b = f.s.alloc(f.bytes(e, pw));
-  f.drop(cat);
-  const u64 sum = f.s.alloc(f.bytes(e, pw));
-  f.drop(a), f.drop(b);
-  return sum;
-}
-
 // ModernBERT's apply_rotary_pos_emb on one of q, k (`e` elements per token): (x.float() * cos) +
 // (rotate_half(x.float()) * sin), each x.float() a temporary of its own freed at its product, rotate_half's
 // -x2 (half) and cat; the fp32 sum is returned (nothing saved but cos and sin). ERNIE 4.5 (modeling_ernie4_5.py)
@@ -210,6 +197,11 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   const u64 kv_fused = m.kv_broadcast_to_heads ? mul(m.num_kv_heads / tp, d.head_dim) : d.kv;
   const char* name = m.family == Family::Phi3 || m.family == Family::Codegen ? "qkv_proj" : m.family == Family::Mpt ? "Wqkv" : gpt2_style(m.family) ? "c_attn" : "query_key_value";
   t.fused = linear(f, x, d.h, d.q + 2 * kv_fused, input_wide, name);
+  if (m.clip_qkv > 0) {  // DBRX: qkv_states.clamp(-clip_qkv, clip_qkv), a tensor of its own (clamp saves its input)
+    f.keep(t.fused);
+    const u64 clamped = f.s.alloc(f.bytes(d.q + 2 * kv_fused, f.act));
+    f.drop(t.fused), t.fused = clamped;
+  }
   if (m.family != Family::Falcon) return t;
   if (m.kv_broadcast_to_heads) {
     const u64 ki = f.s.alloc(f.bytes(kv_fused, f.act)), vi = f.s.alloc(f.bytes(kv_fused, f.act));
@@ -434,6 +426,16 @@ u64 fused_kernel(Forward& f, const LayerDims& d, LayerKind kind, u64 q, u64 k, u
 
 }  // namespace
 
+u64 rope(Forward& f, u64 e, u64 xw, u64 pw) {
+  const u64 a = f.s.alloc(f.bytes(e, pw)), neg = f.s.alloc(f.bytes(e / 2, xw)), cat = f.s.alloc(f.bytes(e, xw));
+  f.drop(neg);
+  const u64 b = f.s.alloc(f.bytes(e, pw));
+  f.drop(cat);
+  const u64 sum = f.s.alloc(f.bytes(e, pw));
+  f.drop(a), f.drop(b);
+  return sum;
+}
+
 LayerDims layer_dims(const Run& r) {
   const ModelConfig& m = r.m;
   const u64 tp = std::max<u64>(r.o.tensor_parallel, 1);
@@ -450,6 +452,7 @@ LayerDims layer_dims(const Run& r) {
 u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& cache, u64& held) {
   const ModelConfig& m = f.r.m;
   if (m.mla.kv_lora_rank > 0) return latent_attention(f, input, cache);
+  if (m.attention_experts > 0) return moa_attention(f, kind, input, cache);  // JetMoE (forward_jetmoe.cpp)
   const LayerDims d = layer_dims(f.r);
   Qkv t = projections(f, d, input, input_wide);
   Rotated rot{t.q, t.k, false};
@@ -458,7 +461,14 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
   const bool cached = f.use_cache || m.enc.always_cached;  // (XLM's encoder: the cache its model always makes)
-  if (cached) {  // DynamicCache's first update concatenates onto an empty tensor: copies
+  const u64 kv_len = f.kv_len;
+  if (cached && m.attention_cache_window > 0) {  // RecurrentGemma: its own window-sized cache, the keys SDPA reads
+    window_cache(f, d, cache);
+    if (rot.k != t.k) f.drop(rot.k);
+    f.drop(t.k), f.drop(t.v);
+    k = cache[0], v = cache[1];
+    f.kv_len = m.attention_cache_window;
+  } else if (cached) {  // DynamicCache's first update concatenates onto an empty tensor: copies
     const bool fp32_keys = f.amp && d.rotary > 0 && !kind.nope && !m.rope_fp32;  // RoPE under autocast: fp32 keys
     const u64 kw = f.r.o.kv_bytes_per_element.value_or(fp32_keys ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
     cache[0] = f.s.alloc(f.bytes(d.kv, kw), Use::Cache), cache[1] = f.s.alloc(f.bytes(d.kv, vw), Use::Cache);
@@ -511,6 +521,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
       f.drop(raw);
     }
   }
+  f.kv_len = kv_len;
   const u64 o = linear(f, out, d.q, d.h, false, gpt2_style(m.family) ? "attn.c_proj" : std::string(attention_output_name(m.family)));
   if (m.alibi) {  // BLOOM: the fused projection, the locals and the merged heads go after the residual sum
     f.after_residual.insert(f.after_residual.begin(), t.fused);

@@ -123,6 +123,7 @@ u64 jamba_mamba(Forward& f, u64 n, CacheIds& cache) {
 
 u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache) {
   if (kind.mixer == Mixer::ShortConv) return short_conv(f, n, cache);
+  if (kind.mixer == Mixer::Recurrent) return recurrent_block(f, n, cache);  // RecurrentGemma (forward_griffin.cpp)
   return f.r.m.ssm.heads != 0 ? mamba2_mixer(f, n, cache) : jamba_mamba(f, n, cache);  // Bamba's Mamba2 mixers
 }
 

@@ -47,6 +47,7 @@ void rotary_tables(Forward& f, Prelude& p, u64& workspace) {
 void masks(Forward& f, Prelude& p, const std::vector<LayerKind>& kinds) {
   const ModelConfig& m = f.r.m;
   if (m.alibi_mask) return falcon_alibi_mask(f, p);
+  if (m.attention_cache_window > 0) return griffin_mask(f, p);  // RecurrentGemma's own _update_causal_mask
   const bool any_sliding = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return k.sliding; });
   const bool any_full = std::any_of(kinds.begin(), kinds.end(), [](LayerKind k) { return !k.sliding; });
   const bool eager = attention_path(m, f.r.o) == AttentionPath::Eager;
@@ -230,12 +231,13 @@ Prelude prelude(Forward& f, const std::vector<LayerKind>& kinds, u64 workspace) 
     const u64 scaled = f.s.alloc(f.bytes(m.hidden_size, width));  // embeddings * sqrt(hidden_size)
     f.s.free(p.hidden), p.hidden = scaled;
   } else if (gpt2_style(m.family)) {  // + position embeddings, then the embeddings' dropout
-    const u64 positions = f.s.alloc(f.bytes(m.hidden_size, width)), sum = f.s.alloc(f.bytes(m.hidden_size, width));
-    if (m.family == Family::GptBigcode) {  // GPTBigCodeModel.forward keeps inputs_embeds and position_embeds to its end
-      p.held.push_back(positions), p.held.push_back(p.hidden);  // (trace 033-bigcode-1b of 2026-12-02)
-    } else {
-      f.s.free(positions), f.s.free(p.hidden);
-    }
+    // wpe(position_ids): without position_ids the model's cache_position.unsqueeze(0), one row for the batch;
+    // generate() passes its own, one row per sequence (prepare_inputs_for_generation, from the attention mask)
+    const u64 rows = f.r.o.new_tokens > 0 ? f.tokens() : f.q_len;
+    const u64 positions = f.s.alloc(mul(rows, mul(m.hidden_size, width))), sum = f.s.alloc(f.bytes(m.hidden_size, width));
+    // GPTBigCodeModel.forward and GPT2Model.forward keep inputs_embeds and position_embeds (locals) to their end
+    // (trace 033-bigcode-1b of 2026-12-02; modeling_gpt2.py GPT2Model.forward)
+    p.held.push_back(positions), p.held.push_back(p.hidden);
     p.hidden = dropout(f, sum, m.hidden_size, width, m.residual_dropout);
   }
   if (m.family != Family::Mamba) masks(f, p, kinds);  // MambaModel: no causal mask (the scan is causal)

@@ -141,6 +141,7 @@ u64 routed_experts(Forward& f, u64 h, u64 inter, u64 experts, u64 k) {
 
 u64 moe(Forward& f, u64 x, u64 h) {
   const ModelConfig& m = f.r.m;
+  if (m.attention_experts > 0) return jetmoe_moe(f, x, h);  // JetMoeMoE (forward_jetmoe.cpp)
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1), shared = m.shared_expert_intermediate / tp;
   const u64 inter = m.moe_intermediate_size / tp;
   const std::string prefix = m.shared_expert_gate ? "shared_expert." : "shared_experts.";
@@ -279,9 +280,10 @@ void decode_layer(Forward& f, LayerKind kind, CacheIds& cache) {
     f.s.free(kvb), f.s.free(key);
   } else {
     // DynamicLayer: torch.cat onto the cache; DynamicSlidingWindowLayer keeps the last window.
-    const bool window = kind.sliding && m.sliding_window > 0;
-    const u64 keys = window ? std::min(f.kv_len, m.sliding_window) : f.kv_len;
-    const u64 kw = f.r.o.kv_bytes_per_element.value_or(f.amp ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(f.act);
+    // RecurrentGemma's _update_cache: each step indexes its window-sized cache into a new one (the old freed)
+    const bool window = kind.sliding && m.sliding_window > 0, fixed = m.attention_cache_window > 0;
+    const u64 keys = fixed ? m.attention_cache_window : window ? std::min(f.kv_len, m.sliding_window) : f.kv_len;
+    const u64 kw = f.r.o.kv_bytes_per_element.value_or(f.amp ? 4 : f.act), vw = f.r.o.kv_bytes_per_element.value_or(fixed ? f.wide : f.act);
     for (auto [slot, width] : {std::pair<std::size_t, u64>{0, kw}, {1, vw}}) {
       const u64 grown = f.s.alloc(saturating_mul(mul(f.batch, keys), mul(d.kv, width)), Use::Cache);
       f.s.free(cache[slot]), cache[slot] = grown;

@@ -133,6 +133,10 @@ using CacheIds = std::array<u64, 2>;
 // input is cast to 16 bit first, a quantised weight is dequantised for the call, a LoRA target adds
 // PEFT's adapter branch. Returns the output (the adapter's sum for a LoRA target).
 u64 linear(Forward& f, u64 x, u64 in_elements, u64 out_elements, bool input_wide, const std::string& name);
+// q * cos + rotate_half(q) * sin over `e` elements per token (forward_attention.cpp): the product, -x2 (half), the cat,
+// rotate_half * sin, the sum (autograd saves only cos and sin); `xw` the input's width, `pw` the products' (fp32 when
+// cos is: OLMo 2, autocast). Returns the sum.
+u64 rope(Forward& f, u64 e, u64 xw, u64 pw);
 // The family's norm over `elements` per token of input `x` (`in_width` bytes each): its output.
 u64 norm(Forward& f, u64 x, u64 elements, u64 in_width);
 // Attention of a decoder layer reading `input`: projections, RoPE, the cache update, the kernel and
@@ -225,6 +229,18 @@ u64 mamba2_mixer(Forward& f, u64 n, CacheIds& cache);
 // A hybrid's token mixer other than attention (forward_hybrid.cpp) on the layer's normed input `n`: LFM2's
 // Lfm2ShortConv, Jamba's JambaMambaMixer; the output projection's output. Its conv / recurrent states go to `cache`.
 u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache);
+// RecurrentGemma (forward_griffin.cpp): RecurrentGemmaRecurrentBlock on the layer's normed input `n` (linear_y / linear_x,
+// the depthwise conv, the RG-LRU and its Python scan, linear_out): linear_out's output; its conv and recurrent states
+// go to `cache`. window_cache: the attention's window-sized keys and values (_setup_cache, _update_cache) into `cache`.
+// griffin_mask: RecurrentGemmaModel._update_causal_mask, held in `p`.
+u64 recurrent_block(Forward& f, u64 n, CacheIds& cache);
+void window_cache(Forward& f, const LayerDims& d, CacheIds& cache);
+void griffin_mask(Forward& f, Prelude& p);
+// JetMoE (forward_jetmoe.cpp): JetMoeAttention with its mixture of attention heads on the layer's normed input
+// (JetMoeMoA.map's routed query projections, kv_proj, RoPE, the keys and values repeated per expert, the kernel,
+// JetMoeMoA.reduce): its output; and JetMoeMoE on `x`: its output.
+u64 moa_attention(Forward& f, LayerKind kind, u64 input, CacheIds& cache);
+u64 jetmoe_moe(Forward& f, u64 x, u64 h);
 // NLLB-MoE's sparse feed-forward (forward_nllb_moe.cpp): NllbMoeTop2Router and NllbMoeExperts on the layer's normed
 // input `x`; the experts' summed output.
 u64 nllb_sparse_mlp(Forward& f, u64 x, u64 h, u64 inter);

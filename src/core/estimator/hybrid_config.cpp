@@ -147,6 +147,47 @@ Result<bool> read_mamba2_layers(ModelConfig& m, const json& cfg, const std::stri
   return true;
 }
 
+// RecurrentGemma (RecurrentGemmaConfig, configuration_recurrent_gemma.py): layers_block_type is block_types repeated to
+// num_hidden_layers ("recurrent": RecurrentGemmaRecurrentBlock, "attention": RecurrentGemmaSdpaAttention); lru_width
+// (None: hidden_size) wide recurrent blocks with a conv1d_width depthwise Conv1d; the attention keeps its own cache of
+// attention_window_size positions; the logits soft-capped by logits_soft_cap. RecurrentGemmaMlp is intermediate_size // 2
+// wide with biases, o_proj has a bias (modeling_recurrent_gemma.py), and RecurrentGemmaForCausalLM.forward sets
+// output_hidden_states = True.
+Result<bool> read_recurrent_blocks(ModelConfig& m, const json& cfg, const std::string& source) {
+  if (m.family != Family::RecurrentGemma && !(cfg.contains("block_types") && cfg.contains("lru_width"))) return false;
+  std::vector<Mixer> cycle;
+  if (const auto types = cfg.find("block_types"); types != cfg.end() && types->is_array()) {
+    for (const auto& t : *types) {
+      if (!t.is_string() || (t.get<std::string>() != "recurrent" && t.get<std::string>() != "attention")) {
+        return make_error("field 'block_types' in " + source + " must list \"recurrent\" or \"attention\"");
+      }
+      cycle.push_back(t.get<std::string>() == "recurrent" ? Mixer::Recurrent : Mixer::Attention);
+    }
+  } else if (cfg.contains("block_types") && !cfg["block_types"].is_null()) {
+    return make_error("field 'block_types' in " + source + " must be a list");
+  }
+  if (cycle.empty()) cycle = {Mixer::Recurrent, Mixer::Recurrent, Mixer::Attention};  // RecurrentGemmaConfig's default
+  auto width = fields::size(cfg, {"lru_width"}, source);
+  auto conv = fields::size(cfg, {"conv1d_width"}, source);
+  auto window = fields::size(cfg, {"attention_window_size"}, source);
+  for (const auto* v : {&width, &conv, &window}) {
+    if (!*v) return make_error(v->error());
+  }
+  m.ssm.inner = width->value_or(m.hidden_size), m.ssm.conv_kernel = conv->value_or(4);
+  if (m.num_heads == 0 || m.ssm.inner % m.num_heads != 0) {
+    return make_error("config " + source + ": lru_width must be a multiple of num_attention_heads (the RG-LRU's blocks)");
+  }
+  m.layer_mixer.clear();
+  for (u64 i = 0; i < m.num_layers; ++i) m.layer_mixer.push_back(cycle[i % cycle.size()]);
+  m.attention_cache_window = window->value_or(2048);
+  const auto cap = cfg.find("logits_soft_cap");  // null: still capped at the class default (the forward always caps)
+  m.final_logit_softcap = cap != cfg.end() && cap->is_number() ? fields::positive_number(cfg, "logits_soft_cap") : 30.0;
+  m.intermediate_size = std::max<u64>(m.intermediate_size / 2, 1);
+  m.mlp_bias = m.output_bias = true;
+  m.all_hidden_states = true;
+  return true;
+}
+
 void add(std::vector<WeightTensor>& w, WeightTensor t, LayerSet set) {
   t.layers = set;
   w.push_back(std::move(t));
@@ -161,6 +202,9 @@ void add_linear(std::vector<WeightTensor>& w, const std::string& name, u64 in, u
 }  // namespace
 
 Result<bool> read_hybrid_layers(ModelConfig& m, const json& cfg, const std::string& source) {
+  auto recurrent = read_recurrent_blocks(m, cfg, source);
+  if (!recurrent) return make_error(recurrent.error());
+  if (*recurrent) return true;
   auto conv = read_short_convs(m, cfg, source);
   if (!conv) return make_error(conv.error());
   if (*conv) return true;
@@ -183,7 +227,24 @@ void add_mixer_weights(const ModelConfig& m, std::size_t attention_first, std::v
   w.resize(attention_first);
   for (WeightTensor& t : attention) {
     t.count = t.count / L * A;
+    // RecurrentGemma's keys and values reach SDPA through its cache's no_grad update (_update_cache)
+    t.cache_detached = m.attention_cache_window > 0 && (t.name.rfind("k_proj", 0) == 0 || t.name.rfind("v_proj", 0) == 0);
     if (t.count > 0) add(w, t, LayerSet::Attention);
+  }
+  // RecurrentGemmaRecurrentBlock.__init__: linear_y, linear_x (hidden -> lru_width), linear_out, the depthwise conv_1d
+  // (lru_width, 1, conv1d_width) with its bias; RecurrentGemmaRglru: recurrent_param (lru_width), the input and
+  // recurrent gates' block-diagonal weights (heads, lru_width / heads, lru_width / heads) and biases (heads, lru_width / heads)
+  if (const u64 R = mixer_layers(m, Mixer::Recurrent); R > 0) {
+    const u64 W = m.ssm.inner, block = W / std::max<u64>(m.num_heads, 1);
+    add_linear(w, "linear_y", h, W, R, true, LayerSet::Recurrent);
+    add_linear(w, "linear_x", h, W, R, true, LayerSet::Recurrent);
+    add_linear(w, "linear_out", W, h, R, true, LayerSet::Recurrent);
+    add(w, {"conv_1d", 1, mul(W, m.ssm.conv_kernel), R, false, false, false}, LayerSet::Recurrent);
+    add(w, {"conv_1d.bias, recurrent_param", 1, 2 * W, R, false, false, false}, LayerSet::Recurrent);
+    for (const char* gate : {"input_gate_weight", "recurrent_gate_weight"}) {  // baddbmm's batch2 (autocast copies it)
+      add(w, {gate, block, W, R, true, false, false, false}, LayerSet::Recurrent);
+    }
+    add(w, {"input_gate_bias, recurrent_gate_bias", 1, 2 * W, R, false, false, false}, LayerSet::Recurrent);
   }
   // Lfm2ShortConv.__init__ (modeling_lfm2.py:325-347): conv (hidden, 1, conv_L_cache), in_proj hidden -> 3 x hidden,
   // out_proj; each with a bias when conv_bias

@@ -75,8 +75,9 @@ u64 full_forward(Sequence& s, Forward& f, const std::vector<LayerKind>& kinds, c
       for (u64 b : weights.layer(kinds[l]).casts) s.alloc(b / std::max<u64>(r.o.tensor_parallel, 1), Use::Cast);
     }
     const u64 out = decoder_layer(f, kinds[l], x, cache[l]);
-    if ((l == 0 && p.hold_first_input) || r.m.family == Family::DebertaV2) p.held.push_back(x);  // the embeddings' output lives to the model's end
-    // (DeBERTa-v2: every layer's, DebertaV2Encoder's all_hidden_states: the deberta-s inference trace)
+    if ((l == 0 && p.hold_first_input) || r.m.family == Family::DebertaV2 || r.m.all_hidden_states) p.held.push_back(x);
+    // (the embeddings' output lives to the model's end; DeBERTa-v2: every layer's, DebertaV2Encoder's all_hidden_states:
+    // the deberta-s inference trace; RecurrentGemma's forced output_hidden_states)
     else if (x != f.stack_input) s.free(x);  // (a stack's held input: freed by the stack)
     x = out;
   }

@@ -18,7 +18,7 @@ namespace vramdoc::estimator {
 enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
-  Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Xglm, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
+  Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Xglm, RecurrentGemma, JetMoe, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
   Whisper, Cnn, Mamba, GptOss, Ernie45, Glm, Generic, FromHeaders
 };
 
@@ -37,8 +37,8 @@ enum class NormKind { Rms, RmsFp32Weight, LayerNorm, LayerNormFp32, LayerNorm1P,
 enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu, Xielu, QuickGelu };  // QuickGelu: ACT2FN's quick_gelu
 enum class QkNorm { None, PerHead, Full };              // q/k RMSNorm over head_dim (Qwen3, Gemma 3) or whole (OLMo 2)
 // A hybrid decoder's token mixer per layer (hybrid_config.cpp): attention, LFM2's short convolution (Lfm2ShortConv),
-// Jamba's Mamba layer (JambaMambaMixer).
-enum class Mixer : std::uint8_t { Attention, ShortConv, Mamba };
+// Jamba's Mamba layer (JambaMambaMixer), RecurrentGemma's recurrent block (RecurrentGemmaRecurrentBlock: the RG-LRU).
+enum class Mixer : std::uint8_t { Attention, ShortConv, Mamba, Recurrent };
 
 // Multi-head latent attention (DeepSeek V2/V3): the low-rank projections' widths.
 struct LatentAttention {
@@ -294,6 +294,15 @@ struct ModelConfig {
                                         // offset); empty: the layers after dense_layers
   std::uint64_t short_conv_kernel = 0;  // LFM2: conv_L_cache, the short convolution's width
   bool short_conv_bias = false;         // LFM2: conv_bias (the conv's, in_proj's and out_proj's)
+  // RecurrentGemma's recurrent blocks use ssm.inner (lru_width) and ssm.conv_kernel (conv1d_width); its gates are
+  // block-diagonal over num_attention_heads blocks.
+  std::uint64_t attention_cache_window = 0;  // RecurrentGemma: the attention's own fixed cache of attention_window_size
+                                        // positions (_setup_cache), the keys of every forward that uses the cache
+  bool all_hidden_states = false;       // the causal LM forces output_hidden_states: every layer's input held to its end
+  std::uint64_t attention_experts = 0;  // JetMoE's mixture of attention heads (JetMoeMoA): this many experts of query and
+                                        // output projections, experts_per_token of them per token, one shared kv_proj
+  bool expert_output_bias = false;      // JetMoE: JetMoeMoA's and JetMoeMoE's bias (hidden_size) on their merged output
+  double clip_qkv = 0.0;                // DBRX: the fused Wqkv's output clamped to [-clip_qkv, clip_qkv] (0: none)
   Quantization quant;                   // quantization_config of the checkpoint
   std::vector<HeaderTensor> header_tensors;  // FromHeaders: the checkpoint's tensors
   bool stand_in = false;                // an unknown model_type read as a generic encoder, encoder-decoder or

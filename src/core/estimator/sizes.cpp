@@ -93,7 +93,7 @@ Sizes count_params(const ModelConfig& m, const Options& o, const std::vector<std
     if (t.tied) continue;
     s.params = add(s.params, n);
     if (is_embedding(t.name)) s.embed_params = add(s.embed_params, n);
-    if (!t.gradient) {
+    if (!gets_gradient(t, o.grad_checkpointing)) {
       s.gradless_params = add(s.gradless_params, n);
     } else {  // the optimizer's tensors: those with a gradient
       s.biggest_tensor = std::max(s.biggest_tensor, each);

@@ -99,6 +99,7 @@ struct Recorded {
   std::vector<u64> head;                 // the final norm's and lm_head's
   std::vector<u64> embeddings;           // before the first layer (GPT-2's embedding dropout mask)
   std::vector<u64> checkpoints;          // the layers' inputs (gradient checkpointing)
+  std::vector<u64> hidden_states;        // the layers' inputs the model returns (ModelConfig::all_hidden_states)
 };
 
 // The forward: embeddings, masks, rotary tables (the first step's first matmul makes a cuBLAS
@@ -128,6 +129,7 @@ Recorded forward(Forward& f, const TrainPlan& p, bool first) {
     const bool kept = std::find(saved.begin(), saved.end(), x) != saved.end();
     if (p.checkpointing) rec.checkpoints.push_back(x);
     else if (l == 0 && pre.hold_first_input) pre.held.push_back(kept ? 0 : x);  // the embeddings' output lives to the model's end
+    else if (f.r.m.all_hidden_states && !kept) rec.hidden_states.push_back(x);
     else if (!kept) f.s.free(x);
     rec.layers.push_back(std::move(saved));
     x = out;
@@ -173,6 +175,8 @@ void train_step(Sequence& s, Forward& f, const TrainPlan& p, bool first, std::ve
   Recorded rec = forward(f, p, first);
   std::vector<u64> grads;
   s.stage(Stage::Loss);
+  // the hidden states the model returned go when the causal LM's forward returns, after its loss (with autocast's cache)
+  f.autocast_cache.insert(f.autocast_cache.end(), rec.hidden_states.begin(), rec.hidden_states.end());
   const u64 logits_grad = loss_and_its_gradient(s, p.logits_act, p.logits_fp32, p.softcap, f.autocast_cache, p.biased, p.scaled,
                                                 p.nll_cast, p.first_stream);
   u64 tied_share = 0;  // the second workspace: at lm_head's backward matmuls (traces)

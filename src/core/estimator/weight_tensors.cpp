@@ -54,6 +54,7 @@ u64 layers_in(const ModelConfig& m, LayerSet set, std::uint8_t stage) {
     case LayerSet::Attention: return mixer_layers(m, Mixer::Attention);
     case LayerSet::ShortConv: return mixer_layers(m, Mixer::ShortConv);
     case LayerSet::Mamba: return mixer_layers(m, Mixer::Mamba);
+    case LayerSet::Recurrent: return mixer_layers(m, Mixer::Recurrent);
     case LayerSet::All: break;
   }
   return m.num_layers;
@@ -78,6 +79,7 @@ bool holds(LayerSet set, LayerKind kind) {
     case LayerSet::Attention: return kind.mixer == Mixer::Attention;
     case LayerSet::ShortConv: return kind.mixer == Mixer::ShortConv;
     case LayerSet::Mamba: return kind.mixer == Mixer::Mamba;
+    case LayerSet::Recurrent: return kind.mixer == Mixer::Recurrent;
     default: return true;
   }
 }
@@ -96,7 +98,7 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width, bool gradients) {
   WeightTensors t;
   const Quantization q = effective_quant(r.m, r.o);
   for (const auto& w : describe_weights(r.m)) {
-    if (gradients && !w.gradient) continue;  // never read by the forward: its .grad stays None
+    if (gradients && !gets_gradient(w, r.o.grad_checkpointing)) continue;  // never reached by the backward: .grad stays None
     const u64 each = mul(w.rows, w.cols), L = holding_layers(r.m, w);
     const bool quantized = w.stored_bytes > 0 || (q.method != QuantMethod::None && w.quantizable);
     if (w.name == "lm_head" && r.w.amp) t.lm_head_cast = mul(each, 2);
@@ -105,7 +107,7 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width, bool gradients) {
     if (L > 0) {  // per layer: count / L tensors
       const bool cast = w.matmul && r.w.amp && !quantized;
       if (!r.m.layer_mixer.empty()) {  // a hybrid: each (mixer, experts) pair's layer
-        t.mixers.resize(6);
+        t.mixers.resize(2 * (static_cast<std::size_t>(Mixer::Recurrent) + 1));  // each mixer x {dense, MoE}
         for (std::size_t slot = 0; slot < t.mixers.size(); ++slot) {
           LayerKind kind{};
           kind.mixer = static_cast<Mixer>(slot / 2), kind.moe = slot % 2 == 1;
