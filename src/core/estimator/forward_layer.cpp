@@ -252,6 +252,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   if (m.family == Family::Mamba) return m.ssm.heads != 0 ? mamba2_block(f, x, cache) : mamba_block(f, x, cache);
   if (m.enc.fourier_mixing) return fourier_layer(f, kind, x);  // FNet
   if (!m.enc.pooled_blocks.empty()) return funnel_layer(f, kind, x);  // Funnel
+  if (kind.mixer == Mixer::Parallel) return parallel_mixer_layer(f, kind, x, cache);  // Falcon-H1
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   if (m.family == Family::Falcon) return falcon_sequential_layer(f, kind, x, cache);

@@ -38,7 +38,8 @@ enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu, Xielu };
 enum class QkNorm { None, PerHead, Full };              // q/k RMSNorm over head_dim (Qwen3, Gemma 3) or whole (OLMo 2)
 // A hybrid decoder's token mixer per layer (hybrid_config.cpp): attention, LFM2's short convolution (Lfm2ShortConv),
 // Jamba's Mamba layer (JambaMambaMixer).
-enum class Mixer : std::uint8_t { Attention, ShortConv, Mamba };
+// Parallel: Falcon-H1's layer, a Mamba2 mixer and attention side by side on one norm's output, their outputs summed.
+enum class Mixer : std::uint8_t { Attention, ShortConv, Mamba, Parallel };
 
 // Multi-head latent attention (DeepSeek V2/V3): the low-rank projections' widths.
 struct LatentAttention {
@@ -174,6 +175,8 @@ struct SsmParts {
   std::uint64_t head_dim = 0;     // head_dim
   std::uint64_t groups = 1;       // n_groups: B and C per group (conv_dim = inner + 2 x groups x state)
   std::uint64_t chunk = 256;      // chunk_size: the SSD's chunks (the sequence padded to a multiple)
+  bool gated_norm = true;         // the gated RMSNorm before out_proj (Falcon-H1's mamba_rms_norm false: y * silu(gate))
+  bool mup_scaled = false;        // Falcon-H1: input * ssm_in_multiplier before in_proj, in_proj's output * mup_vector
 };
 
 // A weight tensor read from a safetensors header (model directories).

@@ -75,9 +75,9 @@ bool holds(LayerSet set, LayerKind kind) {
   switch (set) {
     case LayerSet::Dense: return !kind.moe;
     case LayerSet::Moe: return kind.moe;
-    case LayerSet::Attention: return kind.mixer == Mixer::Attention;
-    case LayerSet::ShortConv: return kind.mixer == Mixer::ShortConv;
-    case LayerSet::Mamba: return kind.mixer == Mixer::Mamba;
+    case LayerSet::Attention: return has_mixer(kind.mixer, Mixer::Attention);
+    case LayerSet::ShortConv: return has_mixer(kind.mixer, Mixer::ShortConv);
+    case LayerSet::Mamba: return has_mixer(kind.mixer, Mixer::Mamba);
     default: return true;
   }
 }
@@ -105,7 +105,7 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width, bool gradients) {
     if (L > 0) {  // per layer: count / L tensors
       const bool cast = w.matmul && r.w.amp && !quantized;
       if (!r.m.layer_mixer.empty()) {  // a hybrid: each (mixer, experts) pair's layer
-        t.mixers.resize(6);
+        t.mixers.resize(8);
         for (std::size_t slot = 0; slot < t.mixers.size(); ++slot) {
           LayerKind kind{};
           kind.mixer = static_cast<Mixer>(slot / 2), kind.moe = slot % 2 == 1;
