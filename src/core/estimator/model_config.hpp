@@ -268,6 +268,7 @@ struct ModelConfig {
   bool attention_sinks = false;         // GPT-OSS: a learned sink logit per head concatenated to the scores, softmax in
                                         // the scores' dtype (its own eager attention: no SDPA)
   bool expert_biases = false;           // GPT-OSS: the router's and the experts' gate_up / down biases
+  bool expert_score_bias = false;       // ERNIE-4.5-MoE: moe_statics.e_score_correction_bias, a Parameter without grad
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
   std::vector<Mixer> layer_mixer;       // hybrids: per layer, its token mixer (LFM2's layer_types "conv", Jamba's
                                         // attn_layer_period / offset); empty: attention in every layer
