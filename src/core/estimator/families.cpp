@@ -257,7 +257,8 @@ Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& so
   m.num_experts = experts.value_or(m.family == Family::Phimoe ? 16 : 8);  // PhimoeConfig: 16 local experts
   m.experts_per_token = per_token.value_or(2);
   if (m.experts_per_token > m.num_experts) {
-    return make_error("field 'num_experts_per_tok' in " + source + " exceeds the number of experts");
+    const char* name = cfg.contains("num_experts_per_tok") || !cfg.contains("moe_k") ? "num_experts_per_tok" : "moe_k";
+    return make_error("field '" + std::string(name) + "' in " + source + " exceeds the number of experts");
   }
   m.moe_intermediate_size = moe_inter.value_or(m.intermediate_size);
   if (m.family == Family::Qwen2Moe && shared_inter) m.shared_expert_intermediate = *shared_inter, m.shared_expert_gate = true;

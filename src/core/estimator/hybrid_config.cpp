@@ -148,8 +148,8 @@ Result<bool> read_mamba2_layers(ModelConfig& m, const json& cfg, const std::stri
   s.head_dim = s.heads > 0 ? s.inner / s.heads : 0;
   if (auto it = cfg.find("mamba_d_head"); it != cfg.end() && it->is_number_unsigned()) s.head_dim = it->get<u64>();
   if (s.heads == 0 || s.groups == 0 || s.chunk == 0 || s.heads % s.groups != 0 || mul(s.heads, s.head_dim) != s.inner) {
-    return make_error("config " + source + ": mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size, " +
-                      "mamba_n_heads a multiple of mamba_n_groups");
+    return make_error("config " + source + ": mamba_n_heads x mamba_d_head must equal the mixer's width (mamba_d_ssm, " +
+                      "or mamba_expand x hidden_size), mamba_n_heads a multiple of mamba_n_groups");
   }
   s.conv_bias = fields::flag(cfg, "mamba_conv_bias", true);
   s.proj_bias = fields::flag(cfg, "mamba_proj_bias", false);
