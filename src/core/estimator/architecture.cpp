@@ -120,6 +120,11 @@ void add_moe_weights(const ModelConfig& m, u64 layers, std::vector<WeightTensor>
   const u64 h = m.hidden_size, E = m.num_experts, I = m.moe_intermediate_size, LE = mul(layers, E);
   w.push_back({"gate", h, E, layers, true, false, false, false});
   if (m.expert_biases) w.push_back({"router.bias", 1, E, layers, false, false, false});  // GptOssTopKRouter.bias
+  if (m.expert_score_bias) {  // Ernie4_5_MoeStatics: requires_grad=False, so no gradient and no optimizer state
+    WeightTensor bias{"moe_statics.e_score_correction_bias", 1, E, layers, false, false, false, false};
+    bias.gradient = false;
+    w.push_back(bias);
+  }
   w.push_back({"experts.gate_up_proj", h, 2 * I, LE, true, false, true, false});
   if (m.expert_biases) w.push_back({"experts.gate_up_proj_bias", 1, 2 * I, LE, false, false, false});
   w.push_back({"experts.down_proj", I, h, LE, true, false, true, false});

@@ -27,11 +27,13 @@ constexpr std::array<FamilyName, 54> kFamilies = {{
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
     {"gemma3_text", Family::Gemma3},  {"qwen2_moe", Family::Qwen2Moe},    {"qwen3_moe", Family::Qwen3Moe},
     {"deepseek_v2", Family::DeepseekV2}, {"deepseek_v3", Family::DeepseekV3}, {"olmo2", Family::Olmo2},
+    {"olmo3", Family::Olmo2},  // Olmo3DecoderLayer(Olmo2DecoderLayer): OLMo 2's layer, windowed by layer_types
     {"phi", Family::Phi},             {"falcon", Family::Falcon},         {"gpt_neox", Family::GptNeox},
     {"starcoder2", Family::Starcoder2}, {"bloom", Family::Bloom},           {"gptj", Family::Gptj},
     {"opt", Family::Opt},             {"cohere", Family::Cohere},         {"granite", Family::Granite},
     {"olmoe", Family::Olmoe},         {"smollm3", Family::Smollm3},       {"glm4", Family::Glm4},
     {"nemotron", Family::Nemotron},   {"gpt_bigcode", Family::GptBigcode}, {"granitemoe", Family::GraniteMoe},
+    {"granitemoeshared", Family::GraniteMoe},  // GraniteMoeSharedDecoderLayer: GraniteMoe's + shared_mlp
     {"codegen", Family::Codegen},     {"mpt", Family::Mpt},               {"phimoe", Family::Phimoe},
     {"biogpt", Family::Biogpt},       {"xglm", Family::Xglm},           {"bert", Family::Bert},             {"roberta", Family::Roberta},
     {"recurrent_gemma", Family::RecurrentGemma}, {"jetmoe", Family::JetMoe},
@@ -224,14 +226,42 @@ void set_traits(ModelConfig& m, const json& cfg) {
   }
 }
 
+// Ernie4_5_MoeDecoderLayer.__init__ (modeling_ernie4_5_moe.py): the experts in the layers moe_layer_start_index <= i
+// <= moe_layer_end_index with (i + 1) % moe_layer_interval == 0, Ernie4_5_MoeMLP in the others; each MoE layer's
+// moe_statics.e_score_correction_bias, a (1, experts) fp32 Parameter without gradient (Ernie4_5_MoeConfig defaults:
+// start 1, end num_hidden_layers - 1, interval 1).
+Result<bool> read_moe_layer_range(ModelConfig& m, const json& cfg, const std::string& source) {
+  if (!cfg.contains("moe_layer_start_index") || m.num_experts == 0) return true;
+  auto start = fields::count(cfg, "moe_layer_start_index", source);
+  auto end = fields::count(cfg, "moe_layer_end_index", source);
+  auto interval = fields::size(cfg, {"moe_layer_interval"}, source);
+  if (!start) return make_error(start.error());
+  if (!end) return make_error(end.error());
+  if (!interval) return make_error(interval.error());
+  const std::uint64_t first = start->value_or(1), last = end->value_or(m.num_layers > 0 ? m.num_layers - 1 : 0);
+  const std::uint64_t every = std::max<std::uint64_t>(interval->value_or(1), 1);
+  m.layer_moe.clear();
+  std::uint64_t dense = 0;
+  for (std::uint64_t i = 0; i < m.num_layers; ++i) {
+    m.layer_moe.push_back((i + 1) % every == 0 && i >= first && i <= last);
+    dense += m.layer_moe.back() ? 0 : 1;
+  }
+  m.dense_layers = dense;
+  m.expert_score_bias = true;
+  if (dense == m.num_layers) m.num_experts = 0, m.layer_moe.clear(), m.expert_score_bias = false;
+  return true;
+}
+
 // Routed experts, their width, shared experts and the layers that stay dense.
 Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& source) {
-  Size experts, per_token, moe_inter, shared_inter, shared_n, first_dense, step;
-  if (auto ok = read_sizes(cfg, source, {{&experts, {"num_local_experts", "num_experts", "n_routed_experts"}},
-                                         {&per_token, {"num_experts_per_tok"}},
+  Size experts, per_token, moe_inter, shared_inter, shared_n, shared_mlp, first_dense, step;
+  // (Ernie4_5_MoeConfig: moe_num_experts, moe_k, moe_num_shared_experts)
+  if (auto ok = read_sizes(cfg, source, {{&experts, {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}},
+                                         {&per_token, {"num_experts_per_tok", "moe_k"}},
                                          {&moe_inter, {"moe_intermediate_size"}},
                                          {&shared_inter, {"shared_expert_intermediate_size"}},
-                                         {&shared_n, {"n_shared_experts"}},
+                                         {&shared_n, {"n_shared_experts", "moe_num_shared_experts"}},
+                                         {&shared_mlp, {"shared_intermediate_size"}},
                                          {&step, {"decoder_sparse_step"}}});
       !ok) {
     return make_error(ok.error());
@@ -243,16 +273,20 @@ Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& so
   m.num_experts = experts.value_or(m.family == Family::Phimoe ? 16 : 8);  // PhimoeConfig: 16 local experts
   m.experts_per_token = per_token.value_or(2);
   if (m.experts_per_token > m.num_experts) {
-    return make_error("field 'num_experts_per_tok' in " + source + " exceeds the number of experts");
+    const char* name = cfg.contains("num_experts_per_tok") || !cfg.contains("moe_k") ? "num_experts_per_tok" : "moe_k";
+    return make_error("field '" + std::string(name) + "' in " + source + " exceeds the number of experts");
   }
   m.moe_intermediate_size = moe_inter.value_or(m.intermediate_size);
   if (m.family == Family::Qwen2Moe && shared_inter) m.shared_expert_intermediate = *shared_inter, m.shared_expert_gate = true;
   if (shared_n) m.shared_expert_intermediate = *shared_n * m.moe_intermediate_size;
+  // GraniteMoeSharedMLP (modeling_granitemoeshared.py): input_linear hidden -> 2 x shared_intermediate_size, chunked
+  // into gate and up, output_linear back, added to the routed experts' output (0: no shared_mlp)
+  if (shared_mlp) m.shared_expert_intermediate = *shared_mlp;
   std::uint64_t dense = first_dense.value_or(0);
   if (auto it = cfg.find("mlp_only_layers"); it != cfg.end() && it->is_array()) dense += it->size();
   if (step && *step > 1) dense += m.num_layers - m.num_layers / *step;
   m.dense_layers = std::min(dense, m.num_layers);
-  return true;
+  return read_moe_layer_range(m, cfg, source);
 }
 
 // DBRX's nested blocks (DbrxConfig's attn_config / ffn_config, configuration_dbrx.py; modular_dbrx.py): a decoder
@@ -432,7 +466,7 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
     m.residual_dropout = fields::fraction(cfg, "hidden_dropout_prob", 0.1);
   }
   const bool windowed = m.family == Family::Mistral || m.family == Family::Starcoder2 || m.family == Family::Gemma2 ||
-                        m.family == Family::Phimoe || m.family == Family::GptOss ||
+                        m.family == Family::Phimoe || m.family == Family::GptOss || m.family == Family::Olmo2 ||
                         m.family == Family::Gemma3 || fields::flag(cfg, "use_sliding_window", false);
   if (windowed && window > 0) m.sliding_window = window, m.sliding_layers = count_sliding(cfg, m.num_layers, m.layer_sliding);
   if (m.family == Family::DeepseekV2 || m.family == Family::DeepseekV3) {

@@ -121,6 +121,42 @@ u64 jamba_mamba(Forward& f, u64 n, CacheIds& cache) {
 
 }  // namespace
 
+// FalconH1DecoderLayer.forward (modeling_falcon_h1.py): input_layernorm; the Mamba2 mixer on it (its
+// ssm_in_multiplier product inside), times ssm_out_multiplier; attention on input_layernorm * attention_in_multiplier
+// (a copy, saved by q/k/v_proj), times attention_out_multiplier; their sum, the residual sum; pre_ff_layernorm, the MLP
+// whose output is times down_multiplier, the residual sum. Each scalar product a tensor of its own (the norm's
+// output itself is saved by neither product). The attention's cache entries are slot 0 / 1 as in an attention
+// layer; the Mamba states Falcon-H1's cache preallocates are FalconHybridMambaAttentionDynamicCache's (inference only).
+u64 parallel_mixer_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
+  const ModelConfig& m = f.r.m;
+  const u64 h = m.hidden_size, wide = f.wide, act = f.act;
+  const u64 n = norm(f, x, h, wide);
+  CacheIds states{cache[2], cache[3]};  // the mixer's conv / ssm states beside the attention's keys and values
+  const u64 mixed = mamba2_mixer(f, n, states);
+  cache[2] = states[0], cache[3] = states[1];
+  const u64 mixed_scaled = f.s.alloc(f.bytes(h, act));  // * ssm_out_multiplier
+  f.drop(mixed);
+  const u64 attn_in = f.s.alloc(f.s.bytes_of(n));  // hidden_states * attention_in_multiplier
+  u64 held = 0;
+  const u64 a = attention(f, kind, attn_in, f.amp, cache, held);
+  f.drop(attn_in);
+  const u64 a_scaled = f.s.alloc(f.bytes(h, act));  // * attention_out_multiplier
+  f.drop(a);
+  const u64 branches = f.s.alloc(f.bytes(h, act));  // mamba_hidden_states + attention_hidden_states
+  f.drop(mixed_scaled), f.drop(a_scaled), f.drop(n);
+  const u64 x2 = f.s.alloc(f.bytes(h, wide));  // residual + hidden_states
+  f.drop(branches);
+  const u64 n2 = norm(f, x2, h, wide);
+  const u64 mo = mlp(f, kind, n2, f.amp);
+  f.drop(n2);
+  const u64 down_scaled = f.s.alloc(f.bytes(h, act));  // FalconH1MLP: down_proj(y) * down_multiplier
+  f.drop(mo);
+  const u64 out = f.s.alloc(f.bytes(h, wide));
+  f.drop(down_scaled), f.drop(x2);
+  if (held != 0) f.drop(held);
+  return out;
+}
+
 u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache) {
   if (kind.mixer == Mixer::ShortConv) return short_conv(f, n, cache);
   if (kind.mixer == Mixer::Recurrent) return recurrent_block(f, n, cache);  // RecurrentGemma (forward_griffin.cpp)

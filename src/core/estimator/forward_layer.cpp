@@ -256,6 +256,7 @@ u64 decoder_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   if (m.enc.fourier_mixing) return fourier_layer(f, kind, x);  // FNet
   if (!m.enc.pooled_blocks.empty()) return funnel_layer(f, kind, x);  // Funnel
   if (m.enc.hash_functions > 0) return canine_layer(f, kind, x);  // CANINE
+  if (kind.mixer == Mixer::Parallel) return parallel_mixer_layer(f, kind, x, cache);  // Falcon-H1
   if (m.parallel_residual) return parallel_layer(f, kind, x, cache);
   if (m.post_norm) return post_norm_layer(f, kind, x, cache);
   if (m.family == Family::Falcon) return falcon_sequential_layer(f, kind, x, cache);

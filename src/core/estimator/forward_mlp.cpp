@@ -266,7 +266,7 @@ void decode_layer(Forward& f, LayerKind kind, CacheIds& cache) {
   const ModelConfig& m = f.r.m;
   if (m.family == Family::Mamba) return;  // MambaCache: fixed-size conv and ssm states, updated in place
   const LayerDims d = layer_dims(f.r);
-  if (kind.mixer != Mixer::Attention) {
+  if (kind.mixer != Mixer::Attention && kind.mixer != Mixer::Parallel) {
     // a hybrid's convolution or Mamba layer: its conv (and recurrent) state is fixed-size, updated in place
   } else if (m.mla.kv_lora_rank > 0) {
     const LatentAttention& l = m.mla;

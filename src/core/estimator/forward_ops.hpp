@@ -126,8 +126,9 @@ struct Prelude {
   bool hold_first_input = true;  // the model holds `hidden` to its end (not ALBERT's: its encoder's own projection)
 };
 
-// The layer's KV cache entries (keys, values; DeepSeek: the latent and the rotary key).
-using CacheIds = std::array<u64, 2>;
+// The layer's KV cache entries (keys, values; DeepSeek: the latent and the rotary key; a Mamba layer: its conv and
+// ssm states), and a parallel layer's (Falcon-H1) Mamba states beside its keys and values (slots 2, 3).
+using CacheIds = std::array<u64, 4>;
 
 // Linear `name` (as PEFT names it) on input `x` of `in_elements` per token: under autocast an fp32
 // input is cast to 16 bit first, a quantised weight is dequantised for the call, a LoRA target adds
@@ -226,6 +227,8 @@ u64 mamba2_block(Forward& f, u64 x, CacheIds& cache);
 // Mamba2Mixer.torch_forward alone (forward_ssm2.cpp) on a layer's normed input `n`, from in_proj to out_proj (whose
 // output it returns): the mixer of Mamba2 hybrids (BambaMixer.torch_forward, modeling_bamba.py:651-796, is the same).
 u64 mamba2_mixer(Forward& f, u64 n, CacheIds& cache);
+// Falcon-H1's decoder layer: a Mamba2 mixer and attention side by side (forward_hybrid.cpp).
+u64 parallel_mixer_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache);
 // A hybrid's token mixer other than attention (forward_hybrid.cpp) on the layer's normed input `n`: LFM2's
 // Lfm2ShortConv, Jamba's JambaMambaMixer; the output projection's output. Its conv / recurrent states go to `cache`.
 u64 mixer_block(Forward& f, LayerKind kind, u64 n, CacheIds& cache);

@@ -108,6 +108,28 @@ u64 chunk_scan(Forward& f, const SsmParts& s, CacheIds& cache) {
   return output;
 }
 
+// MambaRMSNormGated (modeling_mamba2.py:111-120) on the scan's output: gate.to(float32), silu, the product, pow(2),
+// x * rsqrt, weight * x (fp32 out when the scan's output is fp32: .to(input_dtype) keeps it)
+u64 gated_rms_norm(Forward& f, u64 scan, u64 d, u64 scan_width) {
+  const u64 act = f.act, wd = f.r.w.weight;
+  const u64 gate = f.s.alloc(f.bytes(d, 4));
+  f.keep(gate);
+  const u64 silu = f.s.alloc(f.bytes(d, 4));
+  f.drop(gate);
+  f.keep(scan), f.keep(silu);
+  const u64 gated = f.s.alloc(f.bytes(d, 4));
+  f.drop(silu), f.drop(scan);
+  f.keep(gated);
+  const u64 squared = f.s.alloc(f.bytes(d, 4));
+  f.drop(squared);
+  const u64 normed = f.s.alloc(f.bytes(d, 4));
+  f.drop(gated);
+  f.keep(normed);
+  const u64 weighted = f.s.alloc(f.bytes(d, scan_width == 4 ? 4 : std::max(act, wd)));
+  f.drop(normed);
+  return weighted;
+}
+
 }  // namespace
 
 u64 mamba2_mixer(Forward& f, u64 n, CacheIds& cache) {
@@ -117,8 +139,16 @@ u64 mamba2_mixer(Forward& f, u64 n, CacheIds& cache) {
   const u64 conv_dim = d + mul(2 * s.groups, s.state), proj_width = d + conv_dim + s.heads;  // :392, :403
   std::vector<u64> locals;  // torch_forward's names, alive to its return
 
-  // 1. in_proj (:457): gate, xBC, dt are column slices of it (gate read by the norm, xBC by conv1d: saved)
-  const u64 proj = linear(f, n, h, proj_width, f.amp, "in_proj");
+  // 1. in_proj (:457): gate, xBC, dt are column slices of it (gate read by the norm, xBC by conv1d: saved).
+  // Falcon-H1 (FalconH1Mixer.torch_forward): input_states * ssm_in_multiplier first (saved by in_proj), its output
+  // times the mup_vector buffer (the product replaces it: a buffer's product saves only the buffer)
+  const u64 input = s.mup_scaled ? f.s.alloc(f.s.bytes_of(n)) : n;
+  if (input != n) locals.push_back(input);
+  u64 proj = linear(f, input, h, proj_width, f.amp, "in_proj");
+  if (s.mup_scaled) {
+    const u64 scaled = f.s.alloc(f.bytes(proj_width, std::max(act, wd)));
+    f.drop(proj), proj = scaled;
+  }
   f.keep(proj);
   locals.push_back(proj);
   const bool step = !f.train && f.use_cache && f.q_len == 1 && cache[0] != 0;  // use_precomputed_states, seq_len 1
@@ -144,23 +174,17 @@ u64 mamba2_mixer(Forward& f, u64 n, CacheIds& cache) {
     scan = chunk_scan(f, s, cache);
   }
   const u64 scan_width = step ? act : 4;
-  // MambaRMSNormGated (:111-120): gate.to(float32), silu, the product, pow(2), x * rsqrt, weight * x (fp32 out when
-  // the scan's output is fp32: .to(input_dtype) keeps it)
-  const u64 gate = f.s.alloc(f.bytes(d, 4));
-  f.keep(gate);
-  const u64 silu = f.s.alloc(f.bytes(d, 4));
-  f.drop(gate);
-  f.keep(scan), f.keep(silu);
-  const u64 gated = f.s.alloc(f.bytes(d, 4));
-  f.drop(silu), f.drop(scan);
-  f.keep(gated);
-  const u64 squared = f.s.alloc(f.bytes(d, 4));
-  f.drop(squared);
-  const u64 normed = f.s.alloc(f.bytes(d, 4));
-  f.drop(gated);
-  f.keep(normed);
-  const u64 weighted = f.s.alloc(f.bytes(d, scan_width == 4 ? 4 : std::max(act, wd)));
-  f.drop(normed);
+  // MambaRMSNormGated, or Falcon-H1's y * silu(gate) without mamba_rms_norm (silu saves the gate, a slice of the
+  // kept projection; the product, fp32 from the fp32 scan, saves y and silu's output)
+  u64 weighted = 0;
+  if (s.gated_norm) {
+    weighted = gated_rms_norm(f, scan, d, scan_width);
+  } else {
+    const u64 silu = f.s.alloc(f.bytes(d, act));
+    f.keep(scan), f.keep(silu);
+    weighted = f.s.alloc(f.bytes(d, scan_width));
+    f.drop(silu), f.drop(scan);
+  }
   locals.push_back(weighted);
   // 4. out_proj(scan_output.to(dtype)) (:587)
   const u64 oin = f.s.alloc(f.bytes(d, act));

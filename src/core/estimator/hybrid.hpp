@@ -21,6 +21,8 @@ namespace vramdoc::estimator {
 Result<bool> read_hybrid_layers(ModelConfig& m, const nlohmann::json& cfg, const std::string& source);
 // How many of the model's layers have `mixer` (every layer is attention in a model that is no hybrid).
 std::uint64_t mixer_layers(const ModelConfig& m, Mixer mixer);
+// Whether a layer of mixer `layer` holds `mixer`'s tensors (Falcon-H1's parallel layer: attention's and Mamba's).
+bool has_mixer(Mixer layer, Mixer mixer);
 // A hybrid's weights: the attention tensors from `attention_first` on (added for every layer) moved to the attention
 // layers, then the short convolutions' or the Mamba mixers' tensors of their layers.
 void add_mixer_weights(const ModelConfig& m, std::size_t attention_first, std::vector<WeightTensor>& w);

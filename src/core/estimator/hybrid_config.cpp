@@ -113,6 +113,14 @@ Result<bool> read_mamba2_layers(ModelConfig& m, const json& cfg, const std::stri
     for (const auto& i : *idx) {
       if (i.is_number_unsigned() && i.get<u64>() < m.num_layers) mixers[i.get<u64>()] = Mixer::Attention;
     }
+  } else if (const bool parallel = !cfg.contains("layers_block_type") && !cfg.contains("layer_types") &&
+                                    cfg.contains("ssm_out_multiplier") && cfg.contains("attention_out_multiplier");
+             parallel) {
+    // FalconH1DecoderLayer (modeling_falcon_h1.py, FalconH1DecoderLayer.forward): FalconH1Mixer and FalconH1Attention
+    // in every layer on the same input_layernorm output, mamba * ssm_out_multiplier + attention * attention_out_multiplier
+    mixers.assign(m.num_layers, Mixer::Parallel);
+    m.scaled_embeddings = cfg.contains("embedding_multiplier");  // FalconH1Model: embed_tokens(ids) * embedding_multiplier
+    m.scaled_logits = cfg.contains("lm_head_multiplier");        // FalconH1ForCausalLM: lm_head(h) * lm_head_multiplier
   } else {
     const auto types = cfg.contains("layers_block_type") ? cfg.find("layers_block_type") : cfg.find("layer_types");
     if (types == cfg.end() || !types->is_array() || types->size() != m.num_layers) return false;
@@ -134,15 +142,20 @@ Result<bool> read_mamba2_layers(ModelConfig& m, const json& cfg, const std::stri
   s.heads = heads->value_or(128), s.state = state->value_or(256), s.conv_kernel = conv->value_or(4);
   s.groups = groups->value_or(1), s.chunk = chunk->value_or(256);
   s.inner = mul(expand->value_or(2), m.hidden_size);  // BambaMixer: int(mamba_expand * hidden_size)
+  auto d_ssm = fields::size(cfg, {"mamba_d_ssm"}, source);  // FalconH1Mixer: mamba_d_ssm when set, else as Bamba's
+  if (!d_ssm) return make_error(d_ssm.error());
+  if (*d_ssm) s.inner = **d_ssm;
   s.head_dim = s.heads > 0 ? s.inner / s.heads : 0;
   if (auto it = cfg.find("mamba_d_head"); it != cfg.end() && it->is_number_unsigned()) s.head_dim = it->get<u64>();
   if (s.heads == 0 || s.groups == 0 || s.chunk == 0 || s.heads % s.groups != 0 || mul(s.heads, s.head_dim) != s.inner) {
-    return make_error("config " + source + ": mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size, " +
-                      "mamba_n_heads a multiple of mamba_n_groups");
+    return make_error("config " + source + ": mamba_n_heads x mamba_d_head must equal the mixer's width (mamba_d_ssm, " +
+                      "or mamba_expand x hidden_size), mamba_n_heads a multiple of mamba_n_groups");
   }
   s.conv_bias = fields::flag(cfg, "mamba_conv_bias", true);
   s.proj_bias = fields::flag(cfg, "mamba_proj_bias", false);
   s.residual_fp32 = false;
+  s.gated_norm = fields::flag(cfg, "mamba_rms_norm", true);  // FalconH1Mixer: the gated norm only with mamba_rms_norm
+  s.mup_scaled = cfg.contains("ssm_multipliers");            // FalconH1Mixer.torch_forward: the mup_vector product
   m.layer_mixer = std::move(mixers);
   return true;
 }
@@ -218,7 +231,11 @@ Result<bool> read_hybrid_layers(ModelConfig& m, const json& cfg, const std::stri
 
 u64 mixer_layers(const ModelConfig& m, Mixer mixer) {
   if (m.layer_mixer.empty()) return mixer == Mixer::Attention ? m.num_layers : 0;
-  return static_cast<u64>(std::count(m.layer_mixer.begin(), m.layer_mixer.end(), mixer));
+  return static_cast<u64>(std::count_if(m.layer_mixer.begin(), m.layer_mixer.end(), [&](Mixer l) { return has_mixer(l, mixer); }));
+}
+
+bool has_mixer(Mixer layer, Mixer mixer) {
+  return layer == mixer || (layer == Mixer::Parallel && (mixer == Mixer::Attention || mixer == Mixer::Mamba));
 }
 
 void add_mixer_weights(const ModelConfig& m, std::size_t attention_first, std::vector<WeightTensor>& w) {
@@ -266,7 +283,7 @@ void add_mixer_weights(const ModelConfig& m, std::size_t attention_first, std::v
     add(w, {"conv1d", 1, mul(conv_dim, s.conv_kernel), M, false, false, false}, LayerSet::Mamba);
     if (s.conv_bias) add(w, {"conv1d.bias", 1, conv_dim, M, false, false, false}, LayerSet::Mamba);
     add(w, {"dt_bias, A_log, D", 1, 3 * s.heads, M, false, false, false}, LayerSet::Mamba);
-    add(w, {"mamba.norm", 1, d, M, false, false, false}, LayerSet::Mamba);
+    if (s.gated_norm) add(w, {"mamba.norm", 1, d, M, false, false, false}, LayerSet::Mamba);
     add_linear(w, "out_proj", d, h, M, s.proj_bias, LayerSet::Mamba);
   } else if (M > 0) {
     const SsmParts& s = m.ssm;

@@ -82,7 +82,10 @@ u64 full_forward(Sequence& s, Forward& f, const std::vector<LayerKind>& kinds, c
     x = out;
   }
   if (r.m.enc.always_cached) {  // XLM: the cache is XLMModel.forward's local, gone before the head runs
-    for (CacheIds& c : cache) s.free(c[0]), s.free(c[1]), c = CacheIds{0, 0};
+    for (CacheIds& c : cache) {
+      for (u64 id : c) s.free(id);
+      c = CacheIds{};
+    }
   }
   if (first) s.stage(Stage::Head);
   return head(f, x, p);

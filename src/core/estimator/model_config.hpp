@@ -38,7 +38,8 @@ enum class MlpKind { Gated, Gelu, NewGelu, Relu, Relu2, BloomGelu, Xielu, QuickG
 enum class QkNorm { None, PerHead, Full };              // q/k RMSNorm over head_dim (Qwen3, Gemma 3) or whole (OLMo 2)
 // A hybrid decoder's token mixer per layer (hybrid_config.cpp): attention, LFM2's short convolution (Lfm2ShortConv),
 // Jamba's Mamba layer (JambaMambaMixer), RecurrentGemma's recurrent block (RecurrentGemmaRecurrentBlock: the RG-LRU).
-enum class Mixer : std::uint8_t { Attention, ShortConv, Mamba, Recurrent };
+// Parallel: Falcon-H1's layer, a Mamba2 mixer and attention side by side on one norm's output, their outputs summed.
+enum class Mixer : std::uint8_t { Attention, ShortConv, Mamba, Recurrent, Parallel };
 
 // Multi-head latent attention (DeepSeek V2/V3): the low-rank projections' widths.
 struct LatentAttention {
@@ -196,6 +197,8 @@ struct SsmParts {
   std::uint64_t head_dim = 0;     // head_dim
   std::uint64_t groups = 1;       // n_groups: B and C per group (conv_dim = inner + 2 x groups x state)
   std::uint64_t chunk = 256;      // chunk_size: the SSD's chunks (the sequence padded to a multiple)
+  bool gated_norm = true;         // the gated RMSNorm before out_proj (Falcon-H1's mamba_rms_norm false: y * silu(gate))
+  bool mup_scaled = false;        // Falcon-H1: input * ssm_in_multiplier before in_proj, in_proj's output * mup_vector
 };
 
 // A weight tensor read from a safetensors header (model directories).
@@ -287,6 +290,7 @@ struct ModelConfig {
   bool attention_sinks = false;         // GPT-OSS: a learned sink logit per head concatenated to the scores, softmax in
                                         // the scores' dtype (its own eager attention: no SDPA)
   bool expert_biases = false;           // GPT-OSS: the router's and the experts' gate_up / down biases
+  bool expert_score_bias = false;       // ERNIE-4.5-MoE: moe_statics.e_score_correction_bias, a Parameter without grad
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
   std::vector<Mixer> layer_mixer;       // hybrids: per layer, its token mixer (LFM2's layer_types "conv", Jamba's
                                         // attn_layer_period / offset); empty: attention in every layer

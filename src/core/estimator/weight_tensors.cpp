@@ -76,10 +76,10 @@ bool holds(LayerSet set, LayerKind kind) {
   switch (set) {
     case LayerSet::Dense: return !kind.moe;
     case LayerSet::Moe: return kind.moe;
-    case LayerSet::Attention: return kind.mixer == Mixer::Attention;
-    case LayerSet::ShortConv: return kind.mixer == Mixer::ShortConv;
-    case LayerSet::Mamba: return kind.mixer == Mixer::Mamba;
-    case LayerSet::Recurrent: return kind.mixer == Mixer::Recurrent;
+    case LayerSet::Attention: return has_mixer(kind.mixer, Mixer::Attention);
+    case LayerSet::ShortConv: return has_mixer(kind.mixer, Mixer::ShortConv);
+    case LayerSet::Mamba: return has_mixer(kind.mixer, Mixer::Mamba);
+    case LayerSet::Recurrent: return has_mixer(kind.mixer, Mixer::Recurrent);
     default: return true;
   }
 }
@@ -107,7 +107,7 @@ WeightTensors weight_tensors(const Run& r, u64 elem_width, bool gradients) {
     if (L > 0) {  // per layer: count / L tensors
       const bool cast = w.matmul && r.w.amp && !quantized;
       if (!r.m.layer_mixer.empty()) {  // a hybrid: each (mixer, experts) pair's layer
-        t.mixers.resize(2 * (static_cast<std::size_t>(Mixer::Recurrent) + 1));  // each mixer x {dense, MoE}
+        t.mixers.resize(2 * (static_cast<std::size_t>(Mixer::Parallel) + 1));  // each mixer x {dense, MoE}
         for (std::size_t slot = 0; slot < t.mixers.size(); ++slot) {
           LayerKind kind{};
           kind.mixer = static_cast<Mixer>(slot / 2), kind.moe = slot % 2 == 1;
