@@ -104,9 +104,9 @@ u64 recurrent_block(Forward& f, u64 n, CacheIds& cache) {
 // the new keys and values are written under no_grad. SDPA then attends over the window's positions.
 void window_cache(Forward& f, const LayerDims& d, CacheIds& cache) {
   const u64 window = mul(mul(f.batch, f.r.m.attention_cache_window), mul(d.kv, f.wide));  // the hidden states' dtype
-  for (u64& slot : cache) {
+  for (std::size_t i = 0; i < 2; ++i) {  // keys, values (slots 2 and 3 are a parallel layer's Mamba states)
     const u64 zeros = f.s.alloc(window, Use::Cache);
-    slot = f.s.alloc(window, Use::Cache);
+    cache[i] = f.s.alloc(window, Use::Cache);
     f.s.free(zeros);
   }
 }
