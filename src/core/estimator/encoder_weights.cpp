@@ -142,10 +142,14 @@ void text_encoder(const ModelConfig& m, std::vector<WeightTensor>& w) {
     w.push_back({"embeddings.xywh_position_embeddings", m.enc.layout_positions, e, 4, false, false, false});
   }
   // LayoutLMv3Encoder's bias Linears: only their weights are read, gathered under torch.no_grad() (no gradient)
-  if (m.enc.rel_1d_bins > 0) w.push_back({"encoder.rel_pos_bias", m.enc.rel_1d_bins, m.num_heads, 1, false, false, false});
-  if (m.enc.rel_2d_bins > 0) w.push_back({"encoder.rel_pos_xy_bias", m.enc.rel_2d_bins, m.num_heads, 2, false, false, false});
-  for (auto& t : w)
-    if (t.name == "encoder.rel_pos_bias" || t.name == "encoder.rel_pos_xy_bias") t.gradient = false;
+  if (m.enc.rel_1d_bins > 0) {
+    w.push_back({"encoder.rel_pos_bias", m.enc.rel_1d_bins, m.num_heads, 1, false, false, false});
+    w.back().gradient = false;
+  }
+  if (m.enc.rel_2d_bins > 0) {
+    w.push_back({"encoder.rel_pos_xy_bias", m.enc.rel_2d_bins, m.num_heads, 2, false, false, false});
+    w.back().gradient = false;
+  }
   if (m.enc.xpath_depth > 0) {
     const u64 units = mul(m.enc.xpath_depth, m.enc.xpath_unit);
     linear(w, "xpath_unitseq2_embeddings", units, h, 1, true);

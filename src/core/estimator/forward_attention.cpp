@@ -338,8 +338,7 @@ u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
     if (score == 0) score = f.s.alloc(f.scores(d.heads, score_w));  // rel_att
     f.s.free(scaled);
   }
-  if (gathered[0] != 0) f.s.free(gathered[0]);
-  if (gathered[1] != 0) f.s.free(gathered[1]);
+  f.s.free(gathered[0]), f.s.free(gathered[1]);  // (0: a term that did not run; freeing id 0 does nothing)
   if (!f.train) f.drop(pos_q), f.drop(pos_k);
   // `attention_scores + rel_att`: a new tensor wherever the bias ran (even as the int 0) and in v1 always
   const u64 sum = rel || e.scores_plus_zero ? f.s.alloc(f.scores(d.heads, score_w)) : scores;
@@ -364,8 +363,7 @@ u64 deberta_attention(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
   const u64 context = f.s.alloc(f.bytes(d.q, f.act)), out = f.s.alloc(f.bytes(d.q, f.act));
   f.drop(context);
   if (p16 != dropped) f.drop(p16);
-  if (score != 0) f.s.free(score);
-  f.drop(masked), f.drop(probs);
+  f.s.free(score), f.drop(masked), f.drop(probs);
   if (dropped != probs) f.drop(dropped), f.drop(drop_mask);
   for (u64 id : held) f.drop(id);
   if (f.train) f.drop(pos_q), f.drop(pos_k);
