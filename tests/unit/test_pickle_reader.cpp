@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +39,8 @@ Outcome read(const std::string& bytes, const PickleLimits& limits = {}) {
 }
 
 nlohmann::json corpus() {
-  std::ifstream f(std::string(VRAMDOC_TEST_DATA_DIR) + "/pickle/corpus.json");
+  std::ifstream f(std::string(VRAMDOC_TEST_UNPACKED_DIR) + "/pickle/corpus.json");  // tests/CMakeLists.txt unpacks it
+  if (!f) throw std::runtime_error("pickle corpus missing: re-run cmake (it unpacks tests/data/pickle/corpus.json.tar.xz)");
   return nlohmann::json::parse(f);
 }
 

@@ -2,7 +2,8 @@
 """Writes corpus.json: small pickles of plain data, every protocol from 2 to 5, from both of
 Python's picklers (the C one pickle.dumps uses, and the pure-Python pickle._Pickler), with the
 rendering the reader's test handler must produce (tests/unit/test_pickle_reader.cpp), and a few
-pickles the reader must refuse. Run with any Python 3.8+: python3 make_corpus.py > corpus.json
+pickles the reader must refuse. Run with any Python 3.8+: python3 make_corpus.py > corpus.json, then
+tar -cJf corpus.json.tar.xz corpus.json (tests/CMakeLists.txt unpacks it; the JSON itself is not committed)
 """
 import collections
 import io
