@@ -1,7 +1,7 @@
 #!/bin/bash
 # The measurements of issue 28 on the GPU machine: bash measure_estimator_kinds.sh OUT [SCRIPT]
-# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third; _d to _h, rounds 4 to 9;
-# the sources below are the dev families' only: round 9's new families stay out of them, held out from modelling)
+# (SCRIPT: measure_estimator_kinds.py, the first round; measure_estimator_kinds_b.py, the second; _c.py, the third; _d to _i, rounds 4 to 10;
+# the sources below are the dev families' only: round 10's new families stay out of them, held out from modelling)
 cd "$(dirname "$0")"
 OUT=$1
 SCRIPT=${2:-measure_estimator_kinds.py}
@@ -39,7 +39,10 @@ fams = ["bloom", "gptj", "opt", "cohere", "granite", "olmoe", "smollm3", "glm4",
         "vit_msn", "ijepa", "textnet", "hgnet_v2",
         # round 8
         "gpt2", "phi", "qwen3_moe", "deepseek_v3", "olmo2", "bamba", "recurrent_gemma", "dbrx", "jetmoe", "canine",
-        "luke", "lilt", "roc_bert", "xlm_roberta_xl", "flaubert", "xlnet", "xlm_prophetnet"]
+        "luke", "lilt", "roc_bert", "xlm_roberta_xl", "flaubert", "xlnet", "xlm_prophetnet",
+        # round 9 (dev since its evaluation)
+        "olmo3", "llama4", "ernie4_5_moe", "hunyuan_v1_moe", "deepseek_v2", "granitemoeshared", "granitemoehybrid",
+        "falcon_h1", "openai", "roberta_prelayernorm", "layoutlmv3", "metaclip_2", "encoder_decoder"]
 with tarfile.open(os.path.join(sys.argv[1], "sources.tar.gz"), "w:gz") as tar:
     for f in fams:
         d = os.path.join(t, "models", f)

@@ -37,6 +37,12 @@ layers, DeBERTa-v3-large 6 layers, ModernBERT-large 8 layers, BART-base, Marian 
 MobileNetV2 1.0, Gemma-2-9B 2 layers, DINOv2-L 6 layers), the nearest size never measured replaced it (above).
 `held_out` in each record (every case here is held out).
 
+Correction (2026-12-03 15:07, after the first call, before anything was evaluated; only its two errors read): two
+cases failed and were changed and measured again in a second call (filter 'phi3-mini6|yoso-b6'): Phi-3-mini's LoRA
+(PEFT found no default target: NoMatchingPeftModuleError; the targets are now Phi-3's fused qkv_proj, as PEFT's
+table names it and vramdoc's default is) and YOSO's training under autocast (its own "expected scalar type Float but
+found BFloat16": now fp32 with AdamW).
+
 Usage: python3 measure_estimator_kinds_i.py OUTDIR [filter-substring] [--dry-run]
 """
 import sys
@@ -187,6 +193,7 @@ NEW_MODELS = {
 }
 HELD_OUT_MODELS = set(NEW_MODELS)
 k.MODELS.update(NEW_MODELS)
+k.LORA_TARGETS["phi3"] = ["qkv_proj"]  # (the first call: PEFT found no default target in 5.17's Phi-3)
 # hierarchical and convolutional image models: round 6's packing bound per image (e.need_bytes)
 e.IMAGE_KINDS.update({"donut-swin", "swin", "convnext", "efficientnet", "mobilenet_v2", "regnet"})
 # The packing bound: round 9's (h.need_bytes: the experts under any of their names, over e.need_bytes), except
@@ -256,7 +263,7 @@ def build_cases():
               case("gpt2-xl6", "causal-lm", "train", "bf16", 8, 1024),
               case("falcon-7b2", "causal-lm", "infer", "bf16", 8, 2040, generate=8)]
     # encoders
-    cases += [case("yoso-b6", "seq-cls", "train", "amp_bf16", 8, 1024),
+    cases += [case("yoso-b6", "seq-cls", "train", "fp32", 8, 1024),
               case("yoso-b6", "mlm", "infer", "fp32", 16, 1024),
               case("mra-b6", "seq-cls", "train", "fp32", 8, 512),
               case("tapas-b6", "seq-cls", "train", "bf16", 16, 512),
