@@ -52,3 +52,43 @@ TEST(EstimatorAfterRound9, GraniteMoeSharedMlp) {
   expect_within("pytorch-h200-kinds-h", {{"009-granitemoeshared-s-causal-lm-train-bf16", {0.1, 0.2}},
                                          {"010-granitehybrid-s-causal-lm-train-bf16", {1.0, 0.1}}});
 }
+
+// Regression: Llama 4's text model read as a generic decoder (the experts as top-k routed, one MLP width for every
+// layer: 1,272,268,800 parameters for 1,196,738,560): -8.6 / +5.3 % in training, -38.4 / -41.9 % in inference.
+// Llama4TextMoe runs every expert over every token (the tokens repeated per expert times their sigmoid scores, two
+// batched bmm), the shared expert beside; the dense layers are intermediate_size_mlp wide, the experts and the
+// shared expert intermediate_size; moe_layers / interleave_moe_layer_step; L2 q / k norms without weight in the
+// RoPE layers, the NoPE layers' fp32 temperature scaling (families.cpp read_llama4_layers, forward_mlp.cpp
+// dense_experts, forward_attention.cpp llama4_query_key).
+TEST(EstimatorAfterRound9, Llama4EveryExpertOverEveryToken) {
+  expect_within("pytorch-h200-kinds-h", {{"002-llama4-s-causal-lm-train-bf16", {0.1, 0.6}},
+                                         {"003-llama4-s-causal-lm-infer-bf16", {1.9, 2.1}}});
+}
+
+// Regression: HunYuan-MoE without its always-built shared MLP and per-head q / k norms (34,603,520 parameters
+// short): -7.3 / -5.2 % in training. HunYuanMoEV1Moe builds shared_mlp = HunYuanMoEV1MLP(config) (intermediate_size)
+// whatever the config says; query_layernorm / key_layernorm over head_dim; moe_topk read as the experts per token.
+TEST(EstimatorAfterRound9, HunyuanMoeSharedMlpAndQkNorms) {
+  expect_within("pytorch-h200-kinds-h", {{"r1-000-hunyuanmoe-s-causal-lm-train-bf16", {0.9, 0.9}}});
+}
+
+// Regression: OpenAI GPT read as a llama-style decoder with a KV cache (144,352,512 parameters for 116,534,784):
+// +7.1 / +5.1 % in training, +76.3 / +3.2 % in generate(). GPT-2's layout (wte + wpe, Conv1D c_attn / c_fc / c_proj
+// with biases, gelu_new) with post-norm blocks and no final norm, Attention._attn's own eager scores (w / sqrt(d),
+// w * b + -1e4 * (1 - b): three score tensors at once, generate()'s mask added), and no past_key_values at all: each
+// generated token reruns the whole sequence (families.cpp, forward_attention.cpp gpt2_eager).
+TEST(EstimatorAfterRound9, OpenAiGptPostNormNoCache) {
+  expect_within("pytorch-h200-kinds-h", {{"012-openai-gpt-causal-lm-train-bf16", {1.7, 1.1}},
+                                         {"013-openai-gpt-causal-lm-infer-bf16", {0.9, 2.5}}});
+}
+
+// Regression: CNN inference's reserved bytes (ResNet-50 / -101 -15 % process with allocated within 2 %, ResNet-34 at
+// batch 256 +32.8 %). From the ResNet-101 inference trace of 2026-12-03: max_pool2d makes its int64 indices on CUDA
+// even under no_grad (freed at once); ResNetModel holds embedding_output to its return, each stage its input, each
+// block its input and `residual` until its activation's output is made; and the measured job runs one forward, not
+// a warm-up and a second (cnn_graph.cpp resnet, forward_cnn.cpp).
+TEST(EstimatorAfterRound9, ResnetInferenceReservedLayout) {
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-h", {{"046-resnet-101-image-cls-infer-bf16", {0.1, 0.2}}}, false);
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-g", {{"038-resnet-34-image-cls-infer-bf16", {0.1, 0.2}}}, false);
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-d", {{"067-resnet-50-image-cls-infer-bf16", {0.1, 0.3}}}, false);
+}

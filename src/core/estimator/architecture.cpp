@@ -38,7 +38,7 @@ void add_gpt2_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   layer_norm("ln_2");
   linear(w, "c_fc", h, I, L, true);
   linear(w, "mlp.c_proj", I, h, L, true);
-  w.push_back({"ln_f", 1, 2 * h, 1, false, false, false});
+  if (!m.post_norm) w.push_back({"ln_f", 1, 2 * h, 1, false, false, false});  // (OpenAI GPT has none)
   w.push_back({"lm_head", h, m.vocab_size, 1, true, m.tie_word_embeddings, false});
 }
 
@@ -81,7 +81,7 @@ void add_attention_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   linear(w, std::string(attention_output_name(m.family)), q, h, L, m.output_bias);
   if (m.qk_norm == QkNorm::PerHead && m.family == Family::Cohere) {  // CohereLayerNorm((heads, head_dim))
     w.push_back({"q_norm, k_norm", 1, q + kv, L, false, false, false});
-  } else if (m.qk_norm == QkNorm::PerHead) {
+  } else if (m.qk_norm == QkNorm::PerHead && m.family != Family::Llama4) {  // (Llama4TextL2Norm has no weight)
     w.push_back({"q_norm, k_norm", 1, 2 * m.head_dim, L, false, false, false});
   }
   if (m.qk_norm == QkNorm::Full) w.push_back({"q_norm, k_norm", 1, q + kv, L, false, false, false});
@@ -268,6 +268,7 @@ std::vector<std::pair<LayerKind, std::uint64_t>> layer_kinds(const ModelConfig& 
 std::vector<std::string> default_lora_targets(const ModelConfig& model) {
   switch (model.family) {  // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (PEFT 0.21)
     case Family::Gpt2:
+    case Family::OpenaiGpt:  // (PEFT has no entry for openai-gpt: its fused c_attn, as GPT-2's)
     case Family::GptBigcode: return {"c_attn"};
     case Family::Phi3:
     case Family::Codegen: return {"qkv_proj"};

@@ -23,9 +23,11 @@ void resnet(Builder& b, const CnnParts& p, Fm x) {
   const bool downsample_in_bottleneck = p.downsample_in_bottleneck;
   const CnnAct a = act_of(p.act);
   x = b.maxpool(conv_bn_act(b, x, p.stem, 7, 2, 1, true, a), 3, 2, 1);
+  const Fm embedded = x;  // ResNetModel.forward's embedding_output: a local to its return (after the pooler)
   u64 in = p.stem;
   for (std::size_t s = 0; s < p.depths.size(); ++s) {
     const u64 out = p.widths[s];
+    const Fm stage_input = x;  // ResNetStage.forward's `input` (and the encoder's loop variable) to the stage's return
     for (u64 d = 0; d < p.depths[s]; ++d) {
       const u64 stride = d > 0 ? 1 : s > 0 || p.downsample_first ? 2 : 1;
       Fm h;
@@ -39,12 +41,20 @@ void resnet(Builder& b, const CnnParts& p, Fm x) {
         h = conv_bn_act(b, h, out, 3, 1, 1, false, a);
       }
       Fm shortcut = x;
-      if (in != out || stride != 1) shortcut = b.bn(b.conv(x, out, 1, stride, 0)), b.hold_until_now(x.t);  // `residual = self.shortcut(residual)`
+      if (in != out || stride != 1) shortcut = b.bn(b.conv(x, out, 1, stride, 0));  // `residual = self.shortcut(residual)`
+      const Fm input = x;
       x = b.act(b.add_in_place(h, shortcut), a);
+      // ResNetStage's loop holds the block's input (`hidden_state = layer(hidden_state)`) and the block its `residual`
+      // until it returns, after the activation's output is made (the ResNet-101 inference trace of 2026-12-03)
+      b.hold_until_now(input.t);
+      if (shortcut.t != input.t) b.hold_until_now(shortcut.t);
       in = out, ++b.g.layers;
     }
+    b.hold_until_now(stage_input.t);
   }
-  classifier(b, b.avgpool(x), p.labels);
+  const Fm pooled = b.avgpool(x);
+  b.hold_until_now(embedded.t);
+  classifier(b, pooled, p.labels);
 }
 
 // Python's round() of n / 4 (half to even): RegNetSELayer's reduced_channels=int(round(in_channels / 4)).

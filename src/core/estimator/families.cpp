@@ -21,7 +21,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 56> kFamilies = {{
+constexpr std::array<FamilyName, 59> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -42,6 +42,7 @@ constexpr std::array<FamilyName, 56> kFamilies = {{
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
     {"mamba2", Family::Mamba},
     {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"glm", Family::Glm},
+    {"llama4_text", Family::Llama4},  {"hunyuan_v1_moe", Family::HunyuanMoe}, {"openai-gpt", Family::OpenaiGpt},
     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
 
@@ -104,6 +105,19 @@ void set_decoder_traits(ModelConfig& m, const json& cfg) {
       m.scaled_embeddings = m.scaled_residual = m.scaled_logits = true;
       break;
     case Family::Olmoe: m.qk_norm = QkNorm::Full; break;  // q_norm over the whole q, k_norm over k
+    case Family::Llama4:  // Llama4TextAttention: apply_rotary_emb on q.float() / k.float() (complex), then
+      // Llama4TextL2Norm (no weight) on q and k in the RoPE layers only, the NoPE layers' query times fp32
+      // per-position scales with attn_temperature_tuning (modeling_llama4.py; Llama4TextConfig: use_qk_norm True)
+      m.rope_fp32 = true;
+      if (fields::flag(cfg, "use_qk_norm", true)) m.qk_norm = QkNorm::PerHead;
+      m.nope_temperature = fields::flag(cfg, "attn_temperature_tuning", true);
+      break;
+    case Family::OpenaiGpt:  // OpenAIGPTModel's Block (modeling_openai.py): n = ln_1(x + attn(x)), ln_2(n + mlp(n)); no
+      // final norm; ACT_FNS' "gelu" is gelu_new; Attention._attn its own eager scores (no SDPA)
+      m.post_norm = true, m.mlp = MlpKind::NewGelu;
+      break;
+    case Family::HunyuanMoe: m.qk_norm = QkNorm::PerHead; break;  // HunYuanMoEV1Attention: query_layernorm and
+      // key_layernorm over head_dim, always built (modular_hunyuan_v1_moe.py)
     case Family::Glm4: m.sandwich_norms = m.fused_gate_up = true; break;  // post_self_attn / post_mlp norms
     case Family::Glm: m.fused_gate_up = true; break;  // GlmMLP: gate_up_proj, chunk, up * act(gate) (modeling_glm.py)
     case Family::Nemotron: m.norm = NormKind::LayerNorm1P, m.mlp = MlpKind::Relu2; break;
@@ -252,6 +266,36 @@ Result<bool> read_moe_layer_range(ModelConfig& m, const json& cfg, const std::st
   return true;
 }
 
+// Llama4TextConfig and Llama4TextDecoderLayer (modeling_llama4.py): the routed experts' width and the shared expert's are
+// intermediate_size, the dense layers' Llama4TextMLP intermediate_size_mlp (default 16384); the MoE layers are
+// moe_layers (else every interleave_moe_layer_step-th, from step - 1); no_rope_layers (0: NoPE) as SmolLM3's.
+Result<bool> read_llama4_layers(ModelConfig& m, const json& cfg, const std::string& source) {
+  Size mlp, step;
+  if (auto ok = read_sizes(cfg, source, {{&mlp, {"intermediate_size_mlp"}}, {&step, {"interleave_moe_layer_step"}}}); !ok) {
+    return make_error(ok.error());
+  }
+  m.layer_nope = nope_layers(cfg, m.num_layers);
+  m.moe_intermediate_size = m.shared_expert_intermediate = m.intermediate_size;
+  m.intermediate_size = mlp.value_or(16384);
+  m.dense_experts = true;
+  m.layer_moe.assign(m.num_layers, false);
+  if (auto it = cfg.find("moe_layers"); it != cfg.end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() >= m.num_layers) {
+        return make_error("field 'moe_layers' in " + source + " must list layer indices below num_hidden_layers");
+      }
+      m.layer_moe[v.get<std::uint64_t>()] = true;
+    }
+  } else {
+    const std::uint64_t every = step.value_or(1);
+    for (std::uint64_t i = every - 1; i < m.num_layers; i += every) m.layer_moe[i] = true;
+  }
+  const auto moe = static_cast<std::uint64_t>(std::count(m.layer_moe.begin(), m.layer_moe.end(), true));
+  m.dense_layers = m.num_layers - moe;
+  if (moe == 0) m.num_experts = 0, m.layer_moe.clear(), m.dense_experts = false, m.shared_expert_intermediate = 0;
+  return true;
+}
+
 // Routed experts, their width, shared experts and the layers that stay dense.
 Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& source) {
   Size experts, per_token, moe_inter, shared_inter, shared_n, shared_mlp, first_dense, step;
@@ -269,11 +313,24 @@ Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& so
   auto first = fields::count(cfg, "first_k_dense_replace", source);
   if (!first) return make_error(first.error());
   first_dense = *first;
-  if (m.family != Family::Mixtral && m.family != Family::Phimoe && !experts) return true;
-  m.num_experts = experts.value_or(m.family == Family::Phimoe ? 16 : 8);  // PhimoeConfig: 16 local experts
-  m.experts_per_token = per_token.value_or(2);
+  if (m.family != Family::Mixtral && m.family != Family::Phimoe && m.family != Family::Llama4 && !experts) return true;
+  // PhimoeConfig and Llama4TextConfig: 16 local experts; Llama 4 routes each token to 1
+  m.num_experts = experts.value_or(m.family == Family::Phimoe || m.family == Family::Llama4 ? 16 : 8);
+  m.experts_per_token = per_token.value_or(m.family == Family::Llama4 ? 1 : 2);
+  if (m.family == Family::HunyuanMoe) {  // HunYuanMoEV1Config moe_topk: an int, or one per layer (the largest read)
+    if (auto it = cfg.find("moe_topk"); it != cfg.end()) {
+      std::uint64_t top = 0;
+      for (const auto& v : it->is_array() ? *it : json::array({*it})) {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0) return make_error("field 'moe_topk' in " + source + " must be a positive integer or a list of them");
+        top = std::max(top, v.get<std::uint64_t>());
+      }
+      if (top > 0) m.experts_per_token = top;
+    }
+    m.shared_expert_intermediate = m.intermediate_size;  // HunYuanMoEV1Moe: shared_mlp = HunYuanMoEV1MLP(config), always
+  }
   if (m.experts_per_token > m.num_experts) {
-    const char* name = cfg.contains("num_experts_per_tok") || !cfg.contains("moe_k") ? "num_experts_per_tok" : "moe_k";
+    const char* name = cfg.contains("num_experts_per_tok") || (!cfg.contains("moe_k") && !cfg.contains("moe_topk")) ? "num_experts_per_tok"
+                       : cfg.contains("moe_k") ? "moe_k" : "moe_topk";
     return make_error("field '" + std::string(name) + "' in " + source + " exceeds the number of experts");
   }
   m.moe_intermediate_size = moe_inter.value_or(m.intermediate_size);
@@ -403,6 +460,9 @@ std::uint64_t family_uncertainty_percent(const ModelConfig& m) {
     case Family::Xglm:
     case Family::RecurrentGemma:
     case Family::JetMoe:
+    case Family::Llama4:
+    case Family::HunyuanMoe:
+    case Family::OpenaiGpt:
     case Family::Roberta: return 5;     // held out: modelled from the code only
     default: return 0;
   }
@@ -474,6 +534,9 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   }
   if (auto ok = read_experts(m, cfg, source); !ok) return make_error(ok.error());
   if (auto ok = read_nested_moe(m, cfg, source); !ok) return make_error(ok.error());
+  if (m.family == Family::Llama4) {
+    if (auto ok = read_llama4_layers(m, cfg, source); !ok) return make_error(ok.error());
+  }
   if (m.family == Family::JetMoe) {  // JetMoeConfig: num_attention_heads = num_key_value_heads x num_experts_per_tok,
     // head_dim = kv_channels (its attribute_map); JetMoeAttention's JetMoeMoA has num_local_experts query / output
     // projection experts, JetMoeMoA and JetMoeMoE a bias on their output (modeling_jetmoe.py)
@@ -499,6 +562,8 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
                             m.family == Family::Xglm || m.family == Family::RecurrentGemma || m.family == Family::JetMoe;
   m.tie_word_embeddings = fields::flag(cfg, "tie_word_embeddings", tied_default);
   m.generate_with_cache = fields::flag(cfg, "use_cache", m.family != Family::Mpt);  // MptConfig: use_cache = False
+  // OpenAIGPTLMHeadModel has no past_key_values at all: each generated token reruns the whole sequence
+  if (m.family == Family::OpenaiGpt) m.generate_with_cache = false;
   if (m.family == Family::Qwen2 || m.family == Family::Qwen2Moe || gpt2) {
     m.attention_bias = fields::flag(cfg, "qkv_bias", true);
   } else if (m.norm != NormKind::LayerNorm) {

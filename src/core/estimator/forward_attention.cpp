@@ -111,7 +111,22 @@ u64 gpt2_eager(Forward& f, const LayerDims& d, u64 q, u64 k, u64 v) {
   f.keep(q), f.keep(k), f.keep(v);
   const u64 sw = f.amp ? 4 : f.act;
   u64 x = f.s.alloc(f.scores(d.heads, f.act));
-  for (int i = 0; i < (f.r.m.family == Family::Gpt2 ? 2 : 1); ++i) {  // / scale, torch.where(causal, ...)
+  if (f.r.m.family == Family::OpenaiGpt) {  // Attention._attn: w = w / sqrt(d); w = w * b + -1e4 * (1 - b) (its causal
+    // `bias` buffer sliced; the (1 - b) terms are seq x seq, small): w, w * b and the sum live at once; generate()'s
+    // attention mask (batch x 1 x 1 x seq) added, w + mask (modeling_openai.py)
+    const u64 scaled = f.s.alloc(f.scores(d.heads, f.act));
+    f.drop(x);
+    const u64 prod = f.s.alloc(f.scores(d.heads, f.act)), sum = f.s.alloc(f.scores(d.heads, f.act));
+    f.drop(prod), f.drop(scaled);
+    x = sum;
+    if (!f.train && f.r.o.new_tokens > 0) {
+      const u64 masked = f.s.alloc(f.scores(d.heads, f.act));
+      f.drop(x);
+      x = masked;
+    }
+  }
+  const int steps = f.r.m.family == Family::Gpt2 ? 2 : f.r.m.family == Family::OpenaiGpt ? 0 : 1;
+  for (int i = 0; i < steps; ++i) {  // GPT-2: / scale, torch.where(causal, ...); MPNet: / scale
     const u64 next = f.s.alloc(f.scores(d.heads, f.act));
     f.drop(x);
     x = next;
@@ -179,7 +194,8 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
   const ModelConfig& m = f.r.m;
   Qkv t;
   if (!m.fused_qkv && !gpt2_style(m.family)) {
-    const bool norm_each = m.qk_norm != QkNorm::None && m.family != Family::Gemma3;
+    // (Llama 4 normalises after RoPE, in its RoPE layers only: attention())
+    const bool norm_each = m.qk_norm != QkNorm::None && m.family != Family::Gemma3 && m.family != Family::Llama4;
     const auto names = projection_names(m.family);
     t.q = linear(f, x, d.h, d.q, input_wide, std::string(names[0]));
     if (m.scaled_query) {  // OPT: q_proj(hidden_states) * self.scaling
@@ -190,7 +206,7 @@ Qkv projections(Forward& f, const LayerDims& d, u64 x, bool input_wide) {
     t.k = linear(f, x, d.h, d.kv, input_wide, std::string(names[1]));
     if (norm_each) t.k = qk_normed(f, t.k, d.kv);
     t.v = linear(f, x, d.h, d.kv, input_wide, std::string(names[2]));
-    if (m.qk_norm != QkNorm::None && !norm_each) t.q = qk_normed(f, t.q, d.q), t.k = qk_normed(f, t.k, d.kv);
+    if (m.qk_norm != QkNorm::None && m.family == Family::Gemma3) t.q = qk_normed(f, t.q, d.q), t.k = qk_normed(f, t.k, d.kv);
     return t;
   }
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1);
@@ -447,6 +463,26 @@ LayerDims layer_dims(const Run& r) {
   return d;
 }
 
+// Llama4TextAttention.forward (modeling_llama4.py): after RoPE, Llama4TextL2Norm on q and k in the RoPE layers (an
+// fp32 norm without weight, as the per-head RMSNorm's tensors); in the NoPE layers with attn_temperature_tuning,
+// (query * attn_scales).to(dtype): the fp32 product (the scales are fp32), then its cast back.
+void llama4_query_key(Forward& f, const LayerDims& d, LayerKind kind, Qkv& t, Rotated& rot) {
+  const ModelConfig& m = f.r.m;
+  if (!kind.nope && d.rotary > 0 && m.qk_norm != QkNorm::None) {
+    const u64 q = qk_normed(f, rot.q, d.q);
+    if (rot.q == t.q) t.q = 0;
+    rot.q = q;
+    const u64 k = qk_normed(f, rot.k, d.kv);
+    if (rot.k == t.k) t.k = 0;
+    rot.k = k;
+  } else if (kind.nope && m.nope_temperature) {
+    const u64 wide = f.s.alloc(f.bytes(d.q, 4)), q = f.act != 4 ? f.s.alloc(f.bytes(d.q, f.act)) : wide;
+    if (q != wide) f.drop(wide);
+    f.drop(rot.q);  // the projection's query (its only name is replaced; the product saves only the scales)
+    rot.q = q;
+  }
+}
+
 u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& cache, u64& held) {
   const ModelConfig& m = f.r.m;
   if (m.mla.kv_lora_rank > 0) return latent_attention(f, input, cache);
@@ -457,6 +493,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   if (m.family == Family::Gptj && d.rotary > 0) gptj_sincos(f, d.rotary, t.end);
   if (m.family == Family::Whisper) heads_major_copies(f, d, t), rot = {t.q, t.k, true};
   if (d.rotary > 0 && !kind.nope) rot = apply_rope(f, d, t);
+  if (m.family == Family::Llama4) llama4_query_key(f, d, kind, t, rot);
   u64 k = rot.k != 0 ? rot.k : t.fused, v = t.v != 0 ? t.v : t.fused;  // a view keeps the fused buffer
   const bool cached = f.use_cache || m.enc.always_cached;  // (XLM's encoder: the cache its model always makes)
   const u64 kv_len = f.kv_len;
@@ -489,7 +526,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     out = cogview_attention(f, d, k, v);
   } else if (m.family == Family::DebertaV2) {  // always its own eager attention
     out = deberta_attention(f, d, q, t.k, v);  // (v2's k: the scores' key^T / scale is its own copy)
-  } else if (path == AttentionPath::Eager && m.family == Family::Gpt2) {
+  } else if ((path == AttentionPath::Eager && m.family == Family::Gpt2) || m.family == Family::OpenaiGpt) {
     out = gpt2_eager(f, d, 0, k, v);
   } else if (m.enc.segment_means > 0) {  // Nystromformer's own attention
     out = nystrom_attention(f, d, v);

@@ -206,7 +206,11 @@ void CnnStep::forward(std::size_t i, bool training) {
     case CnnOpKind::BiasParam: make(op.out, wider(dtype_[x], r_.param_bytes)); break;
     case CnnOpKind::MaxPool:
       make(op.out, dtype_[x]);
-      if (training) save(i, x, true), extras_[i].push_back(s_.alloc(bytes(op.out, 8)));  // int64 indices
+      // int64 indices: saved in training; on CUDA max_pool2d always runs max_pool2d_with_indices (MaxPooling.cpp:
+      // only the CPU skips them), so inference makes them too, freed at once (the ResNet-101 inference trace of
+      // 2026-12-03: a 196 MiB int64 block after each 49 MiB stem pool output)
+      if (training) save(i, x, true), extras_[i].push_back(s_.alloc(bytes(op.out, 8)));
+      else transient(bytes(op.out, 8));
       break;
     case CnnOpKind::AvgPool:
     case CnnOpKind::Pad: make(op.out, dtype_[x]); break;
@@ -265,8 +269,8 @@ void CnnStep::forward(std::size_t i, bool training) {
 void cnn_events(Sequence& s, const CnnGraph& graph, const CnnRun& run) {
   CnnStep step(s, graph, run);
   step.weights();
-  if (!run.trains) {  // a first forward (its classifier's matmul makes the cuBLAS workspace), then the measured one
-    step.infer();
+  if (!run.trains) {  // one forward, as a fresh process's first batch (its classifier's matmul makes the cuBLAS
+    // workspace at its end; a later batch reuses the cached blocks and holds that 32 MiB workspace beyond this peak)
     step.infer();
     return;
   }

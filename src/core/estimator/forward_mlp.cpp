@@ -139,11 +139,64 @@ u64 routed_experts(Forward& f, u64 h, u64 inter, u64 experts, u64 k) {
   return sum;
 }
 
+// Llama4TextMoe.forward and Llama4TextExperts.forward (modeling_llama4.py): every expert runs over every token. The
+// router (a Linear: logits, held to the block's return), top-k values and ids (saved by the scatter), full_like(-inf)
+// scattered with them, .float() and sigmoid (saved), cast back (saved by the product); the tokens repeated once per
+// expert (E x T rows, saved by the product) times the scores (the bmm's input, saved when the experts train; a
+// local to the block's return); bmm with gate_up_proj (E x T x 2 inter: silu saves its gate half, the product its up
+// half), silu(gate), up * silu(gate) (saved by the second bmm when the experts train), bmm with down_proj (E x T x h);
+// the shared expert over the T tokens; the experts' outputs summed over E, added in place to the shared expert's.
+// The experts are Parameters used by torch.bmm (no Linear: LoRA does not wrap them); under autocast each bmm casts its
+// expert weights to 16 bits at the call.
+u64 dense_experts(Forward& f, u64 x, u64 h, u64 inter, u64 shared) {
+  const ModelConfig& m = f.r.m;
+  const u64 e = m.num_experts, k = std::max<u64>(m.experts_per_token, 1);
+  const u64 logits = linear(f, x, h, e, false, "router");
+  const u64 top = f.s.alloc(f.bytes(k, f.act)), ids = f.s.alloc(f.bytes(k, 8));
+  f.keep(ids);
+  const u64 full = f.s.alloc(f.bytes(e, f.act));
+  f.drop(top);
+  const u64 up32 = f.act != 4 ? f.s.alloc(f.bytes(e, 4)) : 0, sig = f.s.alloc(f.bytes(e, 4));
+  if (up32 != 0) f.drop(up32);
+  f.keep(sig);
+  u64 scores = sig;
+  if (f.act != 4) {
+    scores = f.s.alloc(f.bytes(e, f.act));
+    f.drop(sig);
+  }
+  f.drop(full), f.drop(ids);
+  const u64 repeated = f.s.alloc(f.bytes(mul(e, h), f.act));
+  f.keep(repeated), f.keep(scores);
+  const u64 routed_in = f.s.alloc(f.bytes(mul(e, h), f.act));
+  f.drop(repeated);
+  if (f.weights_train()) f.keep(routed_in);
+  const u64 w16 = f.act == 4 ? 4 : 2;
+  const u64 cast1 = f.weight_cast(mul(mul(e, h), mul(2 * inter, w16)));
+  const u64 gate_up = f.s.alloc(f.bytes(mul(e, 2 * inter), f.act));
+  f.keep(gate_up);
+  f.release_cast(cast1);
+  const u64 act = f.s.alloc(f.bytes(mul(e, inter), f.act));
+  f.keep(act);
+  const u64 prod = f.s.alloc(f.bytes(mul(e, inter), f.act));
+  f.drop(act);
+  if (f.weights_train()) f.keep(prod);
+  const u64 cast2 = f.weight_cast(mul(mul(e, inter), mul(h, w16)));
+  const u64 routed_out = f.s.alloc(f.bytes(mul(e, h), f.act));
+  f.release_cast(cast2);
+  f.drop(prod), f.drop(gate_up);
+  const u64 out = gated(f, x, h, shared, false, "shared_expert.");
+  const u64 sum = f.s.alloc(f.bytes(h, f.act));
+  f.drop(sum);  // out.add_(...): in place
+  for (u64 id : {routed_out, routed_in, scores, logits}) f.drop(id);
+  return out;
+}
+
 u64 moe(Forward& f, u64 x, u64 h) {
   const ModelConfig& m = f.r.m;
   if (m.attention_experts > 0) return jetmoe_moe(f, x, h);  // JetMoeMoE (forward_jetmoe.cpp)
   const u64 tp = std::max<u64>(f.r.o.tensor_parallel, 1), shared = m.shared_expert_intermediate / tp;
   const u64 inter = m.moe_intermediate_size / tp;
+  if (m.dense_experts) return dense_experts(f, x, h, inter, shared);
   const std::string prefix = m.shared_expert_gate ? "shared_expert." : "shared_experts.";
   if (m.shared_expert_gate) {  // Qwen2-MoE: the shared expert first, scaled by sigmoid(gate) after
     const u64 s = gated(f, x, h, shared, false, prefix), routed = routed_experts(f, h, inter, m.num_experts, m.experts_per_token);
@@ -289,7 +342,11 @@ void decode_layer(Forward& f, LayerKind kind, CacheIds& cache) {
       f.s.free(cache[slot]), cache[slot] = grown;
     }
   }
-  if (kind.moe) {  // few rows: each routed token gathers its experts' weights (gate_up_proj[ids], down_proj[ids])
+  if (kind.moe && m.dense_experts) {  // Llama 4: every expert over the step's tokens (dense_experts), E x batch rows
+    const u64 rows = mul(f.batch, m.num_experts), inter = m.moe_intermediate_size / std::max<u64>(f.r.o.tensor_parallel, 1);
+    const u64 gate_up = f.s.alloc(mul(rows, mul(2 * inter, f.act))), out = f.s.alloc(mul(rows, mul(d.h, f.act)));
+    f.s.free(gate_up), f.s.free(out);
+  } else if (kind.moe) {  // few rows: each routed token gathers its experts' weights (gate_up_proj[ids], down_proj[ids])
     const u64 rows = mul(f.batch, m.experts_per_token), inter = m.moe_intermediate_size / std::max<u64>(f.r.o.tensor_parallel, 1);
     const u64 gate_up = f.s.alloc(mul(rows, mul(mul(2 * inter, d.h), f.act))), down = f.s.alloc(mul(rows, mul(mul(inter, d.h), f.act)));
     f.s.free(gate_up), f.s.free(down);

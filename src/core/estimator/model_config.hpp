@@ -19,11 +19,12 @@ enum class Family {
   Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3, Gpt2, Mixtral, Gemma2, Gemma3, Qwen2Moe, Qwen3Moe, DeepseekV2,
   DeepseekV3, Olmo2, Phi, Falcon, GptNeox, Starcoder2, Bloom, Gptj, Opt, Cohere, Granite, Olmoe, Smollm3, Glm4,
   Nemotron, GptBigcode, GraniteMoe, Codegen, Mpt, Phimoe, Biogpt, Xglm, RecurrentGemma, JetMoe, Bert, Roberta, DistilBert, DebertaV2, Vit, Swin, T5, Bart,
-  Whisper, Cnn, Mamba, GptOss, Ernie45, Glm, Generic, FromHeaders
+  Whisper, Cnn, Mamba, GptOss, Ernie45, Glm, Llama4, HunyuanMoe, OpenaiGpt, Generic, FromHeaders
 };
 
-// GPT-2's layout (wte + wpe, LayerNorms, fused c_attn, c_fc / c_proj, dropout): GPT-2 and GPT-BigCode (multi-query).
-inline bool gpt2_style(Family f) { return f == Family::Gpt2 || f == Family::GptBigcode; }
+// GPT-2's layout (wte + wpe, LayerNorms, fused c_attn, c_fc / c_proj, dropout): GPT-2, GPT-BigCode (multi-query) and
+// OpenAI GPT (post-norm blocks, no final norm, its own eager attention, no KV cache).
+inline bool gpt2_style(Family f) { return f == Family::Gpt2 || f == Family::GptBigcode || f == Family::OpenaiGpt; }
 // GPT-J's layout (one ln_1 for attention and MLP side by side, fp32 _attn, partial interleaved RoPE, fc_in / fc_out,
 // lm_head with bias): GPT-J and CodeGen (a fused qkv_proj).
 inline bool gptj_style(Family f) { return f == Family::Gptj || f == Family::Codegen; }
@@ -250,6 +251,8 @@ struct ModelConfig {
   std::uint64_t moe_intermediate_size = 0;     // each routed expert's width (intermediate_size if 0)
   std::uint64_t shared_expert_intermediate = 0;  // the always-on shared expert's width (0: none)
   bool shared_expert_gate = false;      // Qwen2-MoE: sigmoid(Linear(h, 1)) scales the shared expert
+  bool dense_experts = false;           // Llama 4: every routed expert runs over every token (Llama4TextMoe: the
+                                        // tokens repeated per expert, times their sigmoid scores, one batched bmm)
   std::uint64_t dense_layers = 0;       // MoE models: layers with a dense MLP (first_k_dense_replace, mlp_only_layers)
   bool tie_word_embeddings = false;
   bool generate_with_cache = true;     // config.json use_cache: generate() keeps a KV cache (false: each step runs the whole sequence)
@@ -292,6 +295,8 @@ struct ModelConfig {
   bool expert_biases = false;           // GPT-OSS: the router's and the experts' gate_up / down biases
   bool expert_score_bias = false;       // ERNIE-4.5-MoE: moe_statics.e_score_correction_bias, a Parameter without grad
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
+  bool nope_temperature = false;        // Llama 4: the NoPE layers' query times fp32 per-position scales
+                                        // (attn_temperature_tuning: an fp32 query-sized product, cast back)
   std::vector<Mixer> layer_mixer;       // hybrids: per layer, its token mixer (LFM2's layer_types "conv", Jamba's
                                         // attn_layer_period / offset); empty: attention in every layer
   std::vector<bool> layer_moe;          // per layer, whether its feed-forward is the experts (Jamba's expert_layer_period /
