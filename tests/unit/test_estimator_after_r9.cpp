@@ -92,3 +92,18 @@ TEST(EstimatorAfterRound9, ResnetInferenceReservedLayout) {
   vramdoc::test::expect_cases_within("pytorch-h200-kinds-g", {{"038-resnet-34-image-cls-infer-bf16", {0.1, 0.2}}}, false);
   vramdoc::test::expect_cases_within("pytorch-h200-kinds-d", {{"067-resnet-50-image-cls-infer-bf16", {0.1, 0.3}}}, false);
 }
+
+// Regression: BERT-style encoders' inference, allocated right and reserved under (process -5 to -9 %: BERT, RoBERTa,
+// CamemBERT, XLM-R, DeBERTa). From the XLM-R inference trace of 2026-12-03: BertEmbeddings.forward holds
+// inputs_embeds and each table's lookup to its return (five blocks at once before the LayerNorm); BertSelfAttention
+// returns before BertSelfOutput's dense (q, k, v go first); BertAttention holds self_outputs, BertLayer
+// attention_output and the intermediate activation, to their returns (forward_encoders.cpp encoder_prelude,
+// forward_attention.cpp, forward_families.cpp post_norm_layer).
+TEST(EstimatorAfterRound9, BertStyleInferenceLocals) {
+  using vramdoc::test::expect_cases_within;
+  expect_cases_within("pytorch-h200-kinds-h", {{"032-xlmr-l6-seq-cls-infer-bf16", {0.2, 0.2}}}, false);
+  expect_cases_within("pytorch-h200-kinds-b", {{"030-bert-s-seq-cls-infer-bf16", {0.3, 0.2}}}, false);
+  expect_cases_within("pytorch-h200-kinds", {{"118-roberta-l-seq-cls-infer-bf16", {0.3, 0.2}}}, false);
+  expect_cases_within("pytorch-h200-kinds-e", {{"000-deberta-s-seq-cls-infer-bf16", {2.4, 1.2}},
+                                               {"062-camembert-b-seq-cls-infer-bf16", {0.3, 0.2}}}, false);
+}

@@ -557,7 +557,22 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     }
   }
   f.kv_len = kv_len;
+  // BertSelfAttention and its copies end before BertSelfOutput's dense: q, k and v (their locals) go first, and
+  // BertAttention holds the attention's output (self_outputs) through the dense, its dropout, the sum and the norm
+  // (the XLM-R inference trace of 2026-12-03). Not ALBERT's or MPNet's attention (one module with its output
+  // projection) nor DistilBERT's (out_lin in MultiHeadSelfAttention).
+  const bool self_output = f.r.o.mode == Mode::Infer && m.kind == ModelKind::Encoder && m.post_norm && m.family != Family::DistilBert &&
+                           !m.enc.project_in_encoder && !m.enc.batched_position_bias && !kind.cross && !m.alibi;
+  if (self_output) {
+    if (rot.q != t.q) f.drop(rot.q);
+    if (!cached) f.drop(rot.k), f.drop(t.k), f.drop(t.v);
+    f.drop(t.q), f.drop(t.fused), f.drop(t.end);
+  }
   const u64 o = linear(f, out, d.q, d.h, false, gpt2_style(m.family) ? "attn.c_proj" : std::string(attention_output_name(m.family)));
+  if (self_output) {
+    f.self_output = out;
+    return o;
+  }
   if (m.alibi) {  // BLOOM: the fused projection, the locals and the merged heads go after the residual sum
     f.after_residual.insert(f.after_residual.begin(), t.fused);
     f.after_residual.push_back(out);

@@ -154,6 +154,13 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
                      (m.family == Family::DebertaV2 || (m.kind == ModelKind::Encoder && m.rotary_dims > 0) ? 1 : 0);
   // LayoutLM: left, upper, right, lower, h, w added one by one (LayoutLMv3: concatenated, layout_spatial)
   const int layout = !decoder_side && m.enc.layout_positions > 0 && m.enc.layout_coordinate == 0 ? 6 : 0;
+  // An encoder's embeddings module (BertEmbeddings.forward and its copies) holds inputs_embeds and each table's
+  // lookup in locals to its return, after the norm and dropout; only the running sum is rebound (the XLM-R
+  // inference trace of 2026-12-03: five batch x seq x hidden blocks live at once before the LayerNorm)
+  const bool locals = f.r.o.mode == Mode::Infer && m.kind == ModelKind::Encoder && !decoder_side && !concatenated && layout == 0 &&
+                      m.enc.layout_coordinate == 0 && m.enc.xpath_depth == 0;
+  std::vector<u64> embedding_locals;
+  if (locals && tables > 0) embedding_locals.push_back(x);
   for (int i = 0; i < tables + layout; ++i) {
     const u64 table = f.s.alloc(f.bytes(h, width));
     if (concatenated) {
@@ -161,7 +168,12 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
       continue;
     }
     const u64 sum = f.s.alloc(f.bytes(h, width));
-    f.s.free(table), f.drop(x);
+    if (locals) {
+      embedding_locals.push_back(table);
+      if (i > 0) f.drop(x);
+    } else {
+      f.s.free(table), f.drop(x);
+    }
     x = sum;
   }
   if (!decoder_side && m.enc.layout_coordinate > 0) {  // LayoutLMv3: + calculate_spatial_position_embeddings(bbox)
@@ -185,6 +197,7 @@ Prelude encoder_prelude(Forward& f, u64 workspace, bool decoder_side) {
     x = projected;
   }
   p.hidden = dropout(f, x, h, width, m.residual_dropout);
+  for (u64 id : embedding_locals) f.drop(id);
   if (!decoder_side && m.enc.batched_position_bias) {  // MPNet: buckets (int64, seq x seq), their lookup, expanded
     const u64 square = saturating_mul(f.q_len, f.kv_len), buckets = f.s.alloc(saturating_mul(square, 8));
     const u64 lookup = f.s.alloc(saturating_mul(square, saturating_mul(m.num_heads, width)));

@@ -399,10 +399,15 @@ u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
   u64 held = 0;
   u64 a = attention(f, kind, x, f.amp, cache, held);
   a = dropout(f, a, h, f.act, m.residual_dropout);
+  // BERT-style inference (attention() said so): BertSelfOutput's LayerNorm(hidden_states + input_tensor) runs with
+  // the dense output still named, BertAttention holds self_outputs to its return, BertLayer holds attention_output and
+  // the intermediate activation to its end (the XLM-R inference trace of 2026-12-03)
+  const bool bert = f.self_output != 0;
   const u64 sum = f.s.alloc(f.bytes(h, f.wide));
-  f.drop(a);
+  if (!bert) f.drop(a);
   u64 n1 = norm(f, sum, h, f.wide);
   f.drop(sum);
+  if (bert) f.drop(a), f.drop(f.self_output), f.self_output = 0;
   if (kind.cross) {  // BART's decoder layer: cross-attention, dropout, the sum, its norm
     u64 c = cross_attention(f, n1, f.memory, f.memory_tokens);
     c = dropout(f, c, h, f.act, m.residual_dropout);
@@ -411,12 +416,15 @@ u64 post_norm_layer(Forward& f, LayerKind kind, u64 x, CacheIds& cache) {
     n1 = norm(f, sum_c, h, f.wide);
     f.drop(sum_c);
   }
+  f.hold_intermediate = bert;
   u64 mo = mlp(f, kind, n1, f.amp);
+  f.hold_intermediate = false;
   mo = dropout(f, mo, h, f.act, m.residual_dropout);
   const u64 sum2 = f.s.alloc(f.bytes(h, f.wide));
-  f.drop(mo), f.drop(n1), f.drop(held);
+  if (!bert) f.drop(mo), f.drop(n1), f.drop(held);
   const u64 out = norm(f, sum2, h, f.wide);
   f.drop(sum2);
+  if (bert) f.drop(mo), f.drop(f.layer_locals), f.drop(n1), f.drop(held);
   return out;
 }
 

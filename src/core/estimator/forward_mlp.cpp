@@ -64,7 +64,8 @@ u64 dense_mlp(Forward& f, u64 x, u64 h, u64 inter, bool input_wide) {
   act = dropout(f, act, inter, f.act, m.activation_dropout);  // BART-style fc1 -> act -> dropout -> fc2 (ProphetNet's 0.1)
   const u64 down = linear(f, act, inter, h, f.amp && python_gelu,
                           phi ? "fc2" : gpt2 ? "mlp.c_proj" : coder ? "c_proj" : gptj ? "fc_out" : "dense_4h_to_h");
-  f.drop(act);
+  if (f.hold_intermediate) f.layer_locals.push_back(act);
+  else f.drop(act);
   return down;
 }
 

@@ -56,6 +56,10 @@ struct Forward {
   u64 pending_workspace = 0;             // encoders: the cuBLAS workspace the first Linear's matmul makes (after its output)
   std::vector<u64> model_locals;         // CANINE: tensors CanineModel.forward's locals hold to its return (the 3-D
                                          // character mask, the initial character encoding, the upsampling's inputs)
+  u64 self_output = 0;                   // inference, BERT-style encoders: the attention's output, which the layer's
+                                         // attention module holds (self_outputs) through its output dense, sum and norm
+  bool hold_intermediate = false;        // inference, BERT-style encoders: the MLP's activation (intermediate_output)
+                                         // goes to layer_locals, held to the layer's end (BertLayer.feed_forward_chunk)
   u64 saved_mask = 0;                    // training: a mask every layer's SDPA saves (Falcon's ALiBi mask), alive to
                                          // the end of the layers' backward (the caller frees it)
 
