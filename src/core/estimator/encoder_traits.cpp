@@ -266,6 +266,16 @@ void set_encoder_traits(ModelConfig& m, const json& cfg) {
   m.enc.cosine_attention = m.model_type == "swinv2";  // Swinv2SelfAttention (modeling_swinv2.py:389)
   m.enc.project_in_encoder = m.model_type == "albert";  // modeling_albert.py AlbertTransformer.forward
   m.enc.attention_locals_held = m.model_type == "dinov2";  // modeling_dinov2.py Dinov2Layer.forward
+  if (m.model_type == "dinov2" && fields::flag(cfg, "use_swiglu_ffn", false)) {
+    // Dinov2SwiGLUFFN (modeling_dinov2.py): weights_in (hidden -> 2 x w, bias), chunk, silu(x1) * x2, weights_out
+    // (w -> hidden, bias), w = (int(int(hidden x mlp_ratio) x 2 / 3) + 7) // 8 x 8 (DINOv2-g's SwiGLU)
+    const auto ratio = cfg.find("mlp_ratio");
+    const double r = ratio != cfg.end() && ratio->is_number() && ratio->get<double>() > 0 && ratio->get<double>() < 1e3
+                         ? ratio->get<double>() : 4.0;
+    const auto wide = static_cast<std::uint64_t>(static_cast<double>(m.hidden_size) * r);
+    m.intermediate_size = std::max<std::uint64_t>((wide * 2 / 3 + 7) / 8 * 8, 8);
+    m.mlp = MlpKind::Gated, m.enc.gated_ffn = true, m.fused_gate_up = true;
+  }
   if (m.model_type == "mpnet") {  // modeling_mpnet.py: no token types; MPNetEncoder.compute_position_bias, its own attention
     m.enc.type_vocab = 0, m.enc.batched_position_bias = true;
     m.enc.relative_buckets = size_or(cfg, "relative_attention_num_buckets", 32);

@@ -92,7 +92,8 @@ void layer(const ModelConfig& m, std::vector<WeightTensor>& w, u64 count, u64 h,
     linear(w, "mlp.experts.wo", inter, h, mul(sparse, m.enc.experts), m.mlp_bias, at);
   }
   const u64 dense = count - sparse;
-  if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, dense, false, at), linear(w, "wi_1", h, inter, dense, false, at);
+  const bool gated_bias = m.enc.gated_ffn && m.fused_gate_up && m.mlp_bias;  // DINOv2's SwiGLU weights_in (T5's none)
+  if (m.enc.gated_ffn) linear(w, "wi_0", h, inter, dense, gated_bias, at), linear(w, "wi_1", h, inter, dense, gated_bias, at);
   else linear(w, m.family == Family::T5 ? "wi" : "fc1", h, inter, dense, m.mlp_bias, at);
   linear(w, m.family == Family::T5 ? "wo" : "fc2", inter, h, dense, m.mlp_bias, at);
   vector(w, "mlp norm", norm_width(m, h), count, at);

@@ -312,6 +312,9 @@ Result<bool> read_experts(ModelConfig& m, const json& cfg, const std::string& so
   }
   auto first = fields::count(cfg, "first_k_dense_replace", source);
   if (!first) return make_error(first.error());
+  // DogeConfig (and any config with the flag): is_moe false keeps the dense MLP whatever num_experts says (Doge's
+  // default num_experts is 16384: read as experts, its estimate was 500 times too large)
+  if (!fields::flag(cfg, "is_moe", true)) return true;
   first_dense = *first;
   if (m.family != Family::Mixtral && m.family != Family::Phimoe && m.family != Family::Llama4 && !experts) return true;
   // PhimoeConfig and Llama4TextConfig: 16 local experts; Llama 4 routes each token to 1

@@ -1,0 +1,21 @@
+// Issue 28, after round 10's one evaluation (tests/data/estimator/pytorch-h200-kinds-i.*, dev since then): the misses
+// fixed from config fields and modelling code (transformers 5.17). Each case within its bound: its error now, rounded
+// up; without the fix each bound fails (the error before is in each test's comment).
+#include <gtest/gtest.h>
+
+#include "kinds_records.hpp"
+
+// Regression: Doge's config keeps num_experts = 16384 with is_moe false; read as 16384 experts the estimate was
+// +57639 % (training) and +46212 % (generate). is_moe false keeps the dense MLP (families.cpp read_experts). Doge's
+// dynamic mask attention is not modelled: the estimate stays under (the bound holds it, not the bar).
+TEST(EstimatorAfterRound10, IsMoeFalseKeepsTheDenseMlp) {
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"004-doge-s-causal-lm-train-bf16", {26.5, 23.0}},
+                                                              {"005-doge-s-causal-lm-infer-bf16", {60.7, 41.5}}}, false);
+}
+
+// Regression: DINOv2 with use_swiglu_ffn (DINOv2-g) read with the GELU MLP (4 x hidden, 117,725,160 parameters
+// missed): -10.7 / -14.6 %. Dinov2SwiGLUFFN: weights_in to 2 x w (bias), silu(x1) * x2, weights_out, w =
+// (int(int(hidden x mlp_ratio) x 2 / 3) + 7) // 8 x 8 (encoder_traits.cpp); parameters exact.
+TEST(EstimatorAfterRound10, Dinov2SwigluFfn) {
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"056-dinov2-g4-image-cls-train-bf16", {3.2, 4.1}}}, true);
+}
