@@ -19,3 +19,12 @@ TEST(EstimatorAfterRound10, IsMoeFalseKeepsTheDenseMlp) {
 TEST(EstimatorAfterRound10, Dinov2SwigluFfn) {
   vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"056-dinov2-g4-image-cls-train-bf16", {3.2, 4.1}}}, true);
 }
+
+// Regression: VaultGemma read as a generic decoder (no Gemma embeddings scale, fp32-weight norms, soft-capping):
+// -11.9 / -9.2 % in training, -2.3 / -0.1 % in generate(). VaultGemmaDecoderLayer is Gemma2DecoderLayer without
+// post_attention_layernorm and post_feedforward_layernorm (modular_vaultgemma.py): Gemma 2's family without its
+// sandwich norms (families.cpp).
+TEST(EstimatorAfterRound10, VaultGemmaIsGemma2WithoutPostNorms) {
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"000-vaultgemma-s-causal-lm-train-bf16", {0.2, 0.2}},
+                                                              {"001-vaultgemma-s-causal-lm-infer-bf16", {0.7, 0.2}}}, true);
+}

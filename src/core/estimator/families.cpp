@@ -21,7 +21,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 59> kFamilies = {{
+constexpr std::array<FamilyName, 60> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -42,6 +42,7 @@ constexpr std::array<FamilyName, 59> kFamilies = {{
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
     {"mamba2", Family::Mamba},
     {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"glm", Family::Glm},
+    {"vaultgemma", Family::Gemma2},  // VaultGemmaDecoderLayer(Gemma2DecoderLayer) without the post norms
     {"llama4_text", Family::Llama4},  {"hunyuan_v1_moe", Family::HunyuanMoe}, {"openai-gpt", Family::OpenaiGpt},
     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
@@ -183,7 +184,8 @@ void set_traits(ModelConfig& m, const json& cfg) {
   switch (m.family) {
     case Family::Gemma2:
     case Family::Gemma3:
-      m.norm = NormKind::RmsFp32Weight, m.sandwich_norms = true;
+      // (modular_vaultgemma.py: VaultGemmaDecoderLayer deletes post_attention_layernorm and post_feedforward_layernorm)
+      m.norm = NormKind::RmsFp32Weight, m.sandwich_norms = m.model_type != "vaultgemma";
       m.qk_norm = m.family == Family::Gemma3 ? QkNorm::PerHead : QkNorm::None;
       break;
     case Family::Gemma: m.norm = NormKind::RmsFp32Weight; break;
