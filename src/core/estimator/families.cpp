@@ -21,7 +21,7 @@ struct FamilyName {
   std::string_view model_type;
   Family family;
 };
-constexpr std::array<FamilyName, 60> kFamilies = {{
+constexpr std::array<FamilyName, 61> kFamilies = {{
     {"llama", Family::Llama},         {"mistral", Family::Mistral},       {"qwen2", Family::Qwen2},
     {"qwen3", Family::Qwen3},         {"gemma", Family::Gemma},           {"phi3", Family::Phi3},
     {"gpt2", Family::Gpt2},           {"mixtral", Family::Mixtral},       {"gemma2", Family::Gemma2},
@@ -42,7 +42,8 @@ constexpr std::array<FamilyName, 60> kFamilies = {{
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
     {"mamba2", Family::Mamba},
     {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"glm", Family::Glm},
-    {"vaultgemma", Family::Gemma2},  // VaultGemmaDecoderLayer(Gemma2DecoderLayer) without the post norms
+    {"vaultgemma", Family::Gemma2},
+    {"gpt_neox_japanese", Family::GptNeox},  // GPT-NeoX's layout: sequential blocks, no biases (below)  // VaultGemmaDecoderLayer(Gemma2DecoderLayer) without the post norms
     {"llama4_text", Family::Llama4},  {"hunyuan_v1_moe", Family::HunyuanMoe}, {"openai-gpt", Family::OpenaiGpt},
     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
@@ -213,6 +214,11 @@ void set_traits(ModelConfig& m, const json& cfg) {
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu, m.fused_qkv = true;
       m.attention_bias = m.output_bias = m.mlp_bias = true;
       m.parallel_residual = fields::flag(cfg, "use_parallel_residual", true);
+      if (m.model_type == "gpt_neox_japanese") {  // modeling_gpt_neox_japanese.py: query_key_value, dense, dense_h_to_4h
+        // and dense_4h_to_h without bias (the last layer's dense_bias, hidden_size, is left out), attention then MLP on
+        // post_attention_layernorm(attn_output), each added to the stream
+        m.attention_bias = m.output_bias = m.mlp_bias = false, m.parallel_residual = false;
+      }
       break;
     case Family::Starcoder2:
       m.norm = NormKind::LayerNorm, m.mlp = MlpKind::Gelu;
@@ -413,8 +419,9 @@ std::uint64_t rotary_dims(const ModelConfig& m, const json& cfg) {
     return it != cfg.end() && it->is_number_unsigned() && it->get<std::uint64_t>() > 0
                ? std::min<std::uint64_t>(it->get<std::uint64_t>(), m.head_dim) : m.head_dim;
   }
-  const char* name = m.family == Family::GptNeox ? "rotary_pct" : "partial_rotary_factor";
-  double fraction = m.family == Family::GptNeox ? 0.25
+  const bool neox = m.family == Family::GptNeox && m.model_type != "gpt_neox_japanese";  // (its config: rotary_pct 1.0)
+  const char* name = neox ? "rotary_pct" : "partial_rotary_factor";
+  double fraction = neox ? 0.25
                     : m.family == Family::Phi || m.family == Family::Glm4 || m.family == Family::Glm ||
                               m.family == Family::Nemotron || m.family == Family::RecurrentGemma ? 0.5 : 1.0;
   // (GlmConfig's and RecurrentGemmaConfig's partial_rotary_factor: 0.5)
@@ -503,6 +510,11 @@ Result<bool> apply_family(ModelConfig& m, const json& cfg, const std::string& so
   auto window_field = fields::count(cfg, "sliding_window", source);  // 0 or null: no window
   if (!window_field) return make_error(window_field.error());
   const std::uint64_t window = window_field->value_or(0);
+  if (m.model_type == "gpt_neox_japanese" && !inter) {  // GPTNeoXJapaneseMLP: int(hidden x intermediate_multiple_size)
+    const auto it = cfg.find("intermediate_multiple_size");
+    const double k = it != cfg.end() && it->is_number() && it->get<double>() > 0 && it->get<double>() < 1e3 ? it->get<double>() : 4.0;
+    inter = static_cast<std::uint64_t>(static_cast<double>(m.hidden_size) * k);
+  }
   if (m.family == Family::Mpt) {
     m.intermediate_size = 4 * m.hidden_size;  // MptMLP: 4 * hidden_size whatever expansion_ratio says (modeling_mpt.py)
   } else if (inter) {

@@ -269,8 +269,10 @@ void CnnStep::forward(std::size_t i, bool training) {
 void cnn_events(Sequence& s, const CnnGraph& graph, const CnnRun& run) {
   CnnStep step(s, graph, run);
   step.weights();
-  if (!run.trains) {  // one forward, as a fresh process's first batch (its classifier's matmul makes the cuBLAS
-    // workspace at its end; a later batch reuses the cached blocks and holds that 32 MiB workspace beyond this peak)
+  if (!run.trains) {  // a job of several batches: the first forward (its classifier's matmul makes the cuBLAS
+    // workspace at its end), then a later one, whose peak holds that workspace (docs/estimator.md: a fresh process's
+    // single batch peaks 32 MiB lower)
+    step.infer();
     step.infer();
     return;
   }
