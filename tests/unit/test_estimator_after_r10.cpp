@@ -36,3 +36,12 @@ TEST(EstimatorAfterRound10, VaultGemmaIsGemma2WithoutPostNorms) {
 TEST(EstimatorAfterRound10, GptNeoxJapaneseLayout) {
   vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"017-gptneoxjp-s-causal-lm-train-bf16", {9.5, 9.7}}}, false);
 }
+
+// Regression: BitNet read as a generic decoder with an ungated ReLU^2 MLP (659,572,736 parameters for 705,740,800):
+// -11.4 / -9.6 % in training, -16.8 / -19.0 % in generate(). BitNetMLP is GemmaMLP (gated, ReLU^2) with ffn_sub_norm
+// on act(gate) * up before down_proj; BitNetAttention normalises its output (attn_sub_norm) before o_proj
+// (modular_bitnet.py; families.cpp, forward_mlp.cpp gated, forward_attention.cpp); parameters exact.
+TEST(EstimatorAfterRound10, BitnetGatedMlpAndSubNorms) {
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"020-bitnet-s-causal-lm-train-bf16", {0.1, 0.1}},
+                                                              {"021-bitnet-s-causal-lm-infer-bf16", {0.3, 0.1}}}, true);
+}

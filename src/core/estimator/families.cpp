@@ -231,7 +231,8 @@ void set_traits(ModelConfig& m, const json& cfg) {
   // modeling_nemotron.py NemotronMLP, modeling_nemotron_h.py NemotronHMLP): no gate_proj.
   if (m.family == Family::Generic) {
     const auto act = cfg.find("hidden_act");
-    if (act != cfg.end() && act->is_string() && act->get<std::string>() == "relu2") m.mlp = MlpKind::Relu2;
+    // (not BitNet: BitNetMLP is GemmaMLP, gated, with ReLU^2: modular_bitnet.py)
+    if (act != cfg.end() && act->is_string() && act->get<std::string>() == "relu2" && m.model_type != "bitnet") m.mlp = MlpKind::Relu2;
     // hidden_act xielu: ACT2CLS's XIELUActivation, used by ApertusMLP only (up_proj -> xIELU -> down_proj, the
     // activation's alpha_p and alpha_n per layer), whose attention normalises q and k per head (ApertusAttention
     // q_norm / k_norm, modeling_apertus.py:43-56, 233-251)

@@ -557,6 +557,11 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     }
   }
   f.kv_len = kv_len;
+  if (m.model_type == "bitnet") {  // BitNetAttention: o_proj(attn_sub_norm(attn_output)) (modular_bitnet.py)
+    const u64 n = norm(f, out, d.q, f.act);
+    f.drop(out);
+    out = n;
+  }
   // BertSelfAttention and its copies end before BertSelfOutput's dense: q, k and v (their locals) go first, and
   // BertAttention holds the attention's output (self_outputs) through the dense, its dropout, the sum and the norm
   // (the XLM-R inference trace of 2026-12-03). Not ALBERT's or MPNet's attention (one module with its output

@@ -16,9 +16,15 @@ u64 gated(Forward& f, u64 x, u64 h, u64 inter, bool input_wide, const std::strin
   const u64 gate = linear(f, x, h, inter, input_wide, prefix + "gate_proj"), act = f.s.alloc(f.bytes(inter, f.act));
   f.keep(gate), f.keep(act);
   f.drop(gate);
-  const u64 up = linear(f, x, h, inter, input_wide, prefix + "up_proj"), prod = f.s.alloc(f.bytes(inter, f.act));
+  const u64 up = linear(f, x, h, inter, input_wide, prefix + "up_proj");
+  u64 prod = f.s.alloc(f.bytes(inter, f.act));
   f.keep(up);
   f.drop(act), f.drop(up);
+  if (f.r.m.model_type == "bitnet" && prefix.empty()) {  // BitNetMLP: down_proj(ffn_sub_norm(act(gate) * up))
+    const u64 n = norm(f, prod, inter, f.act);
+    f.drop(prod);
+    prod = n;
+  }
   const u64 down = linear(f, prod, inter, h, false, prefix + "down_proj");
   f.drop(prod);
   return down;
