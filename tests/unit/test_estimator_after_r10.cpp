@@ -45,3 +45,10 @@ TEST(EstimatorAfterRound10, BitnetGatedMlpAndSubNorms) {
   vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"020-bitnet-s-causal-lm-train-bf16", {0.1, 0.1}},
                                                               {"021-bitnet-s-causal-lm-infer-bf16", {0.3, 0.1}}}, true);
 }
+
+// Regression: TAPAS (no architectures, no type_vocab_size: its type_vocab_sizes lists seven tables) read as a
+// decoder-style stand-in (pre-norm, RoPE, a gated MLP): +25.1 / +22.2 % in training. type_vocab_sizes marks a
+// BERT-style encoder as type_vocab_size does (encoder_config.cpp unknown_kind).
+TEST(EstimatorAfterRound10, TapasIsABertStyleEncoder) {
+  vramdoc::test::expect_cases_within("pytorch-h200-kinds-i", {{"036-tapas-b6-seq-cls-train-bf16", {1.8, 1.9}}}, false);
+}

@@ -188,7 +188,7 @@ ModelKind unknown_kind(const json& cfg) {
   }
   if (cfg.contains("image_size") && cfg.contains("patch_size")) return ModelKind::Vision;
   if (cfg.contains("conv_dim")) return ModelKind::Encoder;  // a speech encoder (wav2vec2, HuBERT, WavLM): its frames as tokens
-  if (cfg.contains("type_vocab_size")) return ModelKind::Encoder;
+  if (cfg.contains("type_vocab_size") || cfg.contains("type_vocab_sizes")) return ModelKind::Encoder;  // (TAPAS: one per table)
   if (cfg.contains("block_sizes")) return ModelKind::Encoder;  // Funnel's pooled blocks (configuration_funnel.py)
   if (fields::flag(cfg, "is_encoder", false)) return ModelKind::Encoder;  // XLMConfig's is_encoder (default true)
   return ModelKind::Decoder;
