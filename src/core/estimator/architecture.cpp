@@ -170,7 +170,7 @@ void add_decoder_weights(const ModelConfig& m, std::vector<WeightTensor>& w) {
   add_mlp_weights(m, dense_layers, m.intermediate_size, "", w);
   if (m.mlp == MlpKind::Xielu) w.push_back({"act_fn.alpha_p, alpha_n", 1, 2, dense_layers, false, false, false});
   // BitNet (modular_bitnet.py): attn_sub_norm (hidden) before o_proj, ffn_sub_norm (intermediate) before down_proj
-  if (m.model_type == "bitnet") w.push_back({"attn_sub_norm, ffn_sub_norm", 1, h + m.intermediate_size, L, false, false, false});
+  if (m.sub_norms) w.push_back({"attn_sub_norm, ffn_sub_norm", 1, h + m.intermediate_size, L, false, false, false});
   for (std::size_t i = first; m.num_experts > 0 && i < w.size(); ++i) w[i].layers = LayerSet::Dense;
   first = w.size();
   if (m.num_experts > 0) add_moe_weights(m, L - dense_layers, w);

@@ -42,8 +42,8 @@ constexpr std::array<FamilyName, 61> kFamilies = {{
     {"whisper", Family::Whisper},     {"mamba", Family::Mamba},           {"falcon_mamba", Family::Mamba},
     {"mamba2", Family::Mamba},
     {"gpt_oss", Family::GptOss},      {"ernie4_5", Family::Ernie45},      {"glm", Family::Glm},
-    {"vaultgemma", Family::Gemma2},
-    {"gpt_neox_japanese", Family::GptNeox},  // GPT-NeoX's layout: sequential blocks, no biases (below)  // VaultGemmaDecoderLayer(Gemma2DecoderLayer) without the post norms
+    {"vaultgemma", Family::Gemma2},  // VaultGemmaDecoderLayer(Gemma2DecoderLayer) without the post norms
+    {"gpt_neox_japanese", Family::GptNeox},  // GPT-NeoX's layout: sequential blocks, no biases (set_traits)
     {"llama4_text", Family::Llama4},  {"hunyuan_v1_moe", Family::HunyuanMoe}, {"openai-gpt", Family::OpenaiGpt},
     {"", Family::Generic},            {"(safetensors headers)", Family::FromHeaders},
 }};
@@ -231,8 +231,10 @@ void set_traits(ModelConfig& m, const json& cfg) {
   // modeling_nemotron.py NemotronMLP, modeling_nemotron_h.py NemotronHMLP): no gate_proj.
   if (m.family == Family::Generic) {
     const auto act = cfg.find("hidden_act");
-    // (not BitNet: BitNetMLP is GemmaMLP, gated, with ReLU^2: modular_bitnet.py)
-    if (act != cfg.end() && act->is_string() && act->get<std::string>() == "relu2" && m.model_type != "bitnet") m.mlp = MlpKind::Relu2;
+    // BitNet (modular_bitnet.py): BitNetMLP is GemmaMLP, gated, with ReLU^2, and normalises its product
+    // (ffn_sub_norm) before down_proj; BitNetAttention its output (attn_sub_norm) before o_proj
+    m.sub_norms = m.model_type == "bitnet";
+    if (act != cfg.end() && act->is_string() && act->get<std::string>() == "relu2" && !m.sub_norms) m.mlp = MlpKind::Relu2;
     // hidden_act xielu: ACT2CLS's XIELUActivation, used by ApertusMLP only (up_proj -> xIELU -> down_proj, the
     // activation's alpha_p and alpha_n per layer), whose attention normalises q and k per head (ApertusAttention
     // q_norm / k_norm, modeling_apertus.py:43-56, 233-251)

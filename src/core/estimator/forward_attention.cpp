@@ -557,7 +557,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     }
   }
   f.kv_len = kv_len;
-  if (m.model_type == "bitnet") {  // BitNetAttention: o_proj(attn_sub_norm(attn_output)) (modular_bitnet.py)
+  if (m.sub_norms) {  // BitNetAttention: o_proj(attn_sub_norm(attn_output)) (modular_bitnet.py)
     const u64 n = norm(f, out, d.q, f.act);
     f.drop(out);
     out = n;
@@ -568,11 +568,12 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
   // projection) nor DistilBERT's (out_lin in MultiHeadSelfAttention).
   const bool self_output = f.r.o.mode == Mode::Infer && m.kind == ModelKind::Encoder && m.post_norm && m.family != Family::DistilBert &&
                            !m.enc.project_in_encoder && !m.enc.batched_position_bias && !kind.cross && !m.alibi;
-  if (self_output) {
+  const auto release_projections = [&] {  // q, k and v (their rotated copies; a cache keeps its keys and values)
     if (rot.q != t.q) f.drop(rot.q);
     if (!cached) f.drop(rot.k), f.drop(t.k), f.drop(t.v);
     f.drop(t.q), f.drop(t.fused), f.drop(t.end);
-  }
+  };
+  if (self_output) release_projections();
   const u64 o = linear(f, out, d.q, d.h, false, gpt2_style(m.family) ? "attn.c_proj" : std::string(attention_output_name(m.family)));
   if (self_output) {
     f.self_output = out;
@@ -584,9 +585,7 @@ u64 attention(Forward& f, LayerKind kind, u64 input, bool input_wide, CacheIds& 
     return o;
   }
   f.drop(out);
-  if (rot.q != t.q) f.drop(rot.q);
-  if (!cached) f.drop(rot.k), f.drop(t.k), f.drop(t.v);
-  f.drop(t.q), f.drop(t.fused), f.drop(t.end);
+  release_projections();
   return o;
 }
 

@@ -20,7 +20,7 @@ u64 gated(Forward& f, u64 x, u64 h, u64 inter, bool input_wide, const std::strin
   u64 prod = f.s.alloc(f.bytes(inter, f.act));
   f.keep(up);
   f.drop(act), f.drop(up);
-  if (f.r.m.model_type == "bitnet" && prefix.empty()) {  // BitNetMLP: down_proj(ffn_sub_norm(act(gate) * up))
+  if (f.r.m.sub_norms && prefix.empty()) {  // BitNetMLP: down_proj(ffn_sub_norm(act(gate) * up))
     const u64 n = norm(f, prod, inter, f.act);
     f.drop(prod);
     prod = n;

@@ -295,6 +295,8 @@ struct ModelConfig {
   bool expert_biases = false;           // GPT-OSS: the router's and the experts' gate_up / down biases
   bool expert_score_bias = false;       // ERNIE-4.5-MoE: moe_statics.e_score_correction_bias, a Parameter without grad
   std::vector<bool> layer_nope;         // SmolLM3: per layer, true where the layer uses no RoPE (no_rope_layers 0)
+  bool sub_norms = false;               // BitNet: RMSNorms on the attention's output before o_proj (hidden) and on the
+                                        // MLP's act(gate) * up before down_proj (intermediate)
   bool nope_temperature = false;        // Llama 4: the NoPE layers' query times fp32 per-position scales
                                         // (attn_temperature_tuning: an fp32 query-sized product, cast back)
   std::vector<Mixer> layer_mixer;       // hybrids: per layer, its token mixer (LFM2's layer_types "conv", Jamba's
